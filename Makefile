@@ -1,0 +1,40 @@
+# fieldstore developer entry points. `make run` and `make test` install missing system
+# prerequisites first (see `setup`); everything else is plain cargo.
+
+CARGO    ?= cargo
+SCENARIO ?= tests/fixtures/smd/cases/03-null-in-apply.json
+
+.PHONY: setup run test
+
+# Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
+# missing: with apt-get when running as root, otherwise it says what to install and stops.
+setup:
+	@missing=""; \
+	command -v cc  >/dev/null 2>&1 || missing="$$missing build-essential"; \
+	command -v c++ >/dev/null 2>&1 || missing="$$missing g++"; \
+	if [ -z "$${LIBCLANG_PATH:-}" ] \
+	   && ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib64/libclang*.so* \
+	           /usr/lib/*-linux-gnu/libclang*.so* \
+	           /Library/Developer/CommandLineTools/usr/lib/libclang.dylib >/dev/null 2>&1 \
+	   && ! dpkg -s libclang-dev >/dev/null 2>&1; then \
+	  missing="$$missing libclang-dev"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "setup: installing$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	  else \
+	    echo "setup: missing$$missing; install them (e.g. sudo apt-get install -y$$missing) and retry" >&2; \
+	    exit 1; \
+	  fi; \
+	fi; \
+	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
+
+# The main job. Until the server exists: replay one structured-merge-diff scenario through the CLI.
+run: setup
+	$(CARGO) run --release -p fieldstore-server -- replay < $(SCENARIO)
+
+# All tests, in the release profile: CI then builds a single profile, the one the binary and the
+# benches use.
+test: setup
+	$(CARGO) test --workspace --release

@@ -1,0 +1,2 @@
+//! Placeholder replaced by the FieldsV1 benchmark.
+fn main() {}

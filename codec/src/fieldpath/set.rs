@@ -1,0 +1,434 @@
+//! A set of field paths, stored as a trie.
+
+use super::{Path, PathElement};
+use std::cmp::Ordering;
+
+/// A set of [`Path`]s, stored as a trie: at each node, the elements that end a member path
+/// (`members`) and the elements that continue into a sub-set (`children`), both kept sorted in
+/// [`PathElement`] order, which is also FieldsV1 order.
+///
+/// A path can be both a member and the prefix of other members (FieldsV1 writes this as `".":{}`).
+/// The algebra (`union`, `intersection`, `difference`, `recursive_difference`) is that of
+/// structured-merge-diff, including its treatment of parents versus children in a difference:
+/// `parent − child = parent` and `child − parent = child`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Set {
+    members: Vec<PathElement>,
+    children: Vec<(PathElement, Set)>,
+}
+
+impl Set {
+    /// The empty set.
+    pub fn new() -> Self {
+        Set::default()
+    }
+
+    /// A set built from its top-level parts in any order; duplicates are merged (children by union).
+    /// Sorting once here is what keeps building a set from an n-item list O(n log n).
+    pub fn from_parts(mut members: Vec<PathElement>, mut children: Vec<(PathElement, Set)>) -> Self {
+        members.sort_unstable();
+        members.dedup();
+        children.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut merged: Vec<(PathElement, Set)> = Vec::with_capacity(children.len());
+        for (pe, set) in children {
+            match merged.last_mut() {
+                Some((last, s)) if *last == pe => *s = s.union(&set),
+                _ => merged.push((pe, set)),
+            }
+        }
+        Set { members, children: merged }
+    }
+
+    /// A set holding the given paths.
+    pub fn from_paths<'a, I: IntoIterator<Item = &'a Path>>(paths: I) -> Self {
+        let mut s = Set::new();
+        for p in paths {
+            s.insert(p);
+        }
+        s
+    }
+
+    /// The elements that end a member path at this node, sorted.
+    pub fn members(&self) -> &[PathElement] {
+        &self.members
+    }
+
+    /// The elements that lead to a sub-set at this node, sorted, with their sub-sets.
+    pub fn children(&self) -> &[(PathElement, Set)] {
+        &self.children
+    }
+
+    /// Whether the set holds no path at all.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.children.iter().all(|(_, c)| c.is_empty())
+    }
+
+    /// The number of member paths.
+    pub fn size(&self) -> usize {
+        self.members.len() + self.children.iter().map(|(_, c)| c.size()).sum::<usize>()
+    }
+
+    /// Adds a path. Inserting the root (empty path) does nothing: the root is never a member.
+    pub fn insert(&mut self, path: &Path) {
+        self.insert_elements(path.elements());
+    }
+
+    /// Adds the path made of `elements`.
+    pub fn insert_elements(&mut self, elements: &[PathElement]) {
+        match elements {
+            [] => {}
+            [last] => {
+                if let Err(i) = self.members.binary_search(last) {
+                    self.members.insert(i, last.clone());
+                }
+            }
+            [first, rest @ ..] => self.descend(first).insert_elements(rest),
+        }
+    }
+
+    /// Adds `pe` as a member of this node.
+    pub fn insert_member(&mut self, pe: PathElement) {
+        if let Err(i) = self.members.binary_search(&pe) {
+            self.members.insert(i, pe);
+        }
+    }
+
+    /// The sub-set under `pe`, created empty if absent.
+    pub fn descend(&mut self, pe: &PathElement) -> &mut Set {
+        let i = match self.children.binary_search_by(|c| c.0.cmp(pe)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.children.insert(i, (pe.clone(), Set::new()));
+                i
+            }
+        };
+        &mut self.children[i].1
+    }
+
+    /// Whether `path` is a member.
+    pub fn has(&self, path: &Path) -> bool {
+        self.has_elements(path.elements())
+    }
+
+    /// Whether the path made of `elements` is a member.
+    pub fn has_elements(&self, elements: &[PathElement]) -> bool {
+        match elements {
+            [] => false,
+            [last] => self.has_member(last),
+            [first, rest @ ..] => self.child(first).is_some_and(|c| c.has_elements(rest)),
+        }
+    }
+
+    /// Whether `pe` is a member of this node.
+    pub fn has_member(&self, pe: &PathElement) -> bool {
+        self.members.binary_search(pe).is_ok()
+    }
+
+    /// The sub-set under `pe`, if any (structured-merge-diff's `WithPrefix`).
+    pub fn child(&self, pe: &PathElement) -> Option<&Set> {
+        self.children.binary_search_by(|c| c.0.cmp(pe)).ok().map(|i| &self.children[i].1)
+    }
+
+    /// The sub-set of paths below `prefix`, with `prefix` removed from them; empty if none.
+    pub fn with_prefix(&self, prefix: &Path) -> Set {
+        let mut cur = self;
+        for pe in prefix.elements() {
+            match cur.child(pe) {
+                Some(c) => cur = c,
+                None => return Set::new(),
+            }
+        }
+        cur.clone()
+    }
+
+    /// The paths that start with `prefix` (kept whole), including `prefix` itself if a member.
+    pub fn filter_prefix(&self, prefix: &Path) -> Set {
+        let els = prefix.elements();
+        if els.is_empty() {
+            return self.clone();
+        }
+        let mut out = Set::new();
+        let (parent, last) = els.split_at(els.len() - 1);
+        let mut cur = self;
+        for pe in parent {
+            match cur.child(pe) {
+                Some(c) => cur = c,
+                None => return out,
+            }
+        }
+        let mut node = &mut out;
+        for pe in parent {
+            node = node.descend(pe);
+        }
+        if cur.has_member(&last[0]) {
+            node.insert_member(last[0].clone());
+        }
+        if let Some(c) = cur.child(&last[0]) {
+            if !c.is_empty() {
+                *node.descend(&last[0]) = c.clone();
+            }
+        }
+        out
+    }
+
+    /// Paths in either set.
+    #[must_use]
+    pub fn union(&self, other: &Set) -> Set {
+        let members = merge_sorted(&self.members, &other.members, true, true, true);
+        let mut children = Vec::with_capacity(self.children.len().max(other.children.len()));
+        let (mut i, mut j) = (0, 0);
+        while i < self.children.len() && j < other.children.len() {
+            let (a, b) = (&self.children[i], &other.children[j]);
+            match a.0.cmp(&b.0) {
+                Ordering::Less => {
+                    children.push(a.clone());
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    children.push(b.clone());
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    children.push((a.0.clone(), a.1.union(&b.1)));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        children.extend_from_slice(&self.children[i..]);
+        children.extend_from_slice(&other.children[j..]);
+        Set { members, children }
+    }
+
+    /// Paths in both sets.
+    #[must_use]
+    pub fn intersection(&self, other: &Set) -> Set {
+        let members = merge_sorted(&self.members, &other.members, false, true, false);
+        let mut children = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < self.children.len() && j < other.children.len() {
+            let (a, b) = (&self.children[i], &other.children[j]);
+            match a.0.cmp(&b.0) {
+                Ordering::Less => i += 1,
+                Ordering::Greater => j += 1,
+                Ordering::Equal => {
+                    let s = a.1.intersection(&b.1);
+                    if !s.is_empty() {
+                        children.push((a.0.clone(), s));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        Set { members, children }
+    }
+
+    /// Paths in `self` but not in `other`. A member of `other` does not remove the paths below it
+    /// (`parent − child = parent`, `child − parent = child`).
+    #[must_use]
+    pub fn difference(&self, other: &Set) -> Set {
+        let members = merge_sorted(&self.members, &other.members, true, false, false);
+        let mut children = Vec::with_capacity(self.children.len());
+        let mut j = 0;
+        for (pe, set) in &self.children {
+            while j < other.children.len() && other.children[j].0 < *pe {
+                j += 1;
+            }
+            if j < other.children.len() && other.children[j].0 == *pe {
+                let d = set.difference(&other.children[j].1);
+                if !d.is_empty() {
+                    children.push((pe.clone(), d));
+                }
+            } else {
+                children.push((pe.clone(), set.clone()));
+            }
+        }
+        Set { members, children }
+    }
+
+    /// Paths in `self` that neither are in `other` nor lie below a member of `other`: a member of
+    /// `other` removes its whole subtree from `self`.
+    #[must_use]
+    pub fn recursive_difference(&self, other: &Set) -> Set {
+        let members = merge_sorted(&self.members, &other.members, true, false, false);
+        let mut children = Vec::with_capacity(self.children.len());
+        let mut j = 0;
+        for (pe, set) in &self.children {
+            if other.has_member(pe) {
+                continue;
+            }
+            while j < other.children.len() && other.children[j].0 < *pe {
+                j += 1;
+            }
+            if j < other.children.len() && other.children[j].0 == *pe {
+                let d = set.recursive_difference(&other.children[j].1);
+                if !d.is_empty() {
+                    children.push((pe.clone(), d));
+                }
+            } else {
+                children.push((pe.clone(), set.clone()));
+            }
+        }
+        Set { members, children }
+    }
+
+    /// The members that have nothing below them in this set.
+    #[must_use]
+    pub fn leaves(&self) -> Set {
+        let members = self
+            .members
+            .iter()
+            .filter(|m| self.child(m).is_none_or(|c| c.is_empty()))
+            .cloned()
+            .collect();
+        let children = self
+            .children
+            .iter()
+            .map(|(pe, c)| (pe.clone(), c.leaves()))
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        Set { members, children }
+    }
+
+    /// Calls `f` with every member path, in path order (a path before the paths it prefixes).
+    pub fn iterate(&self, mut f: impl FnMut(&Path)) {
+        let mut prefix = Path::root();
+        self.iterate_inner(&mut prefix, &mut f);
+    }
+
+    fn iterate_inner(&self, prefix: &mut Path, f: &mut dyn FnMut(&Path)) {
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let m = self.members.get(i);
+            let c = self.children.get(j);
+            let (take_m, take_c) = match (m, c) {
+                (None, None) => break,
+                (Some(_), None) => (true, false),
+                (None, Some(_)) => (false, true),
+                (Some(m), Some(c)) => match m.cmp(&c.0) {
+                    Ordering::Less => (true, false),
+                    Ordering::Greater => (false, true),
+                    Ordering::Equal => (true, true),
+                },
+            };
+            let pe = if take_m { &self.members[i] } else { &self.children[j].0 };
+            prefix.0.push(pe.clone());
+            if take_m {
+                f(prefix);
+                i += 1;
+            }
+            if take_c {
+                self.children[j].1.iterate_inner(prefix, f);
+                j += 1;
+            }
+            prefix.0.pop();
+        }
+    }
+
+    /// Every member path, in path order.
+    pub fn paths(&self) -> Vec<Path> {
+        let mut out = Vec::with_capacity(self.size());
+        self.iterate(|p| out.push(p.clone()));
+        out
+    }
+
+    /// Removes empty sub-sets, so that structurally different but equal sets compare equal.
+    pub fn normalize(&mut self) {
+        for (_, c) in &mut self.children {
+            c.normalize();
+        }
+        self.children.retain(|(_, c)| !c.is_empty());
+    }
+}
+
+/// Merges two sorted, de-duplicated slices, keeping elements only in `a` (`keep_a`), in both
+/// (`keep_both`), or only in `b` (`keep_b`).
+fn merge_sorted(a: &[PathElement], b: &[PathElement], keep_a: bool, keep_both: bool, keep_b: bool) -> Vec<PathElement> {
+    let mut out = Vec::with_capacity(if keep_b { a.len() + b.len() } else { a.len() });
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => {
+                if keep_a {
+                    out.push(a[i].clone());
+                }
+                i += 1;
+            }
+            Ordering::Greater => {
+                if keep_b {
+                    out.push(b[j].clone());
+                }
+                j += 1;
+            }
+            Ordering::Equal => {
+                if keep_both {
+                    out.push(a[i].clone());
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    if keep_a {
+        out.extend_from_slice(&a[i..]);
+    }
+    if keep_b {
+        out.extend_from_slice(&b[j..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(names: &[&str]) -> Path {
+        Path::fields(names.iter().copied())
+    }
+
+    #[test]
+    fn insert_has_and_size() {
+        let mut s = Set::new();
+        s.insert(&p(&["a", "b"]));
+        s.insert(&p(&["a"]));
+        s.insert(&p(&["c"]));
+        assert!(s.has(&p(&["a", "b"])) && s.has(&p(&["a"])) && s.has(&p(&["c"])));
+        assert!(!s.has(&p(&["b"])) && !s.has(&Path::root()));
+        assert_eq!(s.size(), 3);
+    }
+
+    #[test]
+    fn difference_keeps_parent_and_child() {
+        let parent = Set::from_paths(&[p(&["a"])]);
+        let child = Set::from_paths(&[p(&["a", "b"])]);
+        assert_eq!(parent.difference(&child), parent);
+        assert_eq!(child.difference(&parent), child);
+        assert!(child.recursive_difference(&parent).is_empty());
+    }
+
+    #[test]
+    fn leaves_drop_members_with_children() {
+        let s = Set::from_paths(&[p(&["a"]), p(&["a", "b"]), p(&["c"])]);
+        assert_eq!(s.leaves(), Set::from_paths(&[p(&["a", "b"]), p(&["c"])]));
+    }
+
+    #[test]
+    fn iteration_is_in_path_order() {
+        let k = PathElement::key(vec![("name".into(), json!("x"))]);
+        let s = Set::from_paths(&[p(&["b"]), p(&["a", "z"]), p(&["a"]), Path(vec![PathElement::field("a"), k.clone()])]);
+        let got = s.paths();
+        let mut want = got.clone();
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 4);
+    }
+
+    #[test]
+    fn filter_prefix_keeps_whole_paths() {
+        let s = Set::from_paths(&[p(&["a", "b"]), p(&["a"]), p(&["c", "d"])]);
+        assert_eq!(s.filter_prefix(&p(&["a"])), Set::from_paths(&[p(&["a", "b"]), p(&["a"])]));
+        assert_eq!(s.with_prefix(&p(&["c"])), Set::from_paths(&[p(&["d"])]));
+    }
+}

@@ -1,0 +1,262 @@
+//! FieldsV1 in Kubernetes' JSON form, byte-identical to what the apiserver writes.
+//!
+//! A set is a JSON object whose keys are serialized path elements — `f:<name>`, `k:<json object
+//! of key fields>`, `v:<json value>`, `i:<index>` — each mapping to the object of its children;
+//! `".":{}` inside a child object marks the child itself as a member when it also has children.
+//! Keys appear in [`PathElement`] order, strings are escaped as Go's `encoding/json` escapes them.
+
+use crate::fieldpath::{Path, PathElement, Set};
+use crate::value;
+use crate::{Error, Result};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+
+/// Serializes a set as FieldsV1 JSON bytes.
+pub fn to_json(set: &Set) -> Vec<u8> {
+    to_json_string(set).into_bytes()
+}
+
+/// Serializes a set as a FieldsV1 JSON string.
+pub fn to_json_string(set: &Set) -> String {
+    let mut out = String::with_capacity(64 * set.members().len() + 64);
+    let mut key = String::new();
+    out.push('{');
+    emit(set, false, &mut out, &mut key);
+    out.push('}');
+    out
+}
+
+/// Writes one node's entries (without the surrounding braces), as structured-merge-diff's
+/// `emitContentsV1` does: members and children merged in element order.
+fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
+    let mut first = true;
+    let mut sep = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+    };
+    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
+        sep(out);
+        out.push_str("\".\":{}");
+    }
+    let (members, children) = (set.members(), set.children());
+    let (mut i, mut j) = (0, 0);
+    while i < members.len() || j < children.len() {
+        let ord = match (members.get(i), children.get(j)) {
+            (Some(m), Some(c)) => m.cmp(&c.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        sep(out);
+        key.clear();
+        match ord {
+            std::cmp::Ordering::Less => {
+                serialize_element(key, &members[i]);
+                value::write_go_string(out, key);
+                out.push_str(":{}");
+                i += 1;
+            }
+            std::cmp::Ordering::Greater | std::cmp::Ordering::Equal => {
+                let (pe, child) = &children[j];
+                serialize_element(key, pe);
+                value::write_go_string(out, key);
+                out.push_str(":{");
+                let is_member = ord == std::cmp::Ordering::Equal;
+                emit(child, is_member, out, key);
+                out.push('}');
+                if is_member {
+                    i += 1;
+                }
+                j += 1;
+            }
+        }
+    }
+}
+
+/// Appends the FieldsV1 key form of one path element (before it is itself escaped as a JSON key).
+pub fn serialize_element(out: &mut String, pe: &PathElement) {
+    match pe {
+        PathElement::FieldName(n) => {
+            out.push_str("f:");
+            out.push_str(n);
+        }
+        PathElement::Key(fields) => {
+            out.push_str("k:{");
+            for (i, (n, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                value::write_go_string(out, n);
+                out.push(':');
+                value::write_go_json(out, v);
+            }
+            out.push('}');
+        }
+        PathElement::Value(v) => {
+            out.push_str("v:");
+            value::write_go_json(out, v);
+        }
+        PathElement::Index(i) => {
+            out.push_str("i:");
+            out.push_str(&i.to_string());
+        }
+    }
+}
+
+/// Parses the FieldsV1 key form of one path element. `Ok(None)` for a well-formed key of an
+/// unknown kind (`x:…`), which decoders skip as Kubernetes does.
+pub fn deserialize_element(key: &str) -> Result<Option<PathElement>> {
+    let err = |reason: String| Error::PathElement { key: key.to_string(), reason };
+    let b = key.as_bytes();
+    if b.len() < 2 {
+        return Err(err("key must be at least 2 characters long".into()));
+    }
+    if b[1] != b':' {
+        return Err(err("missing colon after the element kind".into()));
+    }
+    let rest = &key[2..];
+    Ok(Some(match b[0] {
+        b'f' => PathElement::FieldName(rest.to_string()),
+        b'v' => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
+        b'k' => {
+            let v: Value = serde_json::from_str(rest).map_err(|e| err(format!("key is not JSON: {e}")))?;
+            match v {
+                Value::Object(m) => PathElement::Key(m.into_iter().collect()),
+                _ => return Err(err("key must be a JSON object".into())),
+            }
+        }
+        b'i' => PathElement::Index(rest.parse::<i64>().map_err(|e| err(format!("index is not an integer: {e}")))?),
+        _ => return Ok(None),
+    }))
+}
+
+/// Parses FieldsV1 JSON bytes into a set.
+///
+/// # Errors
+/// [`Error::FieldsV1Json`] when the bytes are not a JSON object of objects, or a key is not a
+/// valid path element; the error names the path decoded so far.
+pub fn from_json(bytes: &[u8]) -> Result<Set> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut path = Vec::new();
+    let node = NodeSeed { path: &mut path }
+        .deserialize(&mut de)
+        .map_err(|e| Error::FieldsV1Json { path: path_string(&path), reason: e.to_string() })?;
+    de.end().map_err(|e| Error::FieldsV1Json { path: String::new(), reason: e.to_string() })?;
+    Ok(node.children.unwrap_or_default())
+}
+
+fn path_string(path: &[PathElement]) -> String {
+    let p = Path(path.to_vec());
+    if p.is_empty() {
+        "the root".to_string()
+    } else {
+        p.to_string()
+    }
+}
+
+/// What one JSON object of a FieldsV1 document decodes to: its children (if any) and whether it
+/// marks its own element as a member.
+struct Node {
+    children: Option<Set>,
+    is_member: bool,
+}
+
+struct NodeSeed<'a> {
+    path: &'a mut Vec<PathElement>,
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = Node;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Node, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_> {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a FieldsV1 object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Node, A::Error> {
+        let mut members = Vec::new();
+        let mut children = Vec::new();
+        let mut is_member = false;
+        let mut any = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "." {
+                is_member = true;
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let pe = match deserialize_element(&key).map_err(serde::de::Error::custom)? {
+                Some(pe) => pe,
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            any = true;
+            self.path.push(pe);
+            let child = map.next_value_seed(NodeSeed { path: self.path })?;
+            let pe = self.path.pop().unwrap_or(PathElement::Index(0));
+            match (child.is_member, child.children) {
+                (true, Some(c)) => {
+                    members.push(pe.clone());
+                    children.push((pe, c));
+                }
+                (true, None) => members.push(pe),
+                (false, Some(c)) => children.push((pe, c)),
+                (false, None) => {}
+            }
+        }
+        if !any {
+            return Ok(Node { children: None, is_member: true });
+        }
+        let set = Set::from_parts(members, children);
+        let empty = set.members().is_empty() && set.children().is_empty();
+        Ok(Node { children: if empty { None } else { Some(set) }, is_member: is_member || empty })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trips_kubernetes_bytes() {
+        // The `<` is escaped by the value encoder, then its backslash again as part of the JSON key.
+        let golden = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:args":{"i:3":{}},"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}},"f:finalizers":{"v:\"a\\u003cb\"":{}}}}"#;
+        let set = from_json(golden.as_bytes()).unwrap();
+        assert_eq!(to_json_string(&set), golden);
+        let k = PathElement::key(vec![("name".into(), json!("nginx"))]);
+        assert!(set.has(&Path(vec![PathElement::field("spec"), PathElement::field("containers"), k.clone()])));
+        assert!(set.has(&Path(vec![PathElement::field("spec"), PathElement::field("containers"), k, PathElement::field("image")])));
+    }
+
+    #[test]
+    fn keys_are_written_in_element_order() {
+        let mut s = Set::new();
+        s.insert(&Path(vec![PathElement::Index(1)]));
+        s.insert(&Path(vec![PathElement::Value(json!("x"))]));
+        s.insert(&Path(vec![PathElement::key(vec![("b".into(), json!(2)), ("a".into(), json!(1))])]));
+        s.insert(&Path(vec![PathElement::field("z")]));
+        assert_eq!(to_json_string(&s), r#"{"f:z":{},"k:{\"a\":1,\"b\":2}":{},"v:\"x\"":{},"i:1":{}}"#);
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        for bad in [&b"[]"[..], b"{\"f:a\":1}", b"{\"zz\":{}}", b"{\"k:[1]\":{}}", b"{\"i:x\":{}}", b"{", b"{} x"] {
+            assert!(matches!(from_json(bad), Err(Error::FieldsV1Json { .. })), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn unknown_element_kinds_are_skipped() {
+        let s = from_json(br#"{"x:foo":{},"f:a":{}}"#).unwrap();
+        assert_eq!(s, Set::from_paths(&[Path::fields(["a"])]));
+    }
+}

@@ -1,0 +1,2 @@
+//! fieldstore's engine: schemas and Server-Side Apply.
+#![deny(missing_docs)]

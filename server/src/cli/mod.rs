@@ -1,0 +1,115 @@
+//! Command-line interface: the argument grammar, the error type and the exit-code policy.
+//!
+//! Every subcommand reads its input from stdin and writes its result to stdout. Failures print a
+//! single `error: <message>` line on stderr and exit with [`EXIT_FAILURE`]; nothing panics on bad
+//! input.
+
+mod envelope;
+mod fields;
+
+use std::io::{self, Read, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status for bad input or failed I/O; clap uses the same status for usage errors.
+const EXIT_FAILURE: u8 = 2;
+
+/// fieldstore: an embedded storage engine for Kubernetes-style control planes.
+#[derive(Debug, Parser)]
+#[command(name = "fieldstore", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Kubernetes protobuf envelopes (`k8s\x00` + runtime.Unknown).
+    #[command(subcommand)]
+    Envelope(envelope::EnvelopeCommand),
+    /// FieldsV1 field sets.
+    #[command(subcommand)]
+    Fields(fields::FieldsCommand),
+}
+
+/// Why a command failed; the `Display` text is the message printed after `error: `.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// stdin could not be read.
+    #[error("reading stdin: {0}")]
+    ReadInput(#[source] io::Error),
+    /// stdout could not be written.
+    #[error("writing stdout: {0}")]
+    WriteOutput(#[source] io::Error),
+    /// The input is not valid JSON where JSON is expected.
+    #[error("input is not valid JSON: {0}")]
+    InputJson(#[source] serde_json::Error),
+    /// The input is not valid in the format a codec expects.
+    #[error(transparent)]
+    Codec(#[from] fieldstore_codec::Error),
+}
+
+type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// Parses the arguments, runs the command and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Envelope(command) => envelope::run(command),
+        Command::Fields(command) => fields::run(command),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`fieldstore … | head`) means the reader has all it wants.
+        Err(CliError::WriteOutput(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", one_line(&err.to_string()));
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Keeps the promised single line even if a message embeds newlines.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads all of stdin.
+fn read_stdin() -> Result<Vec<u8>> {
+    let mut input = Vec::new();
+    io::stdin().lock().read_to_end(&mut input).map_err(CliError::ReadInput)?;
+    Ok(input)
+}
+
+/// Writes `bytes` to stdout and flushes.
+fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(bytes).and_then(|()| stdout.flush()).map_err(CliError::WriteOutput)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_fields_convert() {
+        let cli = Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "json", "--to", "binary"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Fields(fields::FieldsCommand::Convert { from: fields::Format::Json, to: fields::Format::Binary })
+        ));
+        assert!(Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "yaml", "--to", "json"]).is_err());
+    }
+
+    #[test]
+    fn messages_are_one_line() {
+        assert_eq!(one_line("a\n  b\tc"), "a b c");
+    }
+}
