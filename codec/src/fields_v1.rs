@@ -3,7 +3,8 @@
 //! A set is a JSON object whose keys are serialized path elements — `f:<name>`, `k:<json object
 //! of key fields>`, `v:<json value>`, `i:<index>` — each mapping to the object of its children;
 //! `".":{}` inside a child object marks the child itself as a member when it also has children.
-//! Keys appear in [`PathElement`] order, strings are escaped as Go's `encoding/json` escapes them.
+//! Keys appear in [`PathElement`] order. As in Kubernetes, object keys are escaped minimally (quote,
+//! backslash, control characters) while JSON values inside `k:`/`v:` keys are HTML-escaped first.
 
 use crate::fieldpath::{Path, PathElement, Set};
 use crate::value;
@@ -53,14 +54,14 @@ fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
         match ord {
             std::cmp::Ordering::Less => {
                 serialize_element(key, &members[i]);
-                value::write_go_string(out, key);
+                value::write_go_key(out, key);
                 out.push_str(":{}");
                 i += 1;
             }
             std::cmp::Ordering::Greater | std::cmp::Ordering::Equal => {
                 let (pe, child) = &children[j];
                 serialize_element(key, pe);
-                value::write_go_string(out, key);
+                value::write_go_key(out, key);
                 out.push_str(":{");
                 let is_member = ord == std::cmp::Ordering::Equal;
                 emit(child, is_member, out, key);
@@ -87,7 +88,7 @@ pub fn serialize_element(out: &mut String, pe: &PathElement) {
                 if i > 0 {
                     out.push(',');
                 }
-                value::write_go_string(out, n);
+                value::write_go_key(out, n);
                 out.push(':');
                 value::write_go_json(out, v);
             }

@@ -9,6 +9,7 @@
 pub mod envelope;
 mod error;
 pub mod fieldpath;
+pub mod fields_binary;
 pub mod fields_v1;
 pub mod managed_fields;
 pub mod value;

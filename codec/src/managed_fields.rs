@@ -73,7 +73,7 @@ impl FromStr for Operation {
 
 /// One element of `metadata.managedFields`: which manager owns which fields, and how.
 ///
-/// Deserializing one entry (with serde_json) validates and normalizes it like [`decode_entries`]
+/// Deserializing one entry (with `serde_json`) validates and normalizes it like [`decode_entries`]
 /// does for a whole array.
 ///
 /// # Examples
@@ -105,7 +105,7 @@ pub struct ManagedFieldsEntry {
     /// The format of [`fields_v1`](Self::fields_v1); always [`FIELDS_TYPE_V1`] once decoded.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub fields_type: String,
-    /// The owned field set as FieldsV1 JSON text, byte for byte (key order is significant).
+    /// The owned field set as `FieldsV1` JSON text, byte for byte (key order is significant).
     #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
     pub fields_v1: Option<Box<RawValue>>,
     /// The subresource the fields were set through (e.g. `"status"`); empty for the main resource.
@@ -114,7 +114,7 @@ pub struct ManagedFieldsEntry {
 }
 
 impl ManagedFieldsEntry {
-    /// The FieldsV1 JSON text, if any.
+    /// The `FieldsV1` JSON text, if any.
     #[must_use]
     pub fn fields_v1_json(&self) -> Option<&str> {
         self.fields_v1.as_deref().map(RawValue::get)
@@ -164,7 +164,10 @@ struct FieldError {
 
 impl FieldError {
     fn new(field: &'static str, reason: impl Into<String>) -> Self {
-        Self { field, reason: reason.into() }
+        Self {
+            field,
+            reason: reason.into(),
+        }
     }
 }
 
@@ -185,11 +188,16 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
         validate_manager(&manager)?;
 
         let operation = match wire.operation.as_deref() {
-            None | Some("") => return Err(FieldError::new("operation", "required field is missing")),
+            None | Some("") => {
+                return Err(FieldError::new("operation", "required field is missing"))
+            }
             Some("Apply") => Operation::Apply,
             Some("Update") => Operation::Update,
             Some(other) => {
-                return Err(FieldError::new("operation", format!("unknown operation {other:?}")))
+                return Err(FieldError::new(
+                    "operation",
+                    format!("unknown operation {other:?}"),
+                ))
             }
         };
 
@@ -198,7 +206,9 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
             .map(|time| {
                 rfc3339::parse(&time)
                     .map(|(seconds, _nanos)| rfc3339::format(seconds))
-                    .ok_or_else(|| FieldError::new("time", format!("invalid RFC 3339 time {time:?}")))
+                    .ok_or_else(|| {
+                        FieldError::new("time", format!("invalid RFC 3339 time {time:?}"))
+                    })
             })
             .transpose()?;
 
@@ -220,7 +230,10 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
         if subresource.len() > SUBRESOURCE_MAX_LEN {
             return Err(FieldError::new(
                 "subresource",
-                format!("must be no more than {SUBRESOURCE_MAX_LEN} bytes (got {})", subresource.len()),
+                format!(
+                    "must be no more than {SUBRESOURCE_MAX_LEN} bytes (got {})",
+                    subresource.len()
+                ),
             ));
         }
 
@@ -241,13 +254,22 @@ fn validate_manager(manager: &str) -> std::result::Result<(), FieldError> {
     if manager.len() > MANAGER_MAX_LEN {
         return Err(FieldError::new(
             "manager",
-            format!("must be no more than {MANAGER_MAX_LEN} bytes (got {})", manager.len()),
+            format!(
+                "must be no more than {MANAGER_MAX_LEN} bytes (got {})",
+                manager.len()
+            ),
         ));
     }
     // Go's unicode.IsPrint allows graphic characters and the ASCII space; this approximates it
     // without a Unicode table (format characters such as U+200B are not caught).
-    if let Some(c) = manager.chars().find(|&c| c.is_control() || (c != ' ' && c.is_whitespace())) {
-        return Err(FieldError::new("manager", format!("invalid character {c:?}")));
+    if let Some(c) = manager
+        .chars()
+        .find(|&c| c.is_control() || (c != ' ' && c.is_whitespace()))
+    {
+        return Err(FieldError::new(
+            "manager",
+            format!("invalid character {c:?}"),
+        ));
     }
     Ok(())
 }
@@ -263,7 +285,10 @@ fn compact_fields(raw: Box<RawValue>) -> std::result::Result<Box<RawValue>, Fiel
             Some(b't' | b'f') => "a boolean",
             _ => "a number",
         };
-        return Err(FieldError::new("fieldsV1", format!("must be a JSON object, got {kind}")));
+        return Err(FieldError::new(
+            "fieldsV1",
+            format!("must be a JSON object, got {kind}"),
+        ));
     }
     let compacted = compact_json(text);
     if compacted.len() == text.len() {
@@ -307,17 +332,19 @@ fn compact_json(text: &str) -> String {
 /// [`Error::ManagedFields`] naming the offending entry and field, e.g.
 /// `managedFields[2].operation: unknown operation "Foo"`.
 pub fn decode_entries(json: &[u8]) -> Result<Vec<ManagedFieldsEntry>> {
-    let items: Option<Vec<Box<RawValue>>> = serde_json::from_slice(json).map_err(|err| Error::ManagedFields {
-        reason: format!("managedFields: expected a JSON array of entries: {err}"),
-    })?;
+    let items: Option<Vec<Box<RawValue>>> =
+        serde_json::from_slice(json).map_err(|err| Error::ManagedFields {
+            reason: format!("managedFields: expected a JSON array of entries: {err}"),
+        })?;
     items
         .unwrap_or_default()
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            let wire: WireEntry = serde_json::from_str(item.get()).map_err(|err| Error::ManagedFields {
-                reason: format!("managedFields[{index}]: {err}"),
-            })?;
+            let wire: WireEntry =
+                serde_json::from_str(item.get()).map_err(|err| Error::ManagedFields {
+                    reason: format!("managedFields[{index}]: {err}"),
+                })?;
             ManagedFieldsEntry::try_from(wire).map_err(|err| Error::ManagedFields {
                 reason: format!("managedFields[{index}].{err}"),
             })
@@ -393,12 +420,20 @@ fn push_go_json_string(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => push_unicode_escape(out, c),
+            c if u32::from(c) < 0x20 => push_unicode_escape(out, c),
             c => out.push(c),
         }
     }
     out.push('"');
+}
+
+/// Appends `\uXXXX` (lowercase hex, as Go writes it) for a character of the Basic Multilingual Plane.
+fn push_unicode_escape(out: &mut String, c: char) {
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.extend(char::from_digit(u32::from(c) >> shift & 0xf, 16));
+    }
 }
 
 /// Sorts entries in the order the apiserver writes them (`sortEncodedManagedFields`).
@@ -416,7 +451,11 @@ pub fn sort_entries(entries: &mut [ManagedFieldsEntry]) {
 
 fn compare_entries(p: &ManagedFieldsEntry, q: &ManagedFieldsEntry) -> Ordering {
     let seconds = |entry: &ManagedFieldsEntry| {
-        entry.time.as_deref().and_then(rfc3339::parse).map_or(0, |(seconds, _nanos)| seconds)
+        entry
+            .time
+            .as_deref()
+            .and_then(rfc3339::parse)
+            .map_or(0, |(seconds, _nanos)| seconds)
     };
     p.operation
         .cmp(&q.operation)
@@ -434,10 +473,17 @@ mod rfc3339 {
         let b = s.as_bytes();
         let num = |range: std::ops::Range<usize>| -> Option<i64> {
             let digits = b.get(range)?;
-            digits.iter().try_fold(0i64, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0')))
+            digits.iter().try_fold(0i64, |acc, &d| {
+                d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0'))
+            })
         };
         let punct = |at: usize, c: u8| b.get(at) == Some(&c);
-        if !(punct(4, b'-') && punct(7, b'-') && punct(10, b'T') && punct(13, b':') && punct(16, b':')) {
+        if !(punct(4, b'-')
+            && punct(7, b'-')
+            && punct(10, b'T')
+            && punct(13, b':')
+            && punct(16, b':'))
+        {
             return None;
         }
         let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
@@ -468,7 +514,8 @@ mod rfc3339 {
             b"Z" => 0,
             [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
                 let two = |a: u8, b: u8| -> Option<i64> {
-                    (a.is_ascii_digit() && b.is_ascii_digit()).then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+                    (a.is_ascii_digit() && b.is_ascii_digit())
+                        .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
                 };
                 let (oh, om) = (two(*h1, *h2)?, two(*m1, *m2)?);
                 if oh > 23 || om > 59 {
@@ -483,7 +530,9 @@ mod rfc3339 {
             }
             _ => return None,
         };
-        let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset;
+        let seconds =
+            days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+                - offset;
         Some((seconds, nanos))
     }
 
@@ -542,7 +591,12 @@ mod rfc3339 {
 mod tests {
     use super::*;
 
-    fn entry(manager: &str, operation: Operation, api_version: &str, time: Option<&str>) -> ManagedFieldsEntry {
+    fn entry(
+        manager: &str,
+        operation: Operation,
+        api_version: &str,
+        time: Option<&str>,
+    ) -> ManagedFieldsEntry {
         ManagedFieldsEntry {
             manager: manager.into(),
             operation,
@@ -575,8 +629,14 @@ mod tests {
 
     #[test]
     fn serialization_omits_empty_fields() {
-        let e = ManagedFieldsEntry { fields_type: String::new(), ..entry("m", Operation::Update, "", None) };
-        assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"manager":"m","operation":"Update"}"#);
+        let e = ManagedFieldsEntry {
+            fields_type: String::new(),
+            ..entry("m", Operation::Update, "", None)
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"manager":"m","operation":"Update"}"#
+        );
     }
 
     #[test]
@@ -589,16 +649,26 @@ mod tests {
         assert_eq!(decode_entries(b"[]").unwrap(), vec![]);
         // `null` values count as absent, as in Go.
         let json = r#"[{"manager":"m","operation":"Apply","fieldsType":"FieldsV1","time":null,"fieldsV1":null}]"#;
-        assert_eq!(decode_entries(json.as_bytes()).unwrap(), vec![entry("m", Operation::Apply, "", None)]);
+        assert_eq!(
+            decode_entries(json.as_bytes()).unwrap(),
+            vec![entry("m", Operation::Apply, "", None)]
+        );
     }
 
     #[test]
     fn single_entry_deserialize_validates() {
         let ok: ManagedFieldsEntry =
-            serde_json::from_str(r#"{"manager":"m","operation":"Apply","fieldsType":"FieldsV1"}"#).unwrap();
+            serde_json::from_str(r#"{"manager":"m","operation":"Apply","fieldsType":"FieldsV1"}"#)
+                .unwrap();
         assert_eq!(ok, entry("m", Operation::Apply, "", None));
-        let err = serde_json::from_str::<ManagedFieldsEntry>(r#"{"manager":"m","operation":"Foo"}"#).unwrap_err();
-        assert!(err.to_string().contains("operation: unknown operation \"Foo\""), "{err}");
+        let err =
+            serde_json::from_str::<ManagedFieldsEntry>(r#"{"manager":"m","operation":"Foo"}"#)
+                .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("operation: unknown operation \"Foo\""),
+            "{err}"
+        );
     }
 
     #[test]
@@ -628,26 +698,53 @@ mod tests {
             assert_eq!(decode_err(&json), expected);
         }
         let long = "x".repeat(129);
-        let json = format!(r#"[{{"manager":"{long}","operation":"Apply","fieldsType":"FieldsV1"}}]"#);
-        assert!(decode_err(&json).starts_with("managedFields[0].manager: must be no more than 128 bytes"));
-        assert!(decode_err(r#"[{"manager":5}]"#).starts_with("managedFields[0]: invalid type: integer `5`"));
-        assert!(decode_err(r#"{"manager":"a"}"#).starts_with("managedFields: expected a JSON array"));
+        let json =
+            format!(r#"[{{"manager":"{long}","operation":"Apply","fieldsType":"FieldsV1"}}]"#);
+        assert!(decode_err(&json)
+            .starts_with("managedFields[0].manager: must be no more than 128 bytes"));
+        assert!(decode_err(r#"[{"manager":5}]"#)
+            .starts_with("managedFields[0]: invalid type: integer `5`"));
+        assert!(
+            decode_err(r#"{"manager":"a"}"#).starts_with("managedFields: expected a JSON array")
+        );
         assert!(decode_err("[").starts_with("managedFields: expected a JSON array"));
     }
 
     #[test]
     fn manager_identifiers() {
-        let apply = entry("kubectl", Operation::Apply, "v1", Some("2024-01-02T03:04:05Z"));
-        assert_eq!(manager_identifier(&apply), r#"{"manager":"kubectl","operation":"Apply"}"#);
-        let update = entry("ctrl", Operation::Update, "v1", Some("2024-01-02T03:04:05Z"));
-        assert_eq!(manager_identifier(&update), r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1"}"#);
-        let status = ManagedFieldsEntry { subresource: "status".into(), ..update };
+        let apply = entry(
+            "kubectl",
+            Operation::Apply,
+            "v1",
+            Some("2024-01-02T03:04:05Z"),
+        );
+        assert_eq!(
+            manager_identifier(&apply),
+            r#"{"manager":"kubectl","operation":"Apply"}"#
+        );
+        let update = entry(
+            "ctrl",
+            Operation::Update,
+            "v1",
+            Some("2024-01-02T03:04:05Z"),
+        );
+        assert_eq!(
+            manager_identifier(&update),
+            r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1"}"#
+        );
+        let status = ManagedFieldsEntry {
+            subresource: "status".into(),
+            ..update
+        };
         assert_eq!(
             manager_identifier(&status),
             r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1","subresource":"status"}"#
         );
         let odd = entry("a<b>&\"c\"\n", Operation::Apply, "", None);
-        assert_eq!(manager_identifier(&odd), r#"{"manager":"a\u003cb\u003e\u0026\"c\"\n","operation":"Apply"}"#);
+        assert_eq!(
+            manager_identifier(&odd),
+            r#"{"manager":"a\u003cb\u003e\u0026\"c\"\n","operation":"Apply"}"#
+        );
     }
 
     #[test]
@@ -658,12 +755,22 @@ mod tests {
             entry("z", Operation::Update, "v1", Some("2024-01-01T00:00:01Z")),
             entry("late", Operation::Apply, "v1", Some("2030-01-01T00:00:00Z")),
             entry("a", Operation::Update, "v1", None),
-            entry("a", Operation::Update, "apps/v1", Some("2024-01-01T00:00:02Z")),
+            entry(
+                "a",
+                Operation::Update,
+                "apps/v1",
+                Some("2024-01-01T00:00:02Z"),
+            ),
             ManagedFieldsEntry {
                 subresource: "status".into(),
                 ..entry("a", Operation::Update, "v1", Some("2024-01-01T00:00:02Z"))
             },
-            entry("early", Operation::Apply, "v1", Some("2020-01-01T00:00:00Z")),
+            entry(
+                "early",
+                Operation::Apply,
+                "v1",
+                Some("2020-01-01T00:00:00Z"),
+            ),
             // Same whole second as "a"/"b": the fraction is ignored, then the manager decides.
             entry("0", Operation::Update, "v1", Some("2024-01-01T00:00:02.9Z")),
             // Before the epoch sorts before an absent time, which counts as the epoch.
@@ -672,7 +779,12 @@ mod tests {
         sort_entries(&mut entries);
         let order: Vec<String> = entries
             .iter()
-            .map(|e| format!("{} {} {} {}", e.operation, e.manager, e.api_version, e.subresource))
+            .map(|e| {
+                format!(
+                    "{} {} {} {}",
+                    e.operation, e.manager, e.api_version, e.subresource
+                )
+            })
             .collect();
         assert_eq!(
             order,
@@ -694,12 +806,30 @@ mod tests {
     #[test]
     fn rfc3339_parse_and_format() {
         assert_eq!(rfc3339::parse("1970-01-01T00:00:00Z"), Some((0, 0)));
-        assert_eq!(rfc3339::parse("2024-01-02T03:04:05Z"), Some((1_704_164_645, 0)));
-        assert_eq!(rfc3339::parse("2024-01-02T03:04:05.5Z"), Some((1_704_164_645, 500_000_000)));
-        assert_eq!(rfc3339::parse("2024-01-02T03:04:05.123456789Z"), Some((1_704_164_645, 123_456_789)));
-        assert_eq!(rfc3339::parse("2024-01-02T05:34:05+02:30"), Some((1_704_164_645, 0)));
-        assert_eq!(rfc3339::parse("2024-01-01T23:04:05-04:00"), Some((1_704_164_645, 0)));
-        assert_eq!(rfc3339::parse("2024-02-29T00:00:00Z").map(|t| t.0), Some(1_709_164_800));
+        assert_eq!(
+            rfc3339::parse("2024-01-02T03:04:05Z"),
+            Some((1_704_164_645, 0))
+        );
+        assert_eq!(
+            rfc3339::parse("2024-01-02T03:04:05.5Z"),
+            Some((1_704_164_645, 500_000_000))
+        );
+        assert_eq!(
+            rfc3339::parse("2024-01-02T03:04:05.123456789Z"),
+            Some((1_704_164_645, 123_456_789))
+        );
+        assert_eq!(
+            rfc3339::parse("2024-01-02T05:34:05+02:30"),
+            Some((1_704_164_645, 0))
+        );
+        assert_eq!(
+            rfc3339::parse("2024-01-01T23:04:05-04:00"),
+            Some((1_704_164_645, 0))
+        );
+        assert_eq!(
+            rfc3339::parse("2024-02-29T00:00:00Z").map(|t| t.0),
+            Some(1_709_164_800)
+        );
         for bad in [
             "",
             "2023-02-29T00:00:00Z",
@@ -716,7 +846,10 @@ mod tests {
             assert_eq!(rfc3339::parse(bad), None, "{bad}");
         }
         for seconds in [0, 1_704_164_645, 1_709_164_800, -1, 253_402_300_799] {
-            assert_eq!(rfc3339::parse(&rfc3339::format(seconds)), Some((seconds, 0)));
+            assert_eq!(
+                rfc3339::parse(&rfc3339::format(seconds)),
+                Some((seconds, 0))
+            );
         }
         assert_eq!(rfc3339::format(-1), "1969-12-31T23:59:59Z");
     }

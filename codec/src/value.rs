@@ -221,6 +221,33 @@ pub fn write_go_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Appends `s` as a JSON object key exactly as json-iterator's `WriteObjectField` writes it, which
+/// structured-merge-diff uses for FieldsV1 keys: only `"`, `\\` and control characters are
+/// escaped; `<`, `>`, `&` and all non-ASCII characters are written as they are.
+pub fn write_go_key(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.push_str(&s[start..i]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
+                let _ = write!(out, "\\u{:04x}", b);
+            }
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
 /// Splits Rust's shortest scientific form (`1.5e-7`) into its digits and decimal exponent.
 fn shortest_digits(f: f64) -> (String, i32) {
     let s = format!("{:e}", f.abs());

@@ -1,4 +1,4 @@
-//! `fieldstore fields convert`: FieldsV1 between Kubernetes' JSON form and fieldstore's binary form.
+//! `fieldstore fields convert`: `FieldsV1` between Kubernetes' JSON form and fieldstore's binary form.
 
 use clap::{Subcommand, ValueEnum};
 use fieldstore_codec::{fields_binary, fields_v1, Set};
@@ -19,10 +19,10 @@ pub(super) enum FieldsCommand {
     },
 }
 
-/// A FieldsV1 encoding.
+/// A `FieldsV1` encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(super) enum Format {
-    /// Kubernetes' FieldsV1 JSON, as in `metadata.managedFields[].fieldsV1`.
+    /// Kubernetes' `FieldsV1` JSON, as in `metadata.managedFields[].fieldsV1`.
     Json,
     /// fieldstore's compact binary encoding.
     Binary,

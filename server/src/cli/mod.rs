@@ -6,6 +6,7 @@
 
 mod envelope;
 mod fields;
+mod replay;
 
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
@@ -31,6 +32,8 @@ enum Command {
     /// FieldsV1 field sets.
     #[command(subcommand)]
     Fields(fields::FieldsCommand),
+    /// Replay a Server-Side Apply scenario (structured-merge-diff oracle format) from stdin.
+    Replay,
 }
 
 /// Why a command failed; the `Display` text is the message printed after `error: `.
@@ -48,6 +51,9 @@ enum CliError {
     /// The input is not valid in the format a codec expects.
     #[error(transparent)]
     Codec(#[from] fieldstore_codec::Error),
+    /// A replay scenario is unusable as a whole; printed as the oracle prints it.
+    #[error("{0}")]
+    ReplayFatal(String),
 }
 
 type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -58,11 +64,19 @@ pub fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Envelope(command) => envelope::run(command),
         Command::Fields(command) => fields::run(command),
+        Command::Replay => replay::run(),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`fieldstore … | head`) means the reader has all it wants.
-        Err(CliError::WriteOutput(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::WriteOutput(err)) if err.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(CliError::ReplayFatal(msg)) => {
+            // The oracle's format: one JSON line on stdout, exit status 1.
+            println!("{}", serde_json::json!({ "fatal": msg }));
+            ExitCode::from(1)
+        }
         Err(err) => {
             eprintln!("error: {}", one_line(&err.to_string()));
             ExitCode::from(EXIT_FAILURE)
@@ -78,14 +92,20 @@ fn one_line(message: &str) -> String {
 /// Reads all of stdin.
 fn read_stdin() -> Result<Vec<u8>> {
     let mut input = Vec::new();
-    io::stdin().lock().read_to_end(&mut input).map_err(CliError::ReadInput)?;
+    io::stdin()
+        .lock()
+        .read_to_end(&mut input)
+        .map_err(CliError::ReadInput)?;
     Ok(input)
 }
 
 /// Writes `bytes` to stdout and flushes.
 fn write_stdout(bytes: &[u8]) -> Result<()> {
     let mut stdout = io::stdout().lock();
-    stdout.write_all(bytes).and_then(|()| stdout.flush()).map_err(CliError::WriteOutput)
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::WriteOutput)
 }
 
 #[cfg(test)]
@@ -100,12 +120,33 @@ mod tests {
 
     #[test]
     fn parses_fields_convert() {
-        let cli = Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "json", "--to", "binary"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "fieldstore",
+            "fields",
+            "convert",
+            "--from",
+            "json",
+            "--to",
+            "binary",
+        ])
+        .unwrap();
         assert!(matches!(
             cli.command,
-            Command::Fields(fields::FieldsCommand::Convert { from: fields::Format::Json, to: fields::Format::Binary })
+            Command::Fields(fields::FieldsCommand::Convert {
+                from: fields::Format::Json,
+                to: fields::Format::Binary
+            })
         ));
-        assert!(Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "yaml", "--to", "json"]).is_err());
+        assert!(Cli::try_parse_from([
+            "fieldstore",
+            "fields",
+            "convert",
+            "--from",
+            "yaml",
+            "--to",
+            "json"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -1,0 +1,843 @@
+//! FieldsV1 in fieldstore's compact binary form.
+//!
+//! The same [`Set`] as the JSON form (see [`crate::fields_v1`]), written as a trie walk with a
+//! string table in front: field names and key field names, which a 10,000-item list repeats
+//! tens of thousands of times, are stored once and referred to by index; numbers are LEB128
+//! varints. `codec/FORMAT.md` documents the layout byte by byte.
+//!
+//! The decoder reads the input in one forward pass without recursion (explicit stacks for the
+//! trie and for values), caps nesting at [`MAX_PATH_DEPTH`] and [`MAX_VALUE_DEPTH`], and never
+//! reserves memory for more items than the remaining input could hold, so hostile bytes yield
+//! [`Error::FieldsBinary`], never a panic, a stack overflow or an allocation bomb.
+//!
+//! # Examples
+//!
+//! ```
+//! use fieldstore_codec::{fields_binary, fields_v1};
+//!
+//! let set = fields_v1::from_json(br#"{"f:spec":{"f:replicas":{}}}"#).unwrap();
+//! let bytes = fields_binary::encode(&set);
+//! assert!(bytes.starts_with(&fields_binary::MAGIC));
+//! assert_eq!(fields_binary::decode(&bytes).unwrap(), set);
+//! ```
+
+use crate::fieldpath::{PathElement, Set};
+use crate::{Error, Result};
+use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// The first bytes of every binary FieldsV1 document: `FSB` (fieldstore set, binary).
+pub const MAGIC: [u8; 3] = *b"FSB";
+
+/// The format version written after [`MAGIC`]; the only one [`decode`] accepts.
+pub const VERSION: u8 = 1;
+
+/// The longest path the decoder accepts. The JSON form cannot nest deeper than serde_json's
+/// recursion limit (128), so every set it can hold fits.
+pub const MAX_PATH_DEPTH: usize = 256;
+
+/// How deeply lists and maps may nest inside one key or value element (serde_json's own limit).
+pub const MAX_VALUE_DEPTH: usize = 128;
+
+/// The longest string the string table may hold. Bounds how much memory one table reference
+/// (one input byte) can make the decoder allocate; longer strings are always written inline.
+pub const MAX_INTERNED_LEN: usize = 256;
+
+// Entry header byte: bits 0–1 the element kind, bits 2–3 the shape, bits 4–7 a kind-specific
+// nibble (FieldName: table index + 1, or 0 for "string reference follows"; Key: field count, or 0
+// for "varint count follows"; Value and Index: 0).
+const KIND_FIELD: u8 = 0;
+const KIND_KEY: u8 = 1;
+const KIND_VALUE: u8 = 2;
+const KIND_INDEX: u8 = 3;
+/// The element is a member and has no children.
+const SHAPE_MEMBER: u8 = 0;
+/// The element is a member and also has children (FieldsV1's `".":{}`); a node follows.
+const SHAPE_BOTH: u8 = 1;
+/// The element only leads to children; a node follows.
+const SHAPE_CHILDREN: u8 = 2;
+/// Field names with table index below this fit in the header nibble.
+const NIBBLE_INDEXES: usize = 15;
+
+// Value tags.
+const TAG_NULL: u8 = 0x00;
+const TAG_FALSE: u8 = 0x01;
+const TAG_TRUE: u8 = 0x02;
+const TAG_INT: u8 = 0x03;
+const TAG_UINT: u8 = 0x04;
+const TAG_FLOAT: u8 = 0x05;
+const TAG_STRING: u8 = 0x06;
+const TAG_LIST: u8 = 0x07;
+const TAG_MAP: u8 = 0x08;
+/// `0x40 | i`: the string at table index `i < 64`.
+const TAG_TABLE_SHORT: u8 = 0x40;
+/// `0x80 | n`: an inline string of `n < 128` bytes.
+const TAG_INLINE_SHORT: u8 = 0x80;
+
+/// Serializes a set in the binary FieldsV1 form.
+///
+/// Key fields are written in the order the element holds them, which [`PathElement::key`] and the
+/// FieldsV1 JSON decoder keep sorted by name; [`decode`] rejects any other order.
+pub fn encode(set: &Set) -> Vec<u8> {
+    let table = StringTable::build(set);
+    let mut out = Vec::with_capacity(table.size_hint);
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    write_varint(&mut out, table.strings.len() as u64);
+    for s in &table.strings {
+        write_varint(&mut out, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+    }
+    write_node_header(&mut out, set);
+    let mut stack = vec![Entries::new(set)];
+    let mut values = Vec::new();
+    while let Some(top) = stack.last_mut() {
+        let Some((pe, shape, child)) = top.next() else {
+            stack.pop();
+            continue;
+        };
+        write_element(&mut out, pe, shape, &table, &mut values);
+        if let Some(child) = child {
+            write_node_header(&mut out, child);
+            stack.push(Entries::new(child));
+        }
+    }
+    out
+}
+
+/// Parses a binary FieldsV1 document.
+///
+/// # Errors
+///
+/// [`Error::FieldsBinary`] with the byte offset of the problem when the bytes are truncated, carry
+/// a wrong magic or version, an unknown tag, a reference past the string table, invalid UTF-8, a
+/// non-finite float, unsorted key or map fields, more items than the input could hold, nesting
+/// beyond [`MAX_PATH_DEPTH`] / [`MAX_VALUE_DEPTH`], or trailing bytes.
+pub fn decode(bytes: &[u8]) -> Result<Set> {
+    Decoder { input: bytes, pos: 0, pending: 0, table: Vec::new() }.decode()
+}
+
+/// The entries of one trie node in FieldsV1 order: members and children merged, an element that
+/// is both yielded once with [`SHAPE_BOTH`].
+struct Entries<'a> {
+    members: &'a [PathElement],
+    children: &'a [(PathElement, Set)],
+}
+
+impl<'a> Entries<'a> {
+    fn new(set: &'a Set) -> Self {
+        Entries { members: set.members(), children: set.children() }
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (&'a PathElement, u8, Option<&'a Set>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let order = match (self.members.first(), self.children.first()) {
+            (None, None) => return None,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(m), Some((c, _))) => m.cmp(c),
+        };
+        if order == Ordering::Less {
+            let (m, rest) = self.members.split_first()?;
+            self.members = rest;
+            return Some((m, SHAPE_MEMBER, None));
+        }
+        let ((pe, child), rest) = self.children.split_first()?;
+        self.children = rest;
+        if order == Ordering::Equal {
+            self.members = self.members.get(1..).unwrap_or_default();
+            return Some((pe, SHAPE_BOTH, Some(child)));
+        }
+        Some((pe, SHAPE_CHILDREN, Some(child)))
+    }
+}
+
+/// The strings worth interning, most used first, and where each one sits.
+struct StringTable<'a> {
+    strings: Vec<&'a str>,
+    index: HashMap<&'a str, usize>,
+    /// A guess at the encoded size, to allocate the output once.
+    size_hint: usize,
+}
+
+/// How often a string is written, and how often as a field name (those get the header nibble).
+#[derive(Default)]
+struct Uses {
+    total: u32,
+    as_field: u32,
+}
+
+impl<'a> StringTable<'a> {
+    fn build(set: &'a Set) -> Self {
+        let mut uses: HashMap<&'a str, Uses> = HashMap::new();
+        let mut size_hint = MAGIC.len() + 16;
+        let mut nodes = vec![set];
+        let mut values: Vec<&'a Value> = Vec::new();
+        while let Some(node) = nodes.pop() {
+            size_hint += 4;
+            for (pe, _, child) in Entries::new(node) {
+                size_hint += 2;
+                match pe {
+                    PathElement::FieldName(name) => {
+                        let u = uses.entry(name.as_str()).or_default();
+                        u.total = u.total.saturating_add(1);
+                        u.as_field = u.as_field.saturating_add(1);
+                    }
+                    PathElement::Key(fields) => {
+                        for (name, v) in fields {
+                            let u = uses.entry(name.as_str()).or_default();
+                            u.total = u.total.saturating_add(1);
+                            values.push(v);
+                        }
+                    }
+                    PathElement::Value(v) => values.push(v),
+                    PathElement::Index(_) => {}
+                }
+                while let Some(v) = values.pop() {
+                    size_hint += 2;
+                    match v {
+                        Value::String(s) => uses.entry(s.as_str()).or_default().total += 1,
+                        Value::Array(items) => values.extend(items),
+                        Value::Object(map) => {
+                            for (k, item) in map {
+                                uses.entry(k.as_str()).or_default().total += 1;
+                                values.push(item);
+                            }
+                        }
+                        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+                    }
+                }
+                if let Some(child) = child {
+                    nodes.push(child);
+                }
+            }
+        }
+        // Interning pays off from the second use on; the table order puts the most used field
+        // names under the header nibble and the most used strings under one-byte value tags.
+        let mut strings: Vec<(&'a str, Uses)> = uses
+            .into_iter()
+            .filter(|(s, u)| u.total >= 2 && !s.is_empty() && s.len() <= MAX_INTERNED_LEN)
+            .collect();
+        strings.sort_unstable_by(|(a, ua), (b, ub)| {
+            ub.as_field.cmp(&ua.as_field).then(ub.total.cmp(&ua.total)).then(a.cmp(b))
+        });
+        let strings: Vec<&'a str> = strings.into_iter().map(|(s, _)| s).collect();
+        let index = strings.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        size_hint += strings.iter().map(|s| s.len() + 1).sum::<usize>();
+        StringTable { strings, index, size_hint }
+    }
+
+    fn get(&self, s: &str) -> Option<usize> {
+        self.index.get(s).copied()
+    }
+}
+
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(i: i64) -> u64 {
+    ((i << 1) ^ (i >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+fn write_node_header(out: &mut Vec<u8>, set: &Set) {
+    write_varint(out, set.members().len() as u64);
+    write_varint(out, set.children().len() as u64);
+}
+
+/// A string as a reference: `index << 1` into the table, or `len << 1 | 1` and the bytes inline.
+fn write_string_ref(out: &mut Vec<u8>, s: &str, table: &StringTable) {
+    match table.get(s) {
+        Some(i) => write_varint(out, (i as u64) << 1),
+        None => {
+            write_varint(out, ((s.len() as u64) << 1) | 1);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+fn write_element<'a>(out: &mut Vec<u8>, pe: &'a PathElement, shape: u8, table: &StringTable, values: &mut Vec<Pending<'a>>) {
+    let header = |kind: u8, nibble: u8| kind | (shape << 2) | (nibble << 4);
+    match pe {
+        PathElement::FieldName(name) => match table.get(name) {
+            Some(i) if i < NIBBLE_INDEXES => out.push(header(KIND_FIELD, i as u8 + 1)),
+            _ => {
+                out.push(header(KIND_FIELD, 0));
+                write_string_ref(out, name, table);
+            }
+        },
+        PathElement::Key(fields) => {
+            match u8::try_from(fields.len()) {
+                Ok(n @ 1..=15) => out.push(header(KIND_KEY, n)),
+                _ => {
+                    out.push(header(KIND_KEY, 0));
+                    write_varint(out, fields.len() as u64);
+                }
+            }
+            for (name, v) in fields {
+                write_string_ref(out, name, table);
+                write_value(out, v, table, values);
+            }
+        }
+        PathElement::Value(v) => {
+            out.push(header(KIND_VALUE, 0));
+            write_value(out, v, table, values);
+        }
+        PathElement::Index(i) => {
+            out.push(header(KIND_INDEX, 0));
+            write_varint(out, zigzag(*i));
+        }
+    }
+}
+
+/// Work left while writing a value without recursion: a value, or a map key before its value.
+enum Pending<'a> {
+    Value(&'a Value),
+    Key(&'a str),
+}
+
+fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, table: &StringTable, stack: &mut Vec<Pending<'a>>) {
+    stack.clear();
+    stack.push(Pending::Value(v));
+    while let Some(work) = stack.pop() {
+        let v = match work {
+            Pending::Key(k) => {
+                write_string_ref(out, k, table);
+                continue;
+            }
+            Pending::Value(v) => v,
+        };
+        match v {
+            Value::Null => out.push(TAG_NULL),
+            Value::Bool(false) => out.push(TAG_FALSE),
+            Value::Bool(true) => out.push(TAG_TRUE),
+            Value::Number(n) => write_number(out, n),
+            Value::String(s) => match table.get(s) {
+                Some(i) if i < 64 => out.push(TAG_TABLE_SHORT | i as u8),
+                Some(_) => {
+                    out.push(TAG_STRING);
+                    write_string_ref(out, s, table);
+                }
+                None if s.len() < 128 => {
+                    out.push(TAG_INLINE_SHORT | s.len() as u8);
+                    out.extend_from_slice(s.as_bytes());
+                }
+                None => {
+                    out.push(TAG_STRING);
+                    write_string_ref(out, s, table);
+                }
+            },
+            Value::Array(items) => {
+                out.push(TAG_LIST);
+                write_varint(out, items.len() as u64);
+                stack.extend(items.iter().rev().map(Pending::Value));
+            }
+            Value::Object(map) => {
+                out.push(TAG_MAP);
+                write_varint(out, map.len() as u64);
+                // serde_json's map iterates in key order; sort anyway in case `preserve_order`
+                // is enabled somewhere in the build, since decoders require that order.
+                let mut entries: Vec<(&'a String, &'a Value)> = map.iter().collect();
+                if !entries.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
+                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                }
+                for (k, item) in entries.into_iter().rev() {
+                    stack.push(Pending::Value(item));
+                    stack.push(Pending::Key(k));
+                }
+            }
+        }
+    }
+}
+
+fn write_number(out: &mut Vec<u8>, n: &Number) {
+    if let Some(i) = n.as_i64() {
+        out.push(TAG_INT);
+        write_varint(out, zigzag(i));
+    } else if let Some(u) = n.as_u64() {
+        out.push(TAG_UINT);
+        write_varint(out, u);
+    } else {
+        // Without serde_json's `arbitrary_precision` every other number is a finite f64.
+        out.push(TAG_FLOAT);
+        out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_le_bytes());
+    }
+}
+
+/// One trie node being decoded: what it has so far and how many members and children remain.
+struct Frame {
+    /// The element under which the finished node goes into its parent (`None` for the root).
+    element: Option<PathElement>,
+    members: Vec<PathElement>,
+    children: Vec<(PathElement, Set)>,
+    members_left: usize,
+    children_left: usize,
+}
+
+/// A list or map being decoded.
+enum Container {
+    List { items: Vec<Value>, left: usize },
+    Map { map: Map<String, Value>, left: usize, key: Option<String> },
+}
+
+struct Decoder<'a> {
+    input: &'a [u8],
+    pos: usize,
+    /// Items promised by the counts of open nodes, keys, lists and maps but not started yet;
+    /// each needs at least one more input byte, so a new count may claim only what is left.
+    pending: usize,
+    table: Vec<String>,
+}
+
+impl<'a> Decoder<'a> {
+    fn error_at(&self, offset: usize, reason: &str) -> Error {
+        Error::FieldsBinary { offset, reason: reason.to_string() }
+    }
+
+    fn error(&self, reason: &str) -> Error {
+        self.error_at(self.pos, reason)
+    }
+
+    #[inline]
+    fn byte(&mut self) -> Result<u8> {
+        match self.input.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.error("unexpected end of input")),
+        }
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let input: &'a [u8] = self.input;
+        match self.pos.checked_add(n).and_then(|end| input.get(self.pos..end)) {
+            Some(bytes) => {
+                self.pos += n;
+                Ok(bytes)
+            }
+            None => Err(self.error("length runs past the end of input")),
+        }
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Result<u64> {
+        let start = self.pos;
+        let first = self.byte()?;
+        if first < 0x80 {
+            return Ok(u64::from(first));
+        }
+        let mut v = u64::from(first & 0x7f);
+        let mut shift = 7;
+        loop {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err(self.error_at(start, "varint overflows 64 bits"));
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+            shift += 7;
+        }
+    }
+
+    /// A varint giving a length or count, as `usize`.
+    fn length(&mut self) -> Result<usize> {
+        let at = self.pos;
+        let v = self.varint()?;
+        usize::try_from(v).map_err(|_| self.error_at(at, "length does not fit in memory"))
+    }
+
+    /// Accepts `n` promised items if the input left could still hold them, one byte each.
+    fn claim(&mut self, n: usize, at: usize) -> Result<()> {
+        let room = self.input.len().saturating_sub(self.pos).saturating_sub(self.pending);
+        if n > room {
+            return Err(self.error_at(at, "count exceeds what the remaining input can hold"));
+        }
+        self.pending += n;
+        Ok(())
+    }
+
+    /// Marks `n` promised items as started.
+    #[inline]
+    fn start(&mut self, n: usize) {
+        self.pending = self.pending.saturating_sub(n);
+    }
+
+    fn utf8(&self, bytes: &'a [u8], at: usize) -> Result<&'a str> {
+        std::str::from_utf8(bytes).map_err(|_| self.error_at(at, "string is not valid UTF-8"))
+    }
+
+    fn table_string(&self, i: usize, at: usize) -> Result<String> {
+        match self.table.get(i) {
+            Some(s) => Ok(s.clone()),
+            None => Err(self.error_at(at, "string table index out of range")),
+        }
+    }
+
+    fn string_ref(&mut self) -> Result<String> {
+        let at = self.pos;
+        let r = self.varint()?;
+        let n = usize::try_from(r >> 1).map_err(|_| self.error_at(at, "length does not fit in memory"))?;
+        if r & 1 == 0 {
+            return self.table_string(n, at);
+        }
+        let bytes = self.take(n)?;
+        Ok(self.utf8(bytes, at)?.to_owned())
+    }
+
+    fn decode(mut self) -> Result<Set> {
+        if self.input.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+            return Err(self.error("missing FSB magic"));
+        }
+        self.pos = MAGIC.len();
+        if self.byte()? != VERSION {
+            return Err(self.error_at(MAGIC.len(), "unsupported version"));
+        }
+        self.read_table()?;
+        let mut stack = vec![self.node(None)?];
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Err(self.error("node stack underflow"));
+            };
+            if top.members_left == 0 && top.children_left == 0 {
+                let Some(done) = stack.pop() else {
+                    return Err(self.error("node stack underflow"));
+                };
+                let set = Set::from_parts(done.members, done.children);
+                match (done.element, stack.last_mut()) {
+                    (Some(pe), Some(parent)) => parent.children.push((pe, set)),
+                    _ => break self.finish(set),
+                }
+                continue;
+            }
+            let at = self.pos;
+            let header = self.byte()?;
+            let shape = (header >> 2) & 3;
+            let (member, child) = match shape {
+                SHAPE_MEMBER => (true, false),
+                SHAPE_BOTH => (true, true),
+                SHAPE_CHILDREN => (false, true),
+                _ => return Err(self.error_at(at, "invalid entry shape")),
+            };
+            if (member && top.members_left == 0) || (child && top.children_left == 0) {
+                return Err(self.error_at(at, "more entries than the node header announced"));
+            }
+            top.members_left -= usize::from(member);
+            top.children_left -= usize::from(child);
+            self.start(usize::from(member) + usize::from(child));
+            let pe = self.element(header, at)?;
+            if !child {
+                top.members.push(pe);
+                continue;
+            }
+            if member {
+                top.members.push(pe.clone());
+            }
+            if stack.len() >= MAX_PATH_DEPTH {
+                return Err(self.error_at(at, "paths nest deeper than MAX_PATH_DEPTH"));
+            }
+            let frame = self.node(Some(pe))?;
+            stack.push(frame);
+        }
+    }
+
+    fn finish(&self, set: Set) -> Result<Set> {
+        if self.pos != self.input.len() {
+            return Err(self.error("trailing bytes after the root node"));
+        }
+        Ok(set)
+    }
+
+    fn read_table(&mut self) -> Result<()> {
+        let at = self.pos;
+        let n = self.length()?;
+        self.claim(n, at)?;
+        self.table.reserve_exact(n);
+        for _ in 0..n {
+            self.start(1);
+            let at = self.pos;
+            let len = self.length()?;
+            if len > MAX_INTERNED_LEN {
+                return Err(self.error_at(at, "string table entry longer than MAX_INTERNED_LEN"));
+            }
+            let bytes = self.take(len)?;
+            let s = self.utf8(bytes, at)?.to_owned();
+            self.table.push(s);
+        }
+        Ok(())
+    }
+
+    /// Reads a node header and opens the node.
+    fn node(&mut self, element: Option<PathElement>) -> Result<Frame> {
+        let at = self.pos;
+        let members_left = self.length()?;
+        let children_left = self.length()?;
+        let total = members_left
+            .checked_add(children_left)
+            .ok_or_else(|| self.error_at(at, "node counts overflow"))?;
+        self.claim(total, at)?;
+        Ok(Frame {
+            element,
+            members: Vec::with_capacity(members_left),
+            children: Vec::with_capacity(children_left),
+            members_left,
+            children_left,
+        })
+    }
+
+    fn element(&mut self, header: u8, at: usize) -> Result<PathElement> {
+        let nibble = header >> 4;
+        match header & 3 {
+            KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(self.table_string(usize::from(nibble - 1), at)?)),
+            KIND_FIELD => Ok(PathElement::FieldName(self.string_ref()?)),
+            KIND_KEY => {
+                let count_at = self.pos;
+                let n = if nibble > 0 { usize::from(nibble) } else { self.length()? };
+                self.claim(n, count_at)?;
+                let mut fields: Vec<(String, Value)> = Vec::with_capacity(n);
+                for _ in 0..n {
+                    self.start(1);
+                    let name_at = self.pos;
+                    let name = self.string_ref()?;
+                    if fields.last().is_some_and(|(last, _)| *last >= name) {
+                        return Err(self.error_at(name_at, "key fields not sorted by name"));
+                    }
+                    let v = self.value()?;
+                    fields.push((name, v));
+                }
+                Ok(PathElement::Key(fields))
+            }
+            KIND_VALUE if nibble == 0 => Ok(PathElement::Value(self.value()?)),
+            KIND_INDEX if nibble == 0 => {
+                let v = self.varint()?;
+                Ok(PathElement::Index(unzigzag(v)))
+            }
+            _ => Err(self.error_at(at, "unexpected nibble in entry header")),
+        }
+    }
+
+    /// Reads one value; lists and maps are decoded with an explicit stack.
+    fn value(&mut self) -> Result<Value> {
+        let mut stack: Vec<Container> = Vec::new();
+        loop {
+            // Start the next item of the innermost open container (for a map, its key first).
+            match stack.last_mut() {
+                Some(Container::List { left, .. }) => {
+                    *left -= 1;
+                    self.start(1);
+                }
+                Some(Container::Map { map, left, key }) => {
+                    *left -= 1;
+                    self.start(1);
+                    let at = self.pos;
+                    let k = self.string_ref()?;
+                    if map.keys().next_back().is_some_and(|last| *last >= k) {
+                        return Err(self.error_at(at, "map keys not sorted"));
+                    }
+                    *key = Some(k);
+                }
+                None => {}
+            }
+            let at = self.pos;
+            let tag = self.byte()?;
+            let mut v = match tag {
+                TAG_NULL => Value::Null,
+                TAG_FALSE => Value::Bool(false),
+                TAG_TRUE => Value::Bool(true),
+                TAG_INT => Value::Number(unzigzag(self.varint()?).into()),
+                TAG_UINT => Value::Number(self.varint()?.into()),
+                TAG_FLOAT => {
+                    let bytes = self.take(8)?;
+                    let mut raw = [0u8; 8];
+                    raw.copy_from_slice(bytes);
+                    match Number::from_f64(f64::from_le_bytes(raw)) {
+                        Some(n) => Value::Number(n),
+                        None => return Err(self.error_at(at, "float is not finite")),
+                    }
+                }
+                TAG_STRING => Value::String(self.string_ref()?),
+                TAG_LIST | TAG_MAP => {
+                    let count_at = self.pos;
+                    let n = self.length()?;
+                    if n > 0 {
+                        if stack.len() >= MAX_VALUE_DEPTH {
+                            return Err(self.error_at(at, "values nest deeper than MAX_VALUE_DEPTH"));
+                        }
+                        self.claim(n, count_at)?;
+                        stack.push(if tag == TAG_LIST {
+                            Container::List { items: Vec::with_capacity(n), left: n }
+                        } else {
+                            Container::Map { map: Map::new(), left: n, key: None }
+                        });
+                        continue;
+                    }
+                    if tag == TAG_LIST {
+                        Value::Array(Vec::new())
+                    } else {
+                        Value::Object(Map::new())
+                    }
+                }
+                t if t >= TAG_INLINE_SHORT => {
+                    let bytes = self.take(usize::from(t - TAG_INLINE_SHORT))?;
+                    Value::String(self.utf8(bytes, at)?.to_owned())
+                }
+                t if t >= TAG_TABLE_SHORT => Value::String(self.table_string(usize::from(t - TAG_TABLE_SHORT), at)?),
+                _ => return Err(self.error_at(at, "unknown value tag")),
+            };
+            // Put the value in its container, closing every container it completes.
+            loop {
+                match stack.last_mut() {
+                    None => return Ok(v),
+                    Some(Container::List { items, left }) => {
+                        items.push(v);
+                        if *left > 0 {
+                            break;
+                        }
+                    }
+                    Some(Container::Map { map, left, key }) => {
+                        map.insert(key.take().unwrap_or_default(), v);
+                        if *left > 0 {
+                            break;
+                        }
+                    }
+                }
+                v = match stack.pop() {
+                    Some(Container::List { items, .. }) => Value::Array(items),
+                    Some(Container::Map { map, .. }) => Value::Object(map),
+                    None => return Err(self.error("value stack underflow")),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fieldpath::Path;
+    use crate::fields_v1;
+    use serde_json::json;
+
+    fn sample() -> Set {
+        fields_v1::from_json(
+            br#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:args":{"i:3":{},"i:-7":{}},"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}},"k:{\"name\":\"side\"}":{".":{},"f:image":{},"f:name":{}}},"f:finalizers":{"v:\"a\\u003cb\"":{},"v:1.5":{},"v:null":{},"v:[1,{\"a\":true,\"b\":false}]":{}},"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{},"k:{\"port\":18446744073709551615,\"protocol\":\"TCP\"}":{}}}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn round_trips_every_element_kind() {
+        let set = sample();
+        let bytes = encode(&set);
+        assert_eq!(decode(&bytes).unwrap(), set);
+        assert_eq!(fields_v1::to_json_string(&decode(&bytes).unwrap()), fields_v1::to_json_string(&set));
+    }
+
+    #[test]
+    fn empty_set_is_seven_bytes() {
+        assert_eq!(encode(&Set::new()), b"FSB\x01\x00\x00\x00");
+        assert_eq!(decode(b"FSB\x01\x00\x00\x00").unwrap(), Set::new());
+    }
+
+    #[test]
+    fn pins_the_layout() {
+        // Two uses of "a" intern it; `f:a` is a member with children (`".":{}`), `f:b` inline.
+        let set = Set::from_paths(&[Path::fields(["a"]), Path::fields(["a", "a"]), Path::fields(["a", "b"])]);
+        let want: &[u8] = &[
+            b'F', b'S', b'B', 1, // magic, version
+            1, 1, b'a', // table: ["a"]
+            1, 1, // root: one member, one child
+            0x14, // FieldName, both, table index 0
+            2, 0, // node: two members, no children
+            0x10, // FieldName, member, table index 0
+            0x00, 3, b'b', // FieldName, member, inline "b"
+        ];
+        assert_eq!(encode(&set), want);
+        assert_eq!(decode(want).unwrap(), set);
+    }
+
+    #[test]
+    fn ints_and_floats_survive_exactly() {
+        let mut set = Set::new();
+        for v in [json!(1), json!(1.0), json!(-0.5), json!(i64::MIN), json!(u64::MAX), json!(1e300)] {
+            set.insert(&Path(vec![PathElement::field("x"), PathElement::Value(v)]));
+        }
+        let back = decode(&encode(&set)).unwrap();
+        assert_eq!(back, set);
+    }
+
+    #[test]
+    fn empty_children_are_kept() {
+        let mut set = Set::new();
+        set.descend(&PathElement::field("a"));
+        assert_eq!(decode(&encode(&set)).unwrap(), set);
+    }
+
+    #[test]
+    fn garbage_is_a_typed_error() {
+        let good = encode(&sample());
+        for cut in 0..good.len() {
+            let r = decode(&good[..cut]);
+            assert!(matches!(r, Err(Error::FieldsBinary { .. })), "prefix {cut}");
+        }
+        let mut trailing = good.clone();
+        trailing.push(0);
+        assert!(matches!(decode(&trailing), Err(Error::FieldsBinary { .. })));
+        assert!(matches!(decode(b"FSB\x02\x00\x00\x00"), Err(Error::FieldsBinary { offset: 3, .. })));
+        assert!(matches!(decode(b"{}"), Err(Error::FieldsBinary { offset: 0, .. })));
+        // A node claiming a million members in an 8-byte input.
+        assert!(matches!(decode(b"FSB\x01\x00\xc0\x84\x3d\x00"), Err(Error::FieldsBinary { offset: 5, .. })));
+        // An overlong varint.
+        assert!(matches!(decode(b"FSB\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"), Err(Error::FieldsBinary { .. })));
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected_not_overflowed() {
+        // 100,000 nested `f:"":{…}` nodes: a recursive decoder would overflow the stack.
+        let mut bytes = b"FSB\x01\x00\x00\x01".to_vec();
+        for _ in 0..100_000 {
+            bytes.extend_from_slice(&[0x08, 0x01, 0x00, 0x01]);
+        }
+        let r = decode(&bytes);
+        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_PATH_DEPTH")));
+        let mut bytes = b"FSB\x01\x00\x01\x00\x02".to_vec();
+        for _ in 0..100_000 {
+            bytes.extend_from_slice(&[TAG_LIST, 1]);
+        }
+        let r = decode(&bytes);
+        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_VALUE_DEPTH")));
+    }
+
+    #[test]
+    fn deepest_allowed_path_round_trips() {
+        let path = Path((0..MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
+        let set = Set::from_paths(&[path]);
+        assert_eq!(decode(&encode(&set)).unwrap(), set);
+        let deeper = Path((0..=MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
+        assert!(decode(&encode(&Set::from_paths(&[deeper]))).is_err());
+    }
+
+    #[test]
+    fn unsorted_key_fields_are_rejected() {
+        // Root with one member: Key of 2 fields, "b" then "a" inline, both null.
+        let bytes = b"FSB\x01\x00\x01\x00\x21\x03b\x00\x03a\x00";
+        assert!(matches!(decode(bytes), Err(Error::FieldsBinary { offset: 11, .. })));
+        let sorted = b"FSB\x01\x00\x01\x00\x21\x03a\x00\x03b\x00";
+        assert!(decode(sorted).is_ok());
+    }
+}

@@ -1,0 +1,184 @@
+//! The updater: apply and update over managed fields.
+
+use super::{Conflict, Conflicts, ManagedFields, ManagerKey, VersionedSet};
+use crate::schema::{Schema, TypeRef};
+use crate::typed::{self, Comparison};
+use crate::{Error, Result};
+use fieldstore_codec::Set;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Applies configurations and records updates for objects of one type, keeping track of which
+/// manager owns which field (structured-merge-diff's `merge.Updater`, with the identity version
+/// converter: all versions share one schema).
+#[derive(Debug, Clone, Copy)]
+pub struct Updater<'s> {
+    schema: &'s Schema,
+    root: &'s TypeRef,
+}
+
+/// The outcome of a successful apply.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// The object after the apply (the live object itself when nothing changed).
+    pub object: Value,
+    /// Whether the object changed. Managed fields may change even when the object does not.
+    pub changed: bool,
+    /// Every manager's fields after the apply.
+    pub managers: ManagedFields,
+}
+
+impl<'s> Updater<'s> {
+    /// An updater for objects of type `root` in `schema`.
+    pub fn new(schema: &'s Schema, root: &'s TypeRef) -> Self {
+        Updater { schema, root }
+    }
+
+    /// Checks `v` against the type (structured-merge-diff's `AsTyped`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] listing every problem.
+    pub fn validate(&self, v: &Value) -> Result<()> {
+        typed::validate(self.schema, self.root, v).map_err(Error::Invalid)
+    }
+
+    /// Applies `config` to `live` as `manager`: the config is merged in (its values win), the
+    /// manager's set becomes exactly the config's fields, fields it applied before and no longer
+    /// applies are removed unless another manager owns them, and fields other managers own with
+    /// a different value conflict unless `force` takes them over.
+    ///
+    /// Both objects must have been validated.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
+    /// objects do not fit the schema.
+    pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+        let merged = typed::merge(self.schema, self.root, live, config)
+            .map_err(Error::Invalid)?
+            .unwrap_or(Value::Null);
+        let last = managers.get(manager).cloned();
+        let set = typed::to_field_set(self.schema, self.root, config).map_err(Error::Invalid)?;
+        managers.insert(manager.clone(), VersionedSet::new(set, version, true));
+        let new_object = self.prune(merged, &managers, manager, last.as_ref())?;
+        let (managers, comparison) = self.update_managers(live, &new_object, managers, manager, force, Some(config))?;
+        let changed = !comparison.is_same();
+        Ok(Applied { object: if changed { new_object } else { live.clone() }, changed, managers })
+    }
+
+    /// Records `new` replacing `live` as a write by `manager` (an update, never a conflict):
+    /// fields whose value changed move to the manager, fields removed leave every manager.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the objects do not fit the schema.
+    pub fn update(&self, live: &Value, new: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey) -> Result<ManagedFields> {
+        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None)?;
+        let owned = managers.remove(manager).map(|v| v.set).unwrap_or_default();
+        let set = owned.union(&c.modified).union(&c.added).difference(&c.removed);
+        if !set.is_empty() {
+            managers.insert(manager.clone(), VersionedSet::new(set, version, false));
+        }
+        Ok(managers)
+    }
+
+    /// Moves changed fields away from the managers other than `writer`, or reports them as
+    /// conflicts when not forced.
+    fn update_managers(
+        &self,
+        old: &Value,
+        new: &Value,
+        mut managers: ManagedFields,
+        writer: &ManagerKey,
+        force: bool,
+        config: Option<&Value>,
+    ) -> Result<(ManagedFields, Comparison)> {
+        let c = typed::compare(self.schema, self.root, old, new).map_err(Error::Invalid)?;
+        let changed = c.modified.union(&c.added);
+        let mut conflicts: Vec<(ManagerKey, Set)> = Vec::new();
+        if !changed.is_empty() {
+            for (key, vs) in &managers {
+                if key == writer {
+                    continue;
+                }
+                let hit = vs.set.intersection(&changed);
+                if !hit.is_empty() {
+                    conflicts.push((key.clone(), hit));
+                }
+            }
+        }
+        if !force && !conflicts.is_empty() {
+            return Err(Error::Conflict(self.conflicts(conflicts, old, config)));
+        }
+        for (key, hit) in conflicts {
+            if let Some(vs) = managers.get_mut(&key) {
+                vs.set = vs.set.difference(&hit);
+            }
+        }
+        if !c.removed.is_empty() {
+            for (key, vs) in managers.iter_mut() {
+                if key != writer {
+                    vs.set = vs.set.difference(&c.removed);
+                }
+            }
+        }
+        managers.retain(|_, vs| !vs.set.is_empty());
+        Ok((managers, c))
+    }
+
+    fn conflicts(&self, sets: Vec<(ManagerKey, Set)>, live: &Value, config: Option<&Value>) -> Conflicts {
+        // Looking values up is a scan per list level; beyond this many conflicts only the paths
+        // are reported, so a huge conflict stays linear.
+        const WITH_VALUES: usize = 256;
+        let mut out = Vec::new();
+        for (manager, set) in sets {
+            set.iterate(|p| {
+                let values = out.len() < WITH_VALUES;
+                out.push(Conflict {
+                    manager: manager.clone(),
+                    path: p.clone(),
+                    live: if values { crate::value_at(live, p).cloned() } else { None },
+                    applied: if values { config.and_then(|c| crate::value_at(c, p)).cloned() } else { None },
+                })
+            });
+        }
+        out.sort_by(|a, b| a.manager.cmp(&b.manager).then_with(|| a.path.cmp(&b.path)));
+        Conflicts(out)
+    }
+
+    /// Removes from `merged` the fields the applier applied last time and no longer applies,
+    /// unless another manager owns them (structured-merge-diff's prune, add-back-owned and
+    /// add-back-dangling steps).
+    fn prune(&self, merged: Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Value> {
+        let Some(last) = last.filter(|l| !l.set.is_empty()) else {
+            return Ok(merged);
+        };
+        let new_set = managers.get(applier).map(|v| &v.set);
+        // When the applier still applies everything it applied before, pruning removes nothing:
+        // every field it could remove is owned by its own new configuration.
+        if new_set.is_some_and(|n| last.set.difference(n).is_empty()) {
+            return Ok(merged);
+        }
+        let (s, tr) = (self.schema, self.root);
+        let ensure = |set: &Set| typed::ensure_named_fields_are_members(s, tr, set);
+        let fields = |v: &Value| typed::to_field_set(s, tr, v).map_err(Error::Invalid);
+        let last_e = ensure(&last.set);
+
+        let mut pruned = typed::remove_items(s, tr, &merged, &last_e);
+
+        // Add back what any manager (the applier's new configuration included) owns.
+        let mut by_version: BTreeMap<&str, Set> = BTreeMap::new();
+        for vs in managers.values() {
+            let e = by_version.entry(vs.api_version.as_str()).or_default();
+            *e = e.union(&vs.set);
+        }
+        let merged_e = ensure(&fields(&merged)?);
+        for managed in by_version.values() {
+            let pruned_e = ensure(&fields(&pruned)?);
+            let keep = pruned_e.union(&ensure(managed));
+            pruned = typed::remove_items(s, tr, &merged, &merged_e.difference(&keep));
+        }
+
+        // Add back what the applier never owned: only its own former fields may go.
+        let pruned_e = ensure(&fields(&pruned)?);
+        Ok(typed::remove_items(s, tr, &merged, &merged_e.difference(&pruned_e).intersection(&last_e)))
+    }
+}

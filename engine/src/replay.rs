@@ -1,0 +1,126 @@
+//! Replays Server-Side Apply scenarios in the format of the structured-merge-diff oracle
+//! (`../shared/oracle/smd`), printing its output format, so that agreement can be checked field
+//! for field.
+//!
+//! This runs at the level the oracle runs: structured-merge-diff only, without the apiserver's
+//! rules (no stripped metadata, no `ancient-changes`, no timestamps).
+
+use crate::merge::{ManagedFields, ManagerKey, Operation, Updater};
+use crate::schema::parse_smd_yaml;
+use crate::Error;
+use fieldstore_codec::fields_v1;
+use serde_json::{json, Value};
+
+/// A scenario could not be replayed at all (bad JSON, bad schema, unknown root type, invalid
+/// initial object); the oracle prints this as one `{"fatal":…}` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fatal(pub String);
+
+/// Replays a scenario document and returns one JSON line per op.
+///
+/// # Errors
+/// [`Fatal`] when the scenario itself is unusable.
+pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
+    let sc: Value = serde_json::from_str(input).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))?;
+    let schema_text = sc.get("schema").and_then(Value::as_str).unwrap_or("");
+    let schema = parse_smd_yaml(schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
+    let type_name = sc.get("type").and_then(Value::as_str).unwrap_or("");
+    let root = schema.named(type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
+    let updater = Updater::new(&schema, &root);
+    let mut live = match sc.get("live") {
+        Some(v) => {
+            updater.validate(v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
+            v.clone()
+        }
+        None => json!({}),
+    };
+    let mut managers = ManagedFields::new();
+    let ops = sc.get("ops").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let mut out = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        out.push(run_op(i, &updater, &mut live, &mut managers, op));
+    }
+    Ok(out)
+}
+
+fn error_line(i: usize, msg: &str) -> String {
+    json!({"op": i, "ok": false, "error": msg}).to_string()
+}
+
+fn run_op(i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, op: &Value) -> String {
+    let version = op.get("apiVersion").and_then(Value::as_str).filter(|v| !v.is_empty()).unwrap_or("v1");
+    let manager = op.get("manager").and_then(Value::as_str).unwrap_or("");
+    let force = op.get("force").and_then(Value::as_bool).unwrap_or(false);
+    let Some(object) = op.get("object") else {
+        return error_line(i, "bad object JSON: EOF");
+    };
+    if let Err(e) = updater.validate(object) {
+        return error_line(i, &format!("invalid object: {e}"));
+    }
+    let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
+    let (new_object, new_managers, changed) = match kind {
+        "apply" => {
+            let key = ManagerKey::apply(manager);
+            match updater.apply(live, object, version, managers.clone(), &key, force) {
+                Ok(a) => (a.object, a.managers, Some(a.changed)),
+                Err(e) => return failure(i, e),
+            }
+        }
+        "update" => {
+            let key = ManagerKey::update(manager, version);
+            match updater.update(live, object, version, managers.clone(), &key) {
+                Ok(m) => (object.clone(), m, None),
+                Err(e) => return failure(i, e),
+            }
+        }
+        other => return error_line(i, &format!("unknown op {other:?}")),
+    };
+    *live = new_object;
+    *managers = new_managers;
+    success_line(i, changed, live, managers)
+}
+
+fn failure(i: usize, e: Error) -> String {
+    match e {
+        Error::Conflict(c) => {
+            let mut list: Vec<(String, &'static str, String)> =
+                c.0.iter().map(|c| (c.manager.manager.clone(), c.manager.operation.as_str(), c.path.to_string())).collect();
+            list.sort();
+            let conflicts: Vec<Value> =
+                list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
+            json!({"op": i, "ok": false, "conflicts": conflicts}).to_string()
+        }
+        other => error_line(i, &other.to_string()),
+    }
+}
+
+fn success_line(i: usize, changed: Option<bool>, object: &Value, managers: &ManagedFields) -> String {
+    let mut entries: Vec<(&str, &str, &str, String)> = managers
+        .iter()
+        .map(|(k, vs)| (k.manager.as_str(), op_str(k.operation), vs.api_version.as_str(), fields_v1::to_json_string(&vs.set)))
+        .collect();
+    entries.sort();
+    let mut s = format!("{{\"op\":{i},\"ok\":true");
+    if let Some(c) = changed {
+        s.push_str(&format!(",\"changed\":{c}"));
+    }
+    s.push_str(",\"object\":");
+    s.push_str(&object.to_string());
+    s.push_str(",\"managedFields\":[");
+    for (n, (m, o, v, f)) in entries.iter().enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!(
+            "{{\"manager\":{},\"operation\":\"{o}\",\"apiVersion\":{},\"fieldsV1\":{f}}}",
+            Value::String((*m).to_string()),
+            Value::String((*v).to_string())
+        ));
+    }
+    s.push_str("]}");
+    s
+}
+
+fn op_str(o: Operation) -> &'static str {
+    o.as_str()
+}

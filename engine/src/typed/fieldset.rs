@@ -1,0 +1,99 @@
+//! The set of fields a value holds (`ToFieldSet`), and the named-fields closure used by pruning.
+
+use super::{deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
+use crate::schema::{ElementRelationship, Schema, TypeRef};
+use fieldstore_codec::{PathElement, Set};
+use serde_json::Value;
+
+/// The fields `v` sets, as an applier of `v` would own them: scalars, atomic containers, empty
+/// maps and nulls are leaves; map-list and set items are members with their fields below; a
+/// struct field holding a non-empty struct is not a member, only its children are; an empty
+/// granular list owns nothing.
+///
+/// # Errors
+/// Malformed list items or schema errors, at their paths.
+pub fn to_field_set(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<Set, ValidationErrors> {
+    node(schema, tr, v).map(|(_, s)| s)
+}
+
+/// Returns (whether the node itself is a leaf member, the set of its children).
+fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(bool, Set), ValidationErrors> {
+    let atom = resolve(schema, tr)?;
+    match deduce(atom, Some(v)) {
+        Kind::Scalar(_) => Ok((true, Set::new())),
+        Kind::List(list) => {
+            if list.relationship == ElementRelationship::Atomic {
+                return Ok((true, Set::new()));
+            }
+            let Value::Array(items) = v else { return Ok((false, Set::new())) };
+            let mut members = Vec::with_capacity(items.len());
+            let mut children = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let pe = list_item_pe(schema, list, i, item).map_err(|e| ValidationErrors::one(format!("element {i}: {e}")))?;
+                let (_, child) = node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?;
+                if !child.is_empty() {
+                    children.push((pe.clone(), child));
+                }
+                members.push(pe);
+            }
+            Ok((false, Set::from_parts(members, children)))
+        }
+        Kind::Map(map) => {
+            if map.relationship == ElementRelationship::Atomic {
+                return Ok((true, Set::new()));
+            }
+            let Value::Object(m) = v else { return Ok((false, Set::new())) };
+            let mut members = Vec::new();
+            let mut children = Vec::new();
+            for (k, val) in m {
+                let field = map.find_field(k);
+                let ty = field.map(|f| &f.ty).unwrap_or(&map.element_type);
+                let pe = PathElement::field(k.as_str());
+                let (leaf, child) = node(schema, ty, val).map_err(|e| e.prefixed(&pe))?;
+                let empty_map = matches!(val, Value::Object(o) if o.is_empty());
+                let member = leaf || val.is_null() || empty_map || field.is_none();
+                if !child.is_empty() {
+                    children.push((pe.clone(), child));
+                }
+                if member {
+                    members.push(pe);
+                }
+            }
+            // Map keys arrive sorted, so this sort is a linear check.
+            Ok((false, Set::from_parts(members, children)))
+        }
+        Kind::Invalid => Err(invalid_atom(tr)),
+    }
+}
+
+/// `set` plus, at every level, the declared struct fields that have children in `set` as members
+/// themselves (structured-merge-diff's `EnsureNamedFieldsAreMembers`), so that removing such a
+/// set removes the struct too unless someone still owns part of it.
+pub fn ensure_named_fields_are_members(schema: &Schema, tr: &TypeRef, set: &Set) -> Set {
+    let atom = schema.resolve(tr);
+    let map = atom.and_then(|a| a.map.as_ref());
+    let list = atom.and_then(|a| a.list.as_ref());
+    let mut members: Vec<PathElement> = set.members().to_vec();
+    let mut children = Vec::with_capacity(set.children().len());
+    for (pe, child) in set.children() {
+        let mut child_tr = &TypeRef::Empty;
+        match pe {
+            PathElement::FieldName(name) => {
+                if let Some(m) = map {
+                    if m.find_field(name).is_some() {
+                        members.push(pe.clone());
+                    }
+                    child_tr = m.entry_type(name);
+                }
+            }
+            PathElement::Key(_) => {
+                if let Some(l) = list {
+                    child_tr = &l.element_type;
+                }
+            }
+            _ => {}
+        }
+        children.push((pe.clone(), ensure_named_fields_are_members(schema, child_tr, child)));
+    }
+    Set::from_parts(members, children)
+}

@@ -1,0 +1,224 @@
+//! Values typed by a schema: validation, the set of fields a value holds, merging two values,
+//! comparing them, and removing a set of fields — structured-merge-diff's `typed` package.
+//!
+//! Every operation walks the value and the schema together. Sets are built bottom-up (each node
+//! returns the set of its own children, sorted once), so an n-item list costs O(n log n), whatever
+//! the order of its items.
+
+mod compare;
+mod fieldset;
+mod remove;
+mod validate;
+
+use crate::schema::{Atom, ElementRelationship, List, Map, Scalar, Schema, TypeRef};
+use fieldstore_codec::PathElement;
+use serde_json::Value;
+use std::fmt;
+
+pub use compare::{compare, merge, Comparison};
+pub use fieldset::{ensure_named_fields_are_members, to_field_set};
+pub use remove::remove_items;
+pub use validate::validate;
+
+/// One problem found in an object, at a path printed as Kubernetes prints paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationError {
+    /// Where the problem is, e.g. `.spec.containers[name="a"].image`; empty for the root.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Every problem found in an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidationErrors(pub Vec<ValidationError>);
+
+impl ValidationErrors {
+    pub(crate) fn one(message: impl Into<String>) -> Self {
+        ValidationErrors(vec![ValidationError { path: String::new(), message: message.into() }])
+    }
+
+    /// Whether no problem was found.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn extend(&mut self, other: ValidationErrors) {
+        self.0.extend(other.0);
+    }
+
+    /// Prefixes every path with the printed form of `pe` (errors bubble up from the leaves).
+    pub(crate) fn prefixed(mut self, pe: &PathElement) -> Self {
+        if !self.0.is_empty() {
+            let p = pe.to_string();
+            for e in &mut self.0 {
+                e.path.insert_str(0, &p);
+            }
+        }
+        self
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.len() == 1 {
+            return write!(f, "{}", self.0[0]);
+        }
+        f.write_str("errors:")?;
+        for e in &self.0 {
+            write!(f, "\n  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which handler a value is walked with, once the atom is narrowed by the value's own kind.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind<'a> {
+    Scalar(Scalar),
+    List(&'a List),
+    Map(&'a Map),
+    Invalid,
+}
+
+impl Kind<'_> {
+    fn tag(&self) -> u8 {
+        match self {
+            Kind::Scalar(_) => 0,
+            Kind::List(_) => 1,
+            Kind::Map(_) => 2,
+            Kind::Invalid => 3,
+        }
+    }
+
+    pub(crate) fn same_handler(&self, other: &Kind<'_>) -> bool {
+        self.tag() == other.tag()
+    }
+}
+
+/// structured-merge-diff's `deduceAtom` then `handleAtom`: the value's own kind if the atom allows
+/// it, else the atom's first kind in the order map, scalar, list.
+pub(crate) fn deduce<'a>(atom: &'a Atom, v: Option<&Value>) -> Kind<'a> {
+    match v {
+        Some(Value::Number(_) | Value::String(_) | Value::Bool(_)) if atom.scalar.is_some() => {
+            return Kind::Scalar(atom.scalar.unwrap_or(Scalar::Untyped))
+        }
+        Some(Value::Array(_)) if atom.list.is_some() => return atom.list.as_ref().map_or(Kind::Invalid, Kind::List),
+        Some(Value::Object(_)) if atom.map.is_some() => return atom.map.as_ref().map_or(Kind::Invalid, Kind::Map),
+        _ => {}
+    }
+    if let Some(m) = &atom.map {
+        Kind::Map(m)
+    } else if let Some(s) = atom.scalar {
+        Kind::Scalar(s)
+    } else if let Some(l) = &atom.list {
+        Kind::List(l)
+    } else {
+        Kind::Invalid
+    }
+}
+
+/// Resolves `tr`, or the schema error structured-merge-diff reports.
+pub(crate) fn resolve<'a>(schema: &'a Schema, tr: &'a TypeRef) -> Result<&'a Atom, ValidationErrors> {
+    schema.resolve(tr).ok_or_else(|| {
+        let name = match tr {
+            TypeRef::Named(n, _) => n.as_str(),
+            _ => "inlined",
+        };
+        ValidationErrors::one(format!("schema error: no type found matching: {name}"))
+    })
+}
+
+pub(crate) fn invalid_atom(tr: &TypeRef) -> ValidationErrors {
+    let name = match tr {
+        TypeRef::Named(n, _) => format!("named type: {n}"),
+        _ => "inlined".to_string(),
+    };
+    ValidationErrors::one(format!("schema error: invalid atom: {name}"))
+}
+
+/// Checks a scalar against its kind (`null` is always allowed).
+pub(crate) fn validate_scalar(t: Scalar, v: Option<&Value>, prefix: &str) -> Result<(), ValidationErrors> {
+    let Some(v) = v else { return Ok(()) };
+    let ok = match (t, v) {
+        (_, Value::Null) => true,
+        (Scalar::Numeric, Value::Number(_)) => true,
+        (Scalar::Numeric, _) => false,
+        (Scalar::String, Value::String(_)) => true,
+        (Scalar::String, _) => false,
+        (Scalar::Boolean, Value::Bool(_)) => true,
+        (Scalar::Boolean, _) => false,
+        (Scalar::Untyped, _) => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        let want = match t {
+            Scalar::Numeric => "numeric (int or float)",
+            Scalar::String => "string",
+            Scalar::Boolean => "boolean",
+            Scalar::Untyped => "scalar",
+        };
+        Err(ValidationErrors::one(format!("{prefix}expected {want}, got {}", kind_name(v))))
+    }
+}
+
+pub(crate) fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
+}
+
+/// The path element identifying item `index` of a list: its key for a map list, its value for a
+/// set, its position otherwise.
+pub(crate) fn list_item_pe(schema: &Schema, list: &List, index: usize, item: &Value) -> Result<PathElement, String> {
+    if list.relationship != ElementRelationship::Associative {
+        return Ok(PathElement::Index(index as i64));
+    }
+    if list.keys.is_empty() {
+        return match item {
+            Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
+            Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
+            Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
+            v => Ok(PathElement::Value(v.clone())),
+        };
+    }
+    let m = match item {
+        Value::Null => return Err("associative list with keys may not have a null element".into()),
+        Value::Object(m) => m,
+        _ => return Err("associative list with keys may not have non-map elements".into()),
+    };
+    let mut fields = Vec::with_capacity(list.keys.len());
+    for k in &list.keys {
+        if let Some(v) = m.get(k) {
+            fields.push((k.clone(), v.clone()));
+            continue;
+        }
+        let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
+        let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
+        match em.find_field(k).and_then(|f| f.default.as_ref()) {
+            Some(d) => fields.push((k.clone(), d.clone())),
+            None => {
+                return Err(format!(
+                    "associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"
+                ))
+            }
+        }
+    }
+    Ok(PathElement::key(fields))
+}
