@@ -135,6 +135,18 @@ pub struct StructField {
     pub ty: TypeRef,
     /// A default value, used for an associative-list key field an item omits.
     pub default: Option<Value>,
+    /// Strategic-merge-patch strategies of the field (`merge`, `replace`, `retainKeys`), from
+    /// `x-kubernetes-patch-strategy` or Go struct tags; empty when none is declared.
+    pub patch_strategies: Vec<String>,
+    /// Strategic-merge-patch merge key of a list field (`x-kubernetes-patch-merge-key`).
+    pub patch_merge_key: Option<String>,
+}
+
+impl StructField {
+    /// A field with a name and a type, no default and no patch metadata.
+    pub fn new(name: impl Into<String>, ty: TypeRef) -> Self {
+        StructField { name: name.into(), ty, default: None, patch_strategies: Vec::new(), patch_merge_key: None }
+    }
 }
 
 /// The atom every unresolvable or empty reference resolves to: it accepts nothing.

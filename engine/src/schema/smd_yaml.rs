@@ -69,7 +69,7 @@ fn parse_atom(v: &Value, path: &str) -> Result<Atom> {
                 let name = f.get("name").and_then(Value::as_str).ok_or_else(|| err(&fp, "missing name"))?;
                 let ty = parse_ref(f.get("type"), &format!("{fp}.type"))?;
                 let default = f.get("default").filter(|d| !d.is_null()).cloned();
-                fields.push(StructField { name: name.to_string(), ty, default });
+                fields.push(StructField { default, ..StructField::new(name, ty) });
             }
         }
         let element_type = parse_ref(m.get("elementType"), &format!("{p}.elementType"))?;
