@@ -8,8 +8,9 @@
 use crate::merge::{ManagedFields, ManagerKey, Operation, Updater};
 use crate::schema::parse_smd_yaml;
 use crate::Error;
-use fieldstore_codec::fields_v1;
+use fieldstore_codec::{fields_v1, Path, PathElement, Set};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// A scenario could not be replayed at all (bad JSON, bad schema, unknown root type, invalid
 /// initial object); the oracle prints this as one `{"fatal":…}` line.
@@ -62,7 +63,7 @@ fn run_op(i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut Mana
         "apply" => {
             let key = ManagerKey::apply(manager);
             match updater.apply(live, object, version, managers.clone(), &key, force) {
-                Ok(a) => (a.object, a.managers, Some(a.changed)),
+                Ok(a) => (a.object.unwrap_or_else(|| live.clone()), a.managers, Some(a.changed)),
                 Err(e) => return failure(i, e),
             }
         }
@@ -83,8 +84,18 @@ fn run_op(i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut Mana
 fn failure(i: usize, e: Error) -> String {
     match e {
         Error::Conflict(c) => {
-            let mut list: Vec<(String, &'static str, String)> =
-                c.0.iter().map(|c| (c.manager.manager.clone(), c.manager.operation.as_str(), c.path.to_string())).collect();
+            // Regroup the conflicts into one set per manager, then list each set's paths the way
+            // structured-merge-diff v4.1.2 lists them (see `smd_iterate`).
+            let mut per_manager: BTreeMap<&ManagerKey, Vec<Path>> = BTreeMap::new();
+            for c in &c.0 {
+                per_manager.entry(&c.manager).or_default().push(c.path.clone());
+            }
+            let mut list: Vec<(String, &'static str, String)> = Vec::new();
+            for (m, paths) in per_manager {
+                for p in smd_iterate(&Set::from_paths(&paths)) {
+                    list.push((m.manager.clone(), m.operation.as_str(), p.to_string()));
+                }
+            }
             list.sort();
             let conflicts: Vec<Value> =
                 list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
@@ -123,4 +134,55 @@ fn success_line(i: usize, changed: Option<bool>, object: &Value, managers: &Mana
 
 fn op_str(o: Operation) -> &'static str {
     o.as_str()
+}
+
+/// The paths of `set` as structured-merge-diff v4.1.2's `Set.Iterate` hands them out when they are
+/// kept (as `ConflictsFromManagers` keeps them): each path is `append(prefix, element)` on a Go
+/// slice, so paths built from a prefix that still had spare capacity share its backing array, and
+/// every one of them ends up showing whatever was appended there last. Conflicts on sibling
+/// fields can thus print as one path repeated. The engine's own [`crate::Conflicts`] carry the
+/// true paths; only this replay, whose purpose is to print what the oracle prints, reproduces the
+/// aliasing (engine/DIFFERENCES.md).
+fn smd_iterate(set: &Set) -> Vec<Path> {
+    /// A Go slice of path elements: a backing array (index into the arena), length, capacity.
+    #[derive(Clone, Copy)]
+    struct Slice {
+        array: Option<usize>,
+        len: usize,
+        cap: usize,
+    }
+    fn append(arena: &mut Vec<Vec<PathElement>>, s: Slice, pe: &PathElement) -> Slice {
+        if let Some(a) = s.array.filter(|_| s.len < s.cap) {
+            // Room left: write in place, shared with every other slice of this array.
+            let arr = &mut arena[a];
+            if arr.len() > s.len {
+                arr[s.len] = pe.clone();
+            } else {
+                arr.push(pe.clone());
+            }
+            return Slice { array: Some(a), len: s.len + 1, cap: s.cap };
+        }
+        // growslice for 32-byte elements below 256: double (from 0 to 1); sizes are exact classes.
+        let cap = if s.cap == 0 { 1 } else { s.cap * 2 };
+        let mut arr: Vec<PathElement> = s.array.map(|a| arena[a][..s.len].to_vec()).unwrap_or_default();
+        arr.push(pe.clone());
+        arena.push(arr);
+        Slice { array: Some(arena.len() - 1), len: s.len + 1, cap }
+    }
+    fn walk(set: &Set, prefix: Slice, arena: &mut Vec<Vec<PathElement>>, out: &mut Vec<Slice>) {
+        for m in set.members() {
+            let p = append(arena, prefix, m);
+            out.push(p);
+        }
+        for (pe, child) in set.children() {
+            let p = append(arena, prefix, pe);
+            walk(child, p, arena, out);
+        }
+    }
+    let mut arena = Vec::new();
+    let mut out = Vec::new();
+    walk(set, Slice { array: None, len: 0, cap: 0 }, &mut arena, &mut out);
+    out.into_iter()
+        .map(|s| Path(s.array.map(|a| arena[a][..s.len].to_vec()).unwrap_or_default()))
+        .collect()
 }

@@ -273,6 +273,33 @@ impl Set {
         Set { members, children }
     }
 
+    /// Whether every member path of `self` is a member of `other` (without building the
+    /// difference).
+    pub fn is_subset_of(&self, other: &Set) -> bool {
+        let mut j = 0;
+        for m in &self.members {
+            while j < other.members.len() && other.members[j] < *m {
+                j += 1;
+            }
+            if j >= other.members.len() || other.members[j] != *m {
+                return false;
+            }
+        }
+        let mut j = 0;
+        for (pe, child) in &self.children {
+            if child.is_empty() {
+                continue;
+            }
+            while j < other.children.len() && other.children[j].0 < *pe {
+                j += 1;
+            }
+            if j >= other.children.len() || other.children[j].0 != *pe || !child.is_subset_of(&other.children[j].1) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The members that have nothing below them in this set.
     #[must_use]
     pub fn leaves(&self) -> Set {
@@ -406,6 +433,15 @@ mod tests {
         assert_eq!(parent.difference(&child), parent);
         assert_eq!(child.difference(&parent), child);
         assert!(child.recursive_difference(&parent).is_empty());
+    }
+
+    #[test]
+    fn subset_agrees_with_difference() {
+        let a = Set::from_paths(&[p(&["a", "b"]), p(&["c"])]);
+        let b = Set::from_paths(&[p(&["a", "b"]), p(&["a"]), p(&["c"]), p(&["d", "e"])]);
+        assert!(a.is_subset_of(&b) && a.difference(&b).is_empty());
+        assert!(!b.is_subset_of(&a) && !b.difference(&a).is_empty());
+        assert!(Set::new().is_subset_of(&a));
     }
 
     #[test]

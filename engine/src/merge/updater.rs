@@ -20,8 +20,8 @@ pub struct Updater<'s> {
 /// The outcome of a successful apply.
 #[derive(Debug, Clone)]
 pub struct Applied {
-    /// The object after the apply (the live object itself when nothing changed).
-    pub object: Value,
+    /// The object after the apply; `None` when the object did not change (keep the live one).
+    pub object: Option<Value>,
     /// Whether the object changed. Managed fields may change even when the object does not.
     pub changed: bool,
     /// Every manager's fields after the apply.
@@ -53,16 +53,18 @@ impl<'s> Updater<'s> {
     /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
     /// objects do not fit the schema.
     pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
-        let merged = typed::merge(self.schema, self.root, live, config)
-            .map_err(Error::Invalid)?
-            .unwrap_or(Value::Null);
-        let last = managers.get(manager).cloned();
+        let (merged, fused) = typed::merge_and_compare(self.schema, self.root, live, config).map_err(Error::Invalid)?;
+        let merged = merged.unwrap_or(Value::Null);
         let set = typed::to_field_set(self.schema, self.root, config).map_err(Error::Invalid)?;
-        managers.insert(manager.clone(), VersionedSet::new(set, version, true));
-        let new_object = self.prune(merged, &managers, manager, last.as_ref())?;
-        let (managers, comparison) = self.update_managers(live, &new_object, managers, manager, force, Some(config))?;
+        let last = managers.insert(manager.clone(), VersionedSet::new(set, version, true));
+        let (new_object, comparison) = match self.prune(merged, &managers, manager, last.as_ref())? {
+            // Nothing pruned: the comparison made while merging is the one of live and merged.
+            Pruned::Nothing(merged) => (merged, fused),
+            Pruned::Some(pruned) => (pruned, None),
+        };
+        let (managers, comparison) = self.update_managers(live, &new_object, managers, manager, force, Some(config), comparison)?;
         let changed = !comparison.is_same();
-        Ok(Applied { object: if changed { new_object } else { live.clone() }, changed, managers })
+        Ok(Applied { object: changed.then_some(new_object), changed, managers })
     }
 
     /// Records `new` replacing `live` as a write by `manager` (an update, never a conflict):
@@ -71,7 +73,7 @@ impl<'s> Updater<'s> {
     /// # Errors
     /// [`Error::Invalid`] when the objects do not fit the schema.
     pub fn update(&self, live: &Value, new: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey) -> Result<ManagedFields> {
-        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None)?;
+        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None, None)?;
         let owned = managers.remove(manager).map(|v| v.set).unwrap_or_default();
         let set = owned.union(&c.modified).union(&c.added).difference(&c.removed);
         if !set.is_empty() {
@@ -90,8 +92,12 @@ impl<'s> Updater<'s> {
         writer: &ManagerKey,
         force: bool,
         config: Option<&Value>,
+        known: Option<Comparison>,
     ) -> Result<(ManagedFields, Comparison)> {
-        let c = typed::compare(self.schema, self.root, old, new).map_err(Error::Invalid)?;
+        let c = match known {
+            Some(c) => c,
+            None => typed::compare(self.schema, self.root, old, new).map_err(Error::Invalid)?,
+        };
         let changed = c.modified.union(&c.added);
         let mut conflicts: Vec<(ManagerKey, Set)> = Vec::new();
         if !changed.is_empty() {
@@ -147,15 +153,15 @@ impl<'s> Updater<'s> {
     /// Removes from `merged` the fields the applier applied last time and no longer applies,
     /// unless another manager owns them (structured-merge-diff's prune, add-back-owned and
     /// add-back-dangling steps).
-    fn prune(&self, merged: Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Value> {
+    fn prune(&self, merged: Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Pruned> {
         let Some(last) = last.filter(|l| !l.set.is_empty()) else {
-            return Ok(merged);
+            return Ok(Pruned::Nothing(merged));
         };
         let new_set = managers.get(applier).map(|v| &v.set);
         // When the applier still applies everything it applied before, pruning removes nothing:
         // every field it could remove is owned by its own new configuration.
-        if new_set.is_some_and(|n| last.set.difference(n).is_empty()) {
-            return Ok(merged);
+        if new_set.is_some_and(|n| last.set.is_subset_of(n)) {
+            return Ok(Pruned::Nothing(merged));
         }
         let (s, tr) = (self.schema, self.root);
         let ensure = |set: &Set| typed::ensure_named_fields_are_members(s, tr, set);
@@ -179,6 +185,14 @@ impl<'s> Updater<'s> {
 
         // Add back what the applier never owned: only its own former fields may go.
         let pruned_e = ensure(&fields(&pruned)?);
-        Ok(typed::remove_items(s, tr, &merged, &merged_e.difference(&pruned_e).intersection(&last_e)))
+        Ok(Pruned::Some(typed::remove_items(s, tr, &merged, &merged_e.difference(&pruned_e).intersection(&last_e))))
     }
+}
+
+/// What pruning did to the merged object.
+enum Pruned {
+    /// Nothing could be removed; the merged object as it was.
+    Nothing(Value),
+    /// The pruned object (possibly equal to the merged one).
+    Some(Value),
 }

@@ -4,11 +4,12 @@
 //! leaves (scalars, atomic containers, containers empty on both sides) are decided whole; maps
 //! are walked key by key; lists are walked item by item, matched by key, value or position.
 
-use super::{deduce, invalid_atom, list_item_pe, resolve, validate_scalar, Kind, ValidationErrors};
+use super::{deduce, invalid_atom, item_key, resolve, validate_scalar, ItemKey, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use fieldstore_codec::{value, PathElement, Set};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+
+type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;
 
 /// What changed between two values: the paths added, modified (leaf value differs) and removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,7 +36,7 @@ impl Comparison {
 /// # Errors
 /// Malformed items met on the way (both inputs are normally validated beforehand).
 pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Option<Value>, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Merge };
+    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         Ok(n.out)
@@ -44,12 +45,33 @@ pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<
     }
 }
 
+/// [`merge`] and, in the same walk, the comparison from `lhs` to the merged value — what
+/// [`compare`]`(lhs, merge(lhs, rhs))` gives — or `None` for the comparison when the values mix
+/// kinds in a way only a separate comparison reproduces exactly.
+///
+/// # Errors
+/// Malformed items met on the way.
+pub fn merge_and_compare(
+    schema: &Schema,
+    tr: &TypeRef,
+    lhs: &Value,
+    rhs: &Value,
+) -> Result<(Option<Value>, Option<Comparison>), ValidationErrors> {
+    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true };
+    let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let [added, modified, removed] = n.sets;
+    Ok((n.out, w.fused_ok.then_some(Comparison { added, modified, removed })))
+}
+
 /// The field-level difference from `lhs` to `rhs`.
 ///
 /// # Errors
 /// Malformed items met on the way.
 pub fn compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Comparison, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Compare };
+    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         let [added, modified, removed] = n.sets;
@@ -61,8 +83,23 @@ pub fn compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Resul
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
+    /// Build the merged value.
     Merge,
+    /// Compare the two values.
     Compare,
+    /// Build the merged value and compare the left value with it: where the right value is
+    /// absent the merged value is the left one, so nothing changed there.
+    MergeCompare,
+}
+
+impl Mode {
+    fn merges(self) -> bool {
+        self != Mode::Compare
+    }
+
+    fn compares(self) -> bool {
+        self != Mode::Merge
+    }
 }
 
 const ADDED: usize = 0;
@@ -86,8 +123,13 @@ struct Collector {
 }
 
 impl Collector {
-    fn add(&mut self, pe: &PathElement, n: NodeOut) {
+    /// Records a child's results; its path element is built only if something is recorded.
+    fn add(&mut self, pe: impl FnOnce() -> PathElement, n: NodeOut) {
         let NodeOut { flags, sets, .. } = n;
+        if !flags.iter().any(|f| *f) && sets.iter().all(Set::is_empty) {
+            return;
+        }
+        let pe = pe();
         for (k, s) in sets.into_iter().enumerate() {
             if flags[k] {
                 self.members[k].push(pe.clone());
@@ -109,6 +151,8 @@ impl Collector {
 struct Walker<'s> {
     schema: &'s Schema,
     mode: Mode,
+    /// Cleared when a fused walk meets values whose kinds differ from the type's choice.
+    fused_ok: bool,
 }
 
 impl<'s> Walker<'s> {
@@ -121,6 +165,9 @@ impl<'s> Walker<'s> {
         let kr = deduce(atom, rhs);
         let mut errs = ValidationErrors::default();
         if !kl.same_handler(&kr) {
+            if self.mode == Mode::MergeCompare && lhs.is_some() && rhs.is_some() {
+                self.fused_ok = false;
+            }
             // Like structured-merge-diff, walk the value with the left kind first; only its
             // comparison results are kept.
             let (n, e) = self.handle(kl, lhs, rhs, tr);
@@ -164,23 +211,25 @@ impl<'s> Walker<'s> {
     /// A leaf: the right value wins (merge), or the two are compared whole (compare).
     fn leaf(&self, lhs: Option<&Value>, rhs: Option<&Value>) -> NodeOut {
         let mut n = NodeOut::default();
-        match self.mode {
-            Mode::Merge => n.out = rhs.or(lhs).cloned(),
-            Mode::Compare => match (lhs, rhs) {
-                (None, _) => n.flags[ADDED] = true,
-                (_, None) => n.flags[REMOVED] = true,
-                (Some(l), Some(r)) => n.flags[MODIFIED] = !value::equals(l, r),
-            },
+        if self.mode.merges() {
+            n.out = rhs.or(lhs).cloned();
+        }
+        match (self.mode, lhs, rhs) {
+            (Mode::Merge, _, _) => {}
+            (_, None, _) => n.flags[ADDED] = true,
+            (Mode::MergeCompare, Some(_), None) => {}
+            (_, _, None) => n.flags[REMOVED] = true,
+            (_, Some(l), Some(r)) => n.flags[MODIFIED] = !value::equals(l, r),
         }
         n
     }
 
     /// After the children of a granular container: the container itself appeared or vanished.
     fn post(&self, n: &mut NodeOut, lhs: Option<&Value>, rhs: Option<&Value>) {
-        if self.mode == Mode::Compare {
+        if self.mode.compares() {
             if lhs.is_none() {
                 n.flags[ADDED] = true;
-            } else if rhs.is_none() {
+            } else if rhs.is_none() && self.mode == Mode::Compare {
                 n.flags[REMOVED] = true;
             }
         }
@@ -197,15 +246,18 @@ impl<'s> Walker<'s> {
         let mut out = serde_json::Map::new();
         let mut col = Collector::default();
         let mut visit = |w: &mut Self, key: &str, l: Option<&Value>, r: Option<&Value>| {
-            let pe = PathElement::field(key);
             let (n, e) = w.node(l, r, t.entry_type(key));
-            errs.extend(e.prefixed(&pe));
-            if w.mode == Mode::Merge {
-                if let Some(v) = n.out {
+            if !e.is_empty() {
+                errs.extend(e.prefixed(&PathElement::field(key)));
+            }
+            let mut n = n;
+            if w.mode.merges() {
+                if let Some(v) = n.out.take() {
                     out.insert(key.to_string(), v);
                 }
-            } else {
-                col.add(&pe, n);
+            }
+            if w.mode.compares() {
+                col.add(|| PathElement::field(key), n);
             }
         };
         // Both maps iterate in key order: walk them as a sorted merge.
@@ -233,11 +285,10 @@ impl<'s> Walker<'s> {
             }
         }
         let mut n = NodeOut::default();
-        if self.mode == Mode::Merge {
-            if !out.is_empty() {
-                n.out = Some(Value::Object(out));
-            }
-        } else {
+        if self.mode.merges() && !out.is_empty() {
+            n.out = Some(Value::Object(out));
+        }
+        if self.mode.compares() {
             n.sets = col.finish();
         }
         self.post(&mut n, lhs, rhs);
@@ -254,69 +305,73 @@ impl<'s> Walker<'s> {
         let mut errs = ValidationErrors::default();
         let rlen = rl.map_or(0, Vec::len);
         let llen = ll.map_or(0, Vec::len);
-        let mut out: Vec<Value> = Vec::with_capacity(if self.mode == Mode::Merge { rlen.max(llen) } else { 0 });
+        let mut out: Vec<Value> = Vec::with_capacity(if self.mode.merges() { rlen.max(llen) } else { 0 });
         let mut col = Collector::default();
 
-        let mut rhs_order: Vec<PathElement> = Vec::with_capacity(rlen);
-        let mut observed_rhs: HashMap<PathElement, &Value> = HashMap::with_capacity(rlen);
+        let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen);
+        let mut observed_rhs: HashMap<ItemKey<'_>, &Value> = HashMap::with_capacity_and_hasher(rlen, Default::default());
         for (i, child) in rl.into_iter().flatten().enumerate() {
-            match list_item_pe(self.schema, t, i, child) {
-                Ok(pe) => {
-                    if observed_rhs.contains_key(&pe) {
-                        errs.extend(ValidationErrors::one(format!("rhs: duplicate entries for key {pe}")));
+            match item_key(self.schema, t, i, child) {
+                Ok(k) => {
+                    if observed_rhs.insert(k.clone(), child).is_some() {
+                        errs.extend(ValidationErrors::one(format!("rhs: duplicate entries for key {}", k.to_pe(t))));
                     }
-                    observed_rhs.insert(pe.clone(), child);
-                    rhs_order.push(pe);
+                    rhs_order.push(k);
                 }
                 Err(e) => errs.extend(ValidationErrors::one(format!("rhs: element {i}: {e}"))),
             }
         }
-        let mut observed_lhs: HashSet<PathElement> = HashSet::with_capacity(llen);
+        // Items of the left side, by key, once walked (the value says whether the right side had it).
+        let mut observed_lhs: HashMap<ItemKey<'_>, ()> = HashMap::with_capacity_and_hasher(llen, Default::default());
         for (i, child) in ll.into_iter().flatten().enumerate() {
-            let pe = match list_item_pe(self.schema, t, i, child) {
-                Ok(pe) => pe,
+            let k = match item_key(self.schema, t, i, child) {
+                Ok(k) => k,
                 Err(e) => {
                     errs.extend(ValidationErrors::one(format!("lhs: element {i}: {e}")));
                     continue;
                 }
             };
-            if observed_lhs.contains(&pe) {
-                errs.extend(ValidationErrors::one(format!("lhs: duplicate entries for key {pe}")));
+            if observed_lhs.contains_key(&k) {
+                errs.extend(ValidationErrors::one(format!("lhs: duplicate entries for key {}", k.to_pe(t))));
                 continue;
             }
-            let r = observed_rhs.get(&pe).copied();
+            let r = observed_rhs.get(&k).copied();
             let (n, e) = self.node(Some(child), r, &t.element_type);
-            errs.extend(e.prefixed(&pe));
-            self.take(&mut out, &mut col, &pe, n);
-            observed_lhs.insert(pe);
+            if !e.is_empty() {
+                errs.extend(e.prefixed(&k.to_pe(t)));
+            }
+            self.take(&mut out, &mut col, || k.to_pe(t), n);
+            observed_lhs.insert(k, ());
         }
-        for pe in &rhs_order {
-            if observed_lhs.contains(pe) {
+        for k in &rhs_order {
+            if observed_lhs.contains_key(k) {
                 continue;
             }
-            let r = observed_rhs.get(pe).copied();
+            let r = observed_rhs.get(k).copied();
             let (n, e) = self.node(None, r, &t.element_type);
-            errs.extend(e.prefixed(pe));
-            self.take(&mut out, &mut col, pe, n);
+            if !e.is_empty() {
+                errs.extend(e.prefixed(&k.to_pe(t)));
+            }
+            self.take(&mut out, &mut col, || k.to_pe(t), n);
         }
         let mut n = NodeOut::default();
-        if self.mode == Mode::Merge {
-            if !out.is_empty() {
-                n.out = Some(Value::Array(out));
-            }
-        } else {
+        if self.mode.merges() && !out.is_empty() {
+            n.out = Some(Value::Array(out));
+        }
+        if self.mode.compares() {
             n.sets = col.finish();
         }
         self.post(&mut n, lhs, rhs);
         (n, errs)
     }
 
-    fn take(&self, out: &mut Vec<Value>, col: &mut Collector, pe: &PathElement, n: NodeOut) {
-        if self.mode == Mode::Merge {
-            if let Some(v) = n.out {
+    fn take(&self, out: &mut Vec<Value>, col: &mut Collector, pe: impl FnOnce() -> PathElement, mut n: NodeOut) {
+        if self.mode.merges() {
+            if let Some(v) = n.out.take() {
                 out.push(v);
             }
-        } else {
+        }
+        if self.mode.compares() {
             col.add(pe, n);
         }
     }

@@ -15,7 +15,7 @@ use fieldstore_codec::PathElement;
 use serde_json::Value;
 use std::fmt;
 
-pub use compare::{compare, merge, Comparison};
+pub use compare::{compare, merge, merge_and_compare, Comparison};
 pub use fieldset::{ensure_named_fields_are_members, to_field_set};
 pub use remove::remove_items;
 pub use validate::validate;
@@ -182,6 +182,94 @@ pub(crate) fn kind_name(v: &Value) -> &'static str {
         Value::Array(_) => "list",
         Value::Object(_) => "map",
     }
+}
+
+/// How a list item is identified, borrowed from the item (and the schema's key defaults): the
+/// cheap form used to match items while walking, turned into a [`PathElement`] only when a path
+/// must be recorded.
+#[derive(Debug, Clone)]
+pub(crate) enum ItemKey<'a> {
+    /// A position.
+    Index(usize),
+    /// A set item's own value, or a one-field key's value.
+    One(&'a Value),
+    /// The values of a multi-field key, in the order of the list's key names.
+    Many(Vec<&'a Value>),
+}
+
+impl PartialEq for ItemKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ItemKey::Index(a), ItemKey::Index(b)) => a == b,
+            (ItemKey::One(a), ItemKey::One(b)) => fieldstore_codec::value::compare(a, b).is_eq(),
+            (ItemKey::Many(a), ItemKey::Many(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| fieldstore_codec::value::compare(x, y).is_eq())
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for ItemKey<'_> {}
+
+impl std::hash::Hash for ItemKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            ItemKey::Index(i) => i.hash(state),
+            ItemKey::One(v) => fieldstore_codec::value::hash_value(v, state),
+            ItemKey::Many(vs) => {
+                for v in vs {
+                    fieldstore_codec::value::hash_value(v, state);
+                }
+            }
+        }
+    }
+}
+
+impl ItemKey<'_> {
+    /// The owned path element of this key in `list`.
+    pub(crate) fn to_pe(&self, list: &List) -> PathElement {
+        match self {
+            ItemKey::Index(i) => PathElement::Index(*i as i64),
+            ItemKey::One(v) if list.keys.is_empty() => PathElement::Value((*v).clone()),
+            ItemKey::One(v) => PathElement::key(vec![(list.keys[0].clone(), (*v).clone())]),
+            ItemKey::Many(vs) => PathElement::key(list.keys.iter().cloned().zip(vs.iter().map(|v| (*v).clone())).collect()),
+        }
+    }
+}
+
+/// The [`ItemKey`] of item `index` of a list; the same rules and errors as [`list_item_pe`].
+pub(crate) fn item_key<'a>(schema: &'a Schema, list: &'a List, index: usize, item: &'a Value) -> Result<ItemKey<'a>, String> {
+    if list.relationship != ElementRelationship::Associative {
+        return Ok(ItemKey::Index(index));
+    }
+    if list.keys.is_empty() {
+        return match item {
+            Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
+            Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
+            Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
+            v => Ok(ItemKey::One(v)),
+        };
+    }
+    let m = match item {
+        Value::Null => return Err("associative list with keys may not have a null element".into()),
+        Value::Object(m) => m,
+        _ => return Err("associative list with keys may not have non-map elements".into()),
+    };
+    let one = |k: &String| -> Result<&'a Value, String> {
+        if let Some(v) = m.get(k) {
+            return Ok(v);
+        }
+        let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
+        let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
+        em.find_field(k).and_then(|f| f.default.as_ref()).ok_or_else(|| {
+            format!("associative list with keys has an element that omits key field {k:?} (and doesn't have default value)")
+        })
+    };
+    if list.keys.len() == 1 {
+        return one(&list.keys[0]).map(ItemKey::One);
+    }
+    list.keys.iter().map(one).collect::<Result<Vec<_>, _>>().map(ItemKey::Many)
 }
 
 /// The path element identifying item `index` of a list: its key for a map list, its value for a

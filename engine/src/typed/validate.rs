@@ -1,10 +1,10 @@
 //! Validation of a value against its type.
 
-use super::{deduce, invalid_atom, kind_name, list_item_pe, resolve, validate_scalar, Kind, ValidationErrors};
+use super::{deduce, invalid_atom, item_key, kind_name, resolve, validate_scalar, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, Schema, TypeRef};
 use fieldstore_codec::PathElement;
 use serde_json::Value;
-use std::collections::HashSet;
+type HashSet<K> = std::collections::HashSet<K, ahash::RandomState>;
 
 /// Checks that `v` conforms to `tr`: scalar kinds, declared fields, well-formed list items, and
 /// no duplicate keys in map lists or duplicate values in sets (atomic lists may repeat items).
@@ -34,24 +34,23 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
                 other => return ValidationErrors::one(format!("expected list, got {}", kind_name(other))),
             };
             let mut errs = ValidationErrors::default();
-            let mut seen: HashSet<PathElement> = HashSet::new();
+            let associative = list.relationship == ElementRelationship::Associative;
+            let mut seen: HashSet<super::ItemKey<'_>> = HashSet::default();
             for (i, item) in items.iter().enumerate() {
-                let pe = if list.relationship != ElementRelationship::Associative {
-                    PathElement::Index(i as i64)
-                } else {
-                    match list_item_pe(schema, list, i, item) {
-                        Ok(pe) => pe,
-                        Err(e) => {
-                            errs.extend(ValidationErrors::one(format!("element {i}: {e}")));
-                            return errs;
-                        }
+                let key = match item_key(schema, list, i, item) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        errs.extend(ValidationErrors::one(format!("element {i}: {e}")));
+                        return errs;
                     }
                 };
-                let child = node(schema, &list.element_type, item).prefixed(&pe);
-                if !seen.insert(pe.clone()) {
-                    errs.extend(ValidationErrors::one(format!("duplicate entries for key {pe}")));
+                let child = node(schema, &list.element_type, item);
+                if !child.is_empty() {
+                    errs.extend(child.prefixed(&key.to_pe(list)));
                 }
-                errs.extend(child);
+                if associative && !seen.insert(key.clone()) {
+                    errs.extend(ValidationErrors::one(format!("duplicate entries for key {}", key.to_pe(list))));
+                }
             }
             errs
         }
@@ -71,7 +70,10 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
                     }
                     None => &map.element_type,
                 };
-                errs.extend(node(schema, ty, val).prefixed(&PathElement::field(k.as_str())));
+                let e = node(schema, ty, val);
+                if !e.is_empty() {
+                    errs.extend(e.prefixed(&PathElement::field(k.as_str())));
+                }
             }
             errs
         }

@@ -1,0 +1,192 @@
+//! Server-Side Apply on large objects, against the cost of parsing the same request.
+//!
+//! Shape (the same as the structured-merge-diff oracle's bench, so its figures compare): a struct
+//! root whose `spec.items` is a map list keyed by `name` (items of 5 scalars), and `data`, a
+//! granular string map. Shapes: `list` (items in key order), `listrand` (the same items in a
+//! pseudo-random key order, where structured-merge-diff turns quadratic), `map` (N keys in `data`).
+//!
+//! Operations, each from the state S left by A applying the N-item config to `{}`:
+//! 1. `create`: A applies N items to `{}`;
+//! 2. `reapply`: A re-applies the identical config (a no-op);
+//! 3. `change_one`: A re-applies with one item's value changed;
+//! 4. `second_manager`: B applies one new, disjoint item;
+//! 5. `update_one`: C updates one field of one item.
+//!
+//!    Each op is timed as the engine serves a request: validating the parsed body, then the merge.
+//!    `parse` times `serde_json::from_slice` of the N-item request body, the baseline of the ratios.
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use fieldstore::engine::schema::parse_smd_yaml;
+use fieldstore::engine::{ManagedFields, ManagerKey, Schema, TypeRef, Updater};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const SCHEMA: &str = "types:
+- name: root
+  map:
+    fields:
+    - name: spec
+      type:
+        namedType: spec
+    - name: data
+      type:
+        map:
+          elementType:
+            scalar: string
+- name: spec
+  map:
+    fields:
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: item
+          elementRelationship: associative
+          keys:
+          - name
+- name: item
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: image
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
+    - name: port
+      type:
+        scalar: numeric
+    - name: flag
+      type:
+        scalar: boolean
+";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    List,
+    ListRand,
+    Map,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::List => "list",
+            Shape::ListRand => "listrand",
+            Shape::Map => "map",
+        }
+    }
+}
+
+fn item_name(shape: Shape, i: usize) -> String {
+    if shape == Shape::ListRand {
+        // The oracle bench's permutation: a multiplicative hash, unique for i < 2^32.
+        format!("item-{:08x}", (i as u32).wrapping_mul(2_654_435_761))
+    } else {
+        format!("item-{i:06}")
+    }
+}
+
+fn list_item(shape: Shape, i: usize, value: &str) -> Value {
+    json!({
+        "name": item_name(shape, i),
+        "image": format!("registry.example/img-{i}:v1"),
+        "value": value,
+        "port": 8000 + (i % 1000) as i64,
+        "flag": i % 2 == 0,
+    })
+}
+
+fn config(shape: Shape, n: usize, changed: Option<usize>) -> Value {
+    let val = |i: usize| if Some(i) == changed { "CHANGED".to_string() } else { format!("value-{i}") };
+    match shape {
+        Shape::Map => {
+            let data: serde_json::Map<String, Value> = (0..n).map(|i| (format!("key-{i:06}"), Value::String(val(i)))).collect();
+            json!({ "data": data })
+        }
+        _ => json!({ "spec": { "items": (0..n).map(|i| list_item(shape, i, &val(i))).collect::<Vec<_>>() } }),
+    }
+}
+
+fn second_config(shape: Shape, n: usize) -> Value {
+    match shape {
+        Shape::Map => json!({ "data": { format!("key-{:06}", n + 1): "from-B" } }),
+        _ => json!({ "spec": { "items": [list_item(shape, n + 1, "from-B")] } }),
+    }
+}
+
+fn updated(shape: Shape, live: &Value, n: usize) -> Value {
+    let mut c = live.clone();
+    match shape {
+        Shape::Map => c["data"][format!("key-{:06}", n / 2)] = json!("controller-set"),
+        _ => c["spec"]["items"][n / 2]["image"] = json!("registry.example/controller-set:v2"),
+    }
+    c
+}
+
+fn bench_apply(c: &mut Criterion) {
+    let schema: Schema = parse_smd_yaml(SCHEMA).expect("bench schema");
+    let root: TypeRef = schema.named("root").expect("root type");
+    let up = Updater::new(&schema, &root);
+    let (a, b) = (ManagerKey::apply("a"), ManagerKey::apply("b"));
+    let cm = ManagerKey::update("c", "v1");
+    let empty = json!({});
+
+    for shape in [Shape::List, Shape::ListRand, Shape::Map] {
+        for n in [100usize, 1_000, 10_000, 50_000] {
+            let cfg = config(shape, n, None);
+            let body = serde_json::to_vec(&cfg).expect("serialize");
+            let cfg_changed = config(shape, n, Some(n / 2));
+            let cfg_b = second_config(shape, n);
+            let s = up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("initial apply");
+            let (live, mgrs) = (s.object.expect("created"), s.managers);
+            let upd = updated(shape, &live, n);
+
+            let slow = n >= 10_000;
+            let mut g = c.benchmark_group(format!("apply/{}", shape.name()));
+            g.throughput(Throughput::Bytes(body.len() as u64));
+            if slow {
+                g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_millis(500));
+            }
+            g.bench_with_input(BenchmarkId::new("parse", n), &body, |bch, body| {
+                bch.iter(|| serde_json::from_slice::<Value>(body).expect("parse"))
+            });
+            g.bench_with_input(BenchmarkId::new("create", n), &n, |bch, _| {
+                bch.iter(|| {
+                    up.validate(&cfg).expect("valid");
+                    up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")
+                })
+            });
+            let run = |bch: &mut criterion::Bencher<'_>, config: &Value, key: &ManagerKey| {
+                bch.iter_batched(
+                    || mgrs.clone(),
+                    |m| {
+                        up.validate(config).expect("valid");
+                        up.apply(&live, config, "v1", m, key, false).expect("apply")
+                    },
+                    BatchSize::LargeInput,
+                )
+            };
+            g.bench_with_input(BenchmarkId::new("reapply", n), &n, |bch, _| run(bch, &cfg, &a));
+            g.bench_with_input(BenchmarkId::new("change_one", n), &n, |bch, _| run(bch, &cfg_changed, &a));
+            g.bench_with_input(BenchmarkId::new("second_manager", n), &n, |bch, _| run(bch, &cfg_b, &b));
+            g.bench_with_input(BenchmarkId::new("update_one", n), &n, |bch, _| {
+                bch.iter_batched(
+                    || mgrs.clone(),
+                    |m| {
+                        up.validate(&upd).expect("valid");
+                        up.update(&live, &upd, "v1", m, &cm).expect("update")
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+            g.finish();
+        }
+    }
+}
+
+criterion_group!(benches, bench_apply);
+criterion_main!(benches);
