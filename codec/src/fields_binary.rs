@@ -8,7 +8,9 @@
 //! The decoder reads the input in one forward pass without recursion (explicit stacks for the
 //! trie and for values), caps nesting at [`MAX_PATH_DEPTH`] and [`MAX_VALUE_DEPTH`], and never
 //! reserves memory for more items than the remaining input could hold, so hostile bytes yield
-//! [`Error::FieldsBinary`], never a panic, a stack overflow or an allocation bomb.
+//! [`Error::FieldsBinary`], never a panic, a stack overflow or an allocation bomb. A sub-tree whose
+//! bytes repeat those of the previous sibling's (list items owning the same fields, the common
+//! case) is cloned rather than decoded and sorted again.
 //!
 //! # Examples
 //!
@@ -80,30 +82,34 @@ const TAG_INLINE_SHORT: u8 = 0x80;
 /// Key fields are written in the order the element holds them, which [`PathElement::key`] and the
 /// FieldsV1 JSON decoder keep sorted by name; [`decode`] rejects any other order.
 pub fn encode(set: &Set) -> Vec<u8> {
-    let table = StringTable::build(set);
-    let mut out = Vec::with_capacity(table.size_hint);
+    encode_planned(set).0
+}
+
+/// [`encode`], also returning the plan, whose string sequence tests check was followed exactly.
+fn encode_planned(set: &Set) -> (Vec<u8>, Plan<'_>) {
+    let mut plan = Plan::new(set);
+    let mut out = Vec::with_capacity(plan.size_hint);
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
-    write_varint(&mut out, table.strings.len() as u64);
-    for s in &table.strings {
+    write_varint(&mut out, plan.table.len() as u64);
+    for s in &plan.table {
         write_varint(&mut out, s.len() as u64);
         out.extend_from_slice(s.as_bytes());
     }
-    write_node_header(&mut out, set);
-    let mut stack = vec![Entries::new(set)];
+    let events = std::mem::take(&mut plan.events);
     let mut values = Vec::new();
-    while let Some(top) = stack.last_mut() {
-        let Some((pe, shape, child)) = top.next() else {
-            stack.pop();
-            continue;
-        };
-        write_element(&mut out, pe, shape, &table, &mut values);
-        if let Some(child) = child {
-            write_node_header(&mut out, child);
-            stack.push(Entries::new(child));
+    for event in events {
+        match event {
+            Event::Node(node) => write_node_header(&mut out, node),
+            Event::Entry(pe, shape) => write_element(&mut out, pe, shape, &mut plan, &mut values),
         }
     }
-    out
+    debug_assert_eq!(
+        plan.cursor,
+        plan.sequence.len(),
+        "the writer strayed from the planned walk"
+    );
+    (out, plan)
 }
 
 /// Parses a binary FieldsV1 document.
@@ -115,7 +121,13 @@ pub fn encode(set: &Set) -> Vec<u8> {
 /// non-finite float, unsorted key or map fields, more items than the input could hold, nesting
 /// beyond [`MAX_PATH_DEPTH`] / [`MAX_VALUE_DEPTH`], or trailing bytes.
 pub fn decode(bytes: &[u8]) -> Result<Set> {
-    Decoder { input: bytes, pos: 0, pending: 0, table: Vec::new() }.decode()
+    Decoder {
+        input: bytes,
+        pos: 0,
+        pending: 0,
+        table: Vec::new(),
+    }
+    .decode()
 }
 
 /// The entries of one trie node in FieldsV1 order: members and children merged, an element that
@@ -127,7 +139,10 @@ struct Entries<'a> {
 
 impl<'a> Entries<'a> {
     fn new(set: &'a Set) -> Self {
-        Entries { members: set.members(), children: set.children() }
+        Entries {
+            members: set.members(),
+            children: set.children(),
+        }
     }
 }
 
@@ -156,83 +171,180 @@ impl<'a> Iterator for Entries<'a> {
     }
 }
 
-/// The strings worth interning, most used first, and where each one sits.
-struct StringTable<'a> {
-    strings: Vec<&'a str>,
-    index: HashMap<&'a str, usize>,
-    /// A guess at the encoded size, to allocate the output once.
-    size_hint: usize,
+/// One step of the encoder's walk, in output order.
+enum Event<'a> {
+    /// A node header.
+    Node(&'a Set),
+    /// An entry header and its element.
+    Entry(&'a PathElement, u8),
 }
 
-/// How often a string is written, and how often as a field name (those get the header nibble).
+/// A string's uses, and how many of them as a field name (those get the header nibble).
 #[derive(Default)]
 struct Uses {
     total: u32,
     as_field: u32,
 }
 
-impl<'a> StringTable<'a> {
-    fn build(set: &'a Set) -> Self {
-        let mut uses: HashMap<&'a str, Uses> = HashMap::new();
-        let mut size_hint = MAGIC.len() + 16;
-        let mut nodes = vec![set];
-        let mut values: Vec<&'a Value> = Vec::new();
-        while let Some(node) = nodes.pop() {
-            size_hint += 4;
-            for (pe, _, child) in Entries::new(node) {
-                size_hint += 2;
-                match pe {
-                    PathElement::FieldName(name) => {
-                        let u = uses.entry(name.as_str()).or_default();
-                        u.total = u.total.saturating_add(1);
-                        u.as_field = u.as_field.saturating_add(1);
+/// Marks a string id that is written inline.
+const NOT_INTERNED: u32 = u32::MAX;
+
+/// The encoder's first pass: the walk in output order, every string written with its use count,
+/// and from those the string table.
+struct Plan<'a> {
+    events: Vec<Event<'a>>,
+    /// Distinct strings and their ids, in order of first use.
+    ids: HashMap<&'a str, u32>,
+    strings: Vec<&'a str>,
+    uses: Vec<Uses>,
+    /// The id of every string written, in output order, so that writing needs no hashing.
+    sequence: Vec<u32>,
+    cursor: usize,
+    /// Table index by string id, or [`NOT_INTERNED`].
+    slots: Vec<u32>,
+    table: Vec<&'a str>,
+    /// A guess at the encoded size, to allocate the output once.
+    size_hint: usize,
+}
+
+impl<'a> Plan<'a> {
+    fn new(set: &'a Set) -> Self {
+        let mut plan = Plan {
+            events: vec![Event::Node(set)],
+            ids: HashMap::new(),
+            strings: Vec::new(),
+            uses: Vec::new(),
+            sequence: Vec::new(),
+            cursor: 0,
+            slots: Vec::new(),
+            table: Vec::new(),
+            size_hint: MAGIC.len() + 16,
+        };
+        let mut stack = vec![Entries::new(set)];
+        let mut values = Vec::new();
+        while let Some(top) = stack.last_mut() {
+            let Some((pe, shape, child)) = top.next() else {
+                stack.pop();
+                continue;
+            };
+            plan.events.push(Event::Entry(pe, shape));
+            // Strings are noted in the order `write_element` writes them.
+            match pe {
+                PathElement::FieldName(name) => plan.note(name, true),
+                PathElement::Key(fields) => {
+                    for (name, v) in fields {
+                        plan.note(name, false);
+                        plan.note_value(v, &mut values);
                     }
-                    PathElement::Key(fields) => {
-                        for (name, v) in fields {
-                            let u = uses.entry(name.as_str()).or_default();
-                            u.total = u.total.saturating_add(1);
-                            values.push(v);
-                        }
-                    }
-                    PathElement::Value(v) => values.push(v),
-                    PathElement::Index(_) => {}
                 }
-                while let Some(v) = values.pop() {
-                    size_hint += 2;
-                    match v {
-                        Value::String(s) => uses.entry(s.as_str()).or_default().total += 1,
-                        Value::Array(items) => values.extend(items),
-                        Value::Object(map) => {
-                            for (k, item) in map {
-                                uses.entry(k.as_str()).or_default().total += 1;
-                                values.push(item);
-                            }
-                        }
-                        Value::Null | Value::Bool(_) | Value::Number(_) => {}
-                    }
-                }
-                if let Some(child) = child {
-                    nodes.push(child);
-                }
+                PathElement::Value(v) => plan.note_value(v, &mut values),
+                PathElement::Index(_) => {}
+            }
+            if let Some(child) = child {
+                plan.events.push(Event::Node(child));
+                stack.push(Entries::new(child));
             }
         }
-        // Interning pays off from the second use on; the table order puts the most used field
-        // names under the header nibble and the most used strings under one-byte value tags.
-        let mut strings: Vec<(&'a str, Uses)> = uses
-            .into_iter()
-            .filter(|(s, u)| u.total >= 2 && !s.is_empty() && s.len() <= MAX_INTERNED_LEN)
-            .collect();
-        strings.sort_unstable_by(|(a, ua), (b, ub)| {
-            ub.as_field.cmp(&ua.as_field).then(ub.total.cmp(&ua.total)).then(a.cmp(b))
-        });
-        let strings: Vec<&'a str> = strings.into_iter().map(|(s, _)| s).collect();
-        let index = strings.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-        size_hint += strings.iter().map(|s| s.len() + 1).sum::<usize>();
-        StringTable { strings, index, size_hint }
+        plan.size_hint = plan
+            .size_hint
+            .saturating_add(plan.events.len().saturating_mul(3));
+        plan.build_table();
+        plan
     }
 
-    fn get(&self, s: &str) -> Option<usize> {
-        self.index.get(s).copied()
+    fn note(&mut self, s: &'a str, as_field: bool) {
+        let next = u32::try_from(self.strings.len()).unwrap_or(NOT_INTERNED);
+        let id = *self.ids.entry(s).or_insert(next);
+        if id == next {
+            self.strings.push(s);
+            self.uses.push(Uses::default());
+        }
+        if let Some(u) = self.uses.get_mut(id as usize) {
+            u.total = u.total.saturating_add(1);
+            u.as_field = u.as_field.saturating_add(u32::from(as_field));
+        }
+        self.sequence.push(id);
+        self.size_hint = self.size_hint.saturating_add(s.len().min(8) + 1);
+    }
+
+    /// Notes the strings of a value in the order `write_value` writes them.
+    fn note_value(&mut self, v: &'a Value, stack: &mut Vec<Pending<'a>>) {
+        stack.clear();
+        stack.push(Pending::Value(v));
+        while let Some(work) = stack.pop() {
+            match work {
+                Pending::Key(k) => self.note(k, false),
+                Pending::Value(Value::String(s)) => self.note(s, false),
+                Pending::Value(Value::Array(items)) => {
+                    stack.extend(items.iter().rev().map(Pending::Value))
+                }
+                Pending::Value(Value::Object(map)) => push_map_entries(stack, map),
+                Pending::Value(Value::Null | Value::Bool(_) | Value::Number(_)) => {}
+            }
+        }
+    }
+
+    /// Interns the strings used at least twice; the order puts the most used field names under
+    /// the header nibble and the most used strings under one-byte value tags.
+    fn build_table(&mut self) {
+        let mut order: Vec<u32> = Vec::new();
+        for (id, (s, u)) in self.strings.iter().zip(&self.uses).enumerate() {
+            if u.total >= 2 && !s.is_empty() && s.len() <= MAX_INTERNED_LEN {
+                order.push(id as u32);
+            }
+        }
+        let key = |id: &u32| {
+            let i = *id as usize;
+            let u = self.uses.get(i).map_or((0, 0), |u| (u.as_field, u.total));
+            (
+                std::cmp::Reverse(u),
+                self.strings.get(i).copied().unwrap_or_default(),
+            )
+        };
+        order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+        self.slots = vec![NOT_INTERNED; self.strings.len()];
+        for (index, id) in order.iter().enumerate() {
+            if let Some(slot) = self.slots.get_mut(*id as usize) {
+                *slot = index as u32;
+            }
+        }
+        self.table = order
+            .iter()
+            .filter_map(|id| self.strings.get(*id as usize).copied())
+            .collect();
+        self.size_hint = self
+            .size_hint
+            .saturating_add(self.table.iter().map(|s| s.len() + 1).sum::<usize>());
+    }
+
+    /// The table index of `s`, the next string written.
+    fn table_index(&mut self, s: &str) -> Option<usize> {
+        let id = match self.sequence.get(self.cursor) {
+            Some(&id) if self.strings.get(id as usize).is_some_and(|t| *t == s) => {
+                self.cursor += 1;
+                id
+            }
+            // Only if the two walks disagreed; the answer is the same, just slower.
+            _ => *self.ids.get(s)?,
+        };
+        match self.slots.get(id as usize) {
+            Some(&slot) if slot != NOT_INTERNED => Some(slot as usize),
+            _ => None,
+        }
+    }
+}
+
+/// Pushes a map's entries so that they pop in key order, each key before its value. serde_json's
+/// map iterates in key order; sort anyway in case `preserve_order` is enabled somewhere in the
+/// build, since decoders require that order.
+fn push_map_entries<'a>(stack: &mut Vec<Pending<'a>>, map: &'a Map<String, Value>) {
+    let mut entries: Vec<(&'a String, &'a Value)> = map.iter().collect();
+    if !entries.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    }
+    for (k, item) in entries.into_iter().rev() {
+        stack.push(Pending::Value(item));
+        stack.push(Pending::Key(k));
     }
 }
 
@@ -258,8 +370,14 @@ fn write_node_header(out: &mut Vec<u8>, set: &Set) {
 }
 
 /// A string as a reference: `index << 1` into the table, or `len << 1 | 1` and the bytes inline.
-fn write_string_ref(out: &mut Vec<u8>, s: &str, table: &StringTable) {
-    match table.get(s) {
+fn write_string_ref(out: &mut Vec<u8>, s: &str, plan: &mut Plan) {
+    let index = plan.table_index(s);
+    write_string_ref_at(out, s, index);
+}
+
+/// [`write_string_ref`] for a string whose table index is already looked up.
+fn write_string_ref_at(out: &mut Vec<u8>, s: &str, index: Option<usize>) {
+    match index {
         Some(i) => write_varint(out, (i as u64) << 1),
         None => {
             write_varint(out, ((s.len() as u64) << 1) | 1);
@@ -268,14 +386,20 @@ fn write_string_ref(out: &mut Vec<u8>, s: &str, table: &StringTable) {
     }
 }
 
-fn write_element<'a>(out: &mut Vec<u8>, pe: &'a PathElement, shape: u8, table: &StringTable, values: &mut Vec<Pending<'a>>) {
+fn write_element<'a>(
+    out: &mut Vec<u8>,
+    pe: &'a PathElement,
+    shape: u8,
+    plan: &mut Plan,
+    values: &mut Vec<Pending<'a>>,
+) {
     let header = |kind: u8, nibble: u8| kind | (shape << 2) | (nibble << 4);
     match pe {
-        PathElement::FieldName(name) => match table.get(name) {
+        PathElement::FieldName(name) => match plan.table_index(name) {
             Some(i) if i < NIBBLE_INDEXES => out.push(header(KIND_FIELD, i as u8 + 1)),
-            _ => {
+            index => {
                 out.push(header(KIND_FIELD, 0));
-                write_string_ref(out, name, table);
+                write_string_ref_at(out, name, index);
             }
         },
         PathElement::Key(fields) => {
@@ -287,13 +411,13 @@ fn write_element<'a>(out: &mut Vec<u8>, pe: &'a PathElement, shape: u8, table: &
                 }
             }
             for (name, v) in fields {
-                write_string_ref(out, name, table);
-                write_value(out, v, table, values);
+                write_string_ref(out, name, plan);
+                write_value(out, v, plan, values);
             }
         }
         PathElement::Value(v) => {
             out.push(header(KIND_VALUE, 0));
-            write_value(out, v, table, values);
+            write_value(out, v, plan, values);
         }
         PathElement::Index(i) => {
             out.push(header(KIND_INDEX, 0));
@@ -302,19 +426,19 @@ fn write_element<'a>(out: &mut Vec<u8>, pe: &'a PathElement, shape: u8, table: &
     }
 }
 
-/// Work left while writing a value without recursion: a value, or a map key before its value.
+/// Work left while walking a value without recursion: a value, or a map key before its value.
 enum Pending<'a> {
     Value(&'a Value),
     Key(&'a str),
 }
 
-fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, table: &StringTable, stack: &mut Vec<Pending<'a>>) {
+fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, plan: &mut Plan, stack: &mut Vec<Pending<'a>>) {
     stack.clear();
     stack.push(Pending::Value(v));
     while let Some(work) = stack.pop() {
         let v = match work {
             Pending::Key(k) => {
-                write_string_ref(out, k, table);
+                write_string_ref(out, k, plan);
                 continue;
             }
             Pending::Value(v) => v,
@@ -324,19 +448,15 @@ fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, table: &StringTable, stack: 
             Value::Bool(false) => out.push(TAG_FALSE),
             Value::Bool(true) => out.push(TAG_TRUE),
             Value::Number(n) => write_number(out, n),
-            Value::String(s) => match table.get(s) {
+            Value::String(s) => match plan.table_index(s) {
                 Some(i) if i < 64 => out.push(TAG_TABLE_SHORT | i as u8),
-                Some(_) => {
-                    out.push(TAG_STRING);
-                    write_string_ref(out, s, table);
-                }
                 None if s.len() < 128 => {
                     out.push(TAG_INLINE_SHORT | s.len() as u8);
                     out.extend_from_slice(s.as_bytes());
                 }
-                None => {
+                index => {
                     out.push(TAG_STRING);
-                    write_string_ref(out, s, table);
+                    write_string_ref_at(out, s, index);
                 }
             },
             Value::Array(items) => {
@@ -347,16 +467,7 @@ fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, table: &StringTable, stack: 
             Value::Object(map) => {
                 out.push(TAG_MAP);
                 write_varint(out, map.len() as u64);
-                // serde_json's map iterates in key order; sort anyway in case `preserve_order`
-                // is enabled somewhere in the build, since decoders require that order.
-                let mut entries: Vec<(&'a String, &'a Value)> = map.iter().collect();
-                if !entries.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
-                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                }
-                for (k, item) in entries.into_iter().rev() {
-                    stack.push(Pending::Value(item));
-                    stack.push(Pending::Key(k));
-                }
+                push_map_entries(stack, map);
             }
         }
     }
@@ -384,12 +495,23 @@ struct Frame {
     children: Vec<(PathElement, Set)>,
     members_left: usize,
     children_left: usize,
+    /// Where this node's header starts.
+    start: usize,
+    /// The byte range of the sub-node of this node's latest child entry.
+    last_child: Option<(usize, usize)>,
 }
 
 /// A list or map being decoded.
 enum Container {
-    List { items: Vec<Value>, left: usize },
-    Map { map: Map<String, Value>, left: usize, key: Option<String> },
+    List {
+        items: Vec<Value>,
+        left: usize,
+    },
+    Map {
+        map: Map<String, Value>,
+        left: usize,
+        key: Option<String>,
+    },
 }
 
 struct Decoder<'a> {
@@ -403,7 +525,10 @@ struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     fn error_at(&self, offset: usize, reason: &str) -> Error {
-        Error::FieldsBinary { offset, reason: reason.to_string() }
+        Error::FieldsBinary {
+            offset,
+            reason: reason.to_string(),
+        }
     }
 
     fn error(&self, reason: &str) -> Error {
@@ -424,7 +549,11 @@ impl<'a> Decoder<'a> {
     #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let input: &'a [u8] = self.input;
-        match self.pos.checked_add(n).and_then(|end| input.get(self.pos..end)) {
+        match self
+            .pos
+            .checked_add(n)
+            .and_then(|end| input.get(self.pos..end))
+        {
             Some(bytes) => {
                 self.pos += n;
                 Ok(bytes)
@@ -464,7 +593,11 @@ impl<'a> Decoder<'a> {
 
     /// Accepts `n` promised items if the input left could still hold them, one byte each.
     fn claim(&mut self, n: usize, at: usize) -> Result<()> {
-        let room = self.input.len().saturating_sub(self.pos).saturating_sub(self.pending);
+        let room = self
+            .input
+            .len()
+            .saturating_sub(self.pos)
+            .saturating_sub(self.pending);
         if n > room {
             return Err(self.error_at(at, "count exceeds what the remaining input can hold"));
         }
@@ -492,7 +625,8 @@ impl<'a> Decoder<'a> {
     fn string_ref(&mut self) -> Result<String> {
         let at = self.pos;
         let r = self.varint()?;
-        let n = usize::try_from(r >> 1).map_err(|_| self.error_at(at, "length does not fit in memory"))?;
+        let n = usize::try_from(r >> 1)
+            .map_err(|_| self.error_at(at, "length does not fit in memory"))?;
         if r & 1 == 0 {
             return self.table_string(n, at);
         }
@@ -520,7 +654,10 @@ impl<'a> Decoder<'a> {
                 };
                 let set = Set::from_parts(done.members, done.children);
                 match (done.element, stack.last_mut()) {
-                    (Some(pe), Some(parent)) => parent.children.push((pe, set)),
+                    (Some(pe), Some(parent)) => {
+                        parent.children.push((pe, set));
+                        parent.last_child = Some((done.start, self.pos));
+                    }
                     _ => break self.finish(set),
                 }
                 continue;
@@ -547,6 +684,22 @@ impl<'a> Decoder<'a> {
             }
             if member {
                 top.members.push(pe.clone());
+            }
+            // Sibling sub-trees are often byte-identical (list items owning the same fields):
+            // identical bytes decode to an identical set, so clone the previous one instead of
+            // decoding, sorting and merging again. The copy is no bigger than the bytes it skips.
+            if let Some((a, b)) = top.last_child {
+                let input: &[u8] = self.input;
+                let same = b
+                    .checked_sub(a)
+                    .and_then(|len| input.get(self.pos..self.pos.checked_add(len)?))
+                    == input.get(a..b);
+                if let (true, Some((_, previous))) = (same, top.children.last()) {
+                    let set = previous.clone();
+                    top.children.push((pe, set));
+                    self.pos += b - a;
+                    continue;
+                }
             }
             if stack.len() >= MAX_PATH_DEPTH {
                 return Err(self.error_at(at, "paths nest deeper than MAX_PATH_DEPTH"));
@@ -597,17 +750,25 @@ impl<'a> Decoder<'a> {
             children: Vec::with_capacity(children_left),
             members_left,
             children_left,
+            start: at,
+            last_child: None,
         })
     }
 
     fn element(&mut self, header: u8, at: usize) -> Result<PathElement> {
         let nibble = header >> 4;
         match header & 3 {
-            KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(self.table_string(usize::from(nibble - 1), at)?)),
+            KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(
+                self.table_string(usize::from(nibble - 1), at)?,
+            )),
             KIND_FIELD => Ok(PathElement::FieldName(self.string_ref()?)),
             KIND_KEY => {
                 let count_at = self.pos;
-                let n = if nibble > 0 { usize::from(nibble) } else { self.length()? };
+                let n = if nibble > 0 {
+                    usize::from(nibble)
+                } else {
+                    self.length()?
+                };
                 self.claim(n, count_at)?;
                 let mut fields: Vec<(String, Value)> = Vec::with_capacity(n);
                 for _ in 0..n {
@@ -676,13 +837,22 @@ impl<'a> Decoder<'a> {
                     let n = self.length()?;
                     if n > 0 {
                         if stack.len() >= MAX_VALUE_DEPTH {
-                            return Err(self.error_at(at, "values nest deeper than MAX_VALUE_DEPTH"));
+                            return Err(
+                                self.error_at(at, "values nest deeper than MAX_VALUE_DEPTH")
+                            );
                         }
                         self.claim(n, count_at)?;
                         stack.push(if tag == TAG_LIST {
-                            Container::List { items: Vec::with_capacity(n), left: n }
+                            Container::List {
+                                items: Vec::with_capacity(n),
+                                left: n,
+                            }
                         } else {
-                            Container::Map { map: Map::new(), left: n, key: None }
+                            Container::Map {
+                                map: Map::new(),
+                                left: n,
+                                key: None,
+                            }
                         });
                         continue;
                     }
@@ -696,7 +866,9 @@ impl<'a> Decoder<'a> {
                     let bytes = self.take(usize::from(t - TAG_INLINE_SHORT))?;
                     Value::String(self.utf8(bytes, at)?.to_owned())
                 }
-                t if t >= TAG_TABLE_SHORT => Value::String(self.table_string(usize::from(t - TAG_TABLE_SHORT), at)?),
+                t if t >= TAG_TABLE_SHORT => {
+                    Value::String(self.table_string(usize::from(t - TAG_TABLE_SHORT), at)?)
+                }
                 _ => return Err(self.error_at(at, "unknown value tag")),
             };
             // Put the value in its container, closing every container it completes.
@@ -745,7 +917,21 @@ mod tests {
         let set = sample();
         let bytes = encode(&set);
         assert_eq!(decode(&bytes).unwrap(), set);
-        assert_eq!(fields_v1::to_json_string(&decode(&bytes).unwrap()), fields_v1::to_json_string(&set));
+        assert_eq!(
+            fields_v1::to_json_string(&decode(&bytes).unwrap()),
+            fields_v1::to_json_string(&set)
+        );
+    }
+
+    #[test]
+    fn the_writer_follows_the_planned_walk() {
+        let mut set = sample();
+        set.insert(&Path(vec![PathElement::Value(
+            json!([{"z": "TCP", "a": ["TCP", {"b": "x"}]}, "TCP"]),
+        )]));
+        let (bytes, plan) = encode_planned(&set);
+        assert_eq!(plan.cursor, plan.sequence.len());
+        assert_eq!(decode(&bytes).unwrap(), set);
     }
 
     #[test]
@@ -757,13 +943,17 @@ mod tests {
     #[test]
     fn pins_the_layout() {
         // Two uses of "a" intern it; `f:a` is a member with children (`".":{}`), `f:b` inline.
-        let set = Set::from_paths(&[Path::fields(["a"]), Path::fields(["a", "a"]), Path::fields(["a", "b"])]);
+        let set = Set::from_paths(&[
+            Path::fields(["a"]),
+            Path::fields(["a", "a"]),
+            Path::fields(["a", "b"]),
+        ]);
         let want: &[u8] = &[
             b'F', b'S', b'B', 1, // magic, version
             1, 1, b'a', // table: ["a"]
-            1, 1, // root: one member, one child
+            1, 1,    // root: one member, one child
             0x14, // FieldName, both, table index 0
-            2, 0, // node: two members, no children
+            2, 0,    // node: two members, no children
             0x10, // FieldName, member, table index 0
             0x00, 3, b'b', // FieldName, member, inline "b"
         ];
@@ -772,9 +962,41 @@ mod tests {
     }
 
     #[test]
+    fn pins_the_list_item_example_of_format_md() {
+        let mut set = Set::new();
+        for name in ["item-7", "item-8"] {
+            let item = Path(vec![PathElement::key(vec![("name".into(), json!(name))])]);
+            set.insert(&item);
+            for f in ["name", "image", "value", "port", "flag"] {
+                set.insert(&item.child(PathElement::field(f)));
+            }
+        }
+        let bytes = encode(&set);
+        let table: &[u8] = b"FSB\x01\x05\x04name\x04flag\x05image\x04port\x05value";
+        let root: &[u8] = &[0x02, 0x02];
+        let item = |digit: u8| {
+            [
+                0x15, 0x00, 0x86, b'i', b't', b'e', b'm', b'-', digit, 0x05, 0x00, 0x20, 0x30,
+                0x10, 0x40, 0x50,
+            ]
+        };
+        assert_eq!(bytes, [table, root, &item(b'7'), &item(b'8')].concat());
+        // Each item is 16 bytes here and 96 bytes (plus a comma) in the JSON form.
+        let json = fields_v1::to_json_string(&set);
+        assert_eq!(json.len(), 2 + 96 + 1 + 96, "{json}");
+    }
+
+    #[test]
     fn ints_and_floats_survive_exactly() {
         let mut set = Set::new();
-        for v in [json!(1), json!(1.0), json!(-0.5), json!(i64::MIN), json!(u64::MAX), json!(1e300)] {
+        for v in [
+            json!(1),
+            json!(1.0),
+            json!(-0.5),
+            json!(i64::MIN),
+            json!(u64::MAX),
+            json!(1e300),
+        ] {
             set.insert(&Path(vec![PathElement::field("x"), PathElement::Value(v)]));
         }
         let back = decode(&encode(&set)).unwrap();
@@ -798,12 +1020,24 @@ mod tests {
         let mut trailing = good.clone();
         trailing.push(0);
         assert!(matches!(decode(&trailing), Err(Error::FieldsBinary { .. })));
-        assert!(matches!(decode(b"FSB\x02\x00\x00\x00"), Err(Error::FieldsBinary { offset: 3, .. })));
-        assert!(matches!(decode(b"{}"), Err(Error::FieldsBinary { offset: 0, .. })));
+        assert!(matches!(
+            decode(b"FSB\x02\x00\x00\x00"),
+            Err(Error::FieldsBinary { offset: 3, .. })
+        ));
+        assert!(matches!(
+            decode(b"{}"),
+            Err(Error::FieldsBinary { offset: 0, .. })
+        ));
         // A node claiming a million members in an 8-byte input.
-        assert!(matches!(decode(b"FSB\x01\x00\xc0\x84\x3d\x00"), Err(Error::FieldsBinary { offset: 5, .. })));
+        assert!(matches!(
+            decode(b"FSB\x01\x00\xc0\x84\x3d\x00"),
+            Err(Error::FieldsBinary { offset: 5, .. })
+        ));
         // An overlong varint.
-        assert!(matches!(decode(b"FSB\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"), Err(Error::FieldsBinary { .. })));
+        assert!(matches!(
+            decode(b"FSB\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"),
+            Err(Error::FieldsBinary { .. })
+        ));
     }
 
     #[test]
@@ -814,21 +1048,33 @@ mod tests {
             bytes.extend_from_slice(&[0x08, 0x01, 0x00, 0x01]);
         }
         let r = decode(&bytes);
-        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_PATH_DEPTH")));
+        assert!(
+            matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_PATH_DEPTH"))
+        );
         let mut bytes = b"FSB\x01\x00\x01\x00\x02".to_vec();
         for _ in 0..100_000 {
             bytes.extend_from_slice(&[TAG_LIST, 1]);
         }
         let r = decode(&bytes);
-        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_VALUE_DEPTH")));
+        assert!(
+            matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_VALUE_DEPTH"))
+        );
     }
 
     #[test]
     fn deepest_allowed_path_round_trips() {
-        let path = Path((0..MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
+        let path = Path(
+            (0..MAX_PATH_DEPTH)
+                .map(|i| PathElement::Index(i as i64))
+                .collect(),
+        );
         let set = Set::from_paths(&[path]);
         assert_eq!(decode(&encode(&set)).unwrap(), set);
-        let deeper = Path((0..=MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
+        let deeper = Path(
+            (0..=MAX_PATH_DEPTH)
+                .map(|i| PathElement::Index(i as i64))
+                .collect(),
+        );
         assert!(decode(&encode(&Set::from_paths(&[deeper]))).is_err());
     }
 
@@ -836,7 +1082,10 @@ mod tests {
     fn unsorted_key_fields_are_rejected() {
         // Root with one member: Key of 2 fields, "b" then "a" inline, both null.
         let bytes = b"FSB\x01\x00\x01\x00\x21\x03b\x00\x03a\x00";
-        assert!(matches!(decode(bytes), Err(Error::FieldsBinary { offset: 11, .. })));
+        assert!(matches!(
+            decode(bytes),
+            Err(Error::FieldsBinary { offset: 11, .. })
+        ));
         let sorted = b"FSB\x01\x00\x01\x00\x21\x03a\x00\x03b\x00";
         assert!(decode(sorted).is_ok());
     }

@@ -7,12 +7,14 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod fieldmanager;
 pub mod merge;
 pub mod replay;
 pub mod schema;
 pub mod typed;
 
 pub use error::{Error, Reason, Result};
+pub use fieldmanager::FieldManager;
 pub use merge::{Applied, Conflict, Conflicts, ManagedFields, ManagerKey, Operation, Updater, VersionedSet};
 pub use schema::{Schema, TypeRef};
 

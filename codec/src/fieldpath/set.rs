@@ -277,25 +277,31 @@ impl Set {
     /// difference).
     pub fn is_subset_of(&self, other: &Set) -> bool {
         let mut j = 0;
-        for m in &self.members {
-            while j < other.members.len() && other.members[j] < *m {
+        'members: for m in &self.members {
+            while let Some(o) = other.members.get(j) {
                 j += 1;
+                match o.cmp(m) {
+                    Ordering::Less => continue,
+                    Ordering::Equal => continue 'members,
+                    Ordering::Greater => return false,
+                }
             }
-            if j >= other.members.len() || other.members[j] != *m {
-                return false;
-            }
+            return false;
         }
         let mut j = 0;
-        for (pe, child) in &self.children {
+        'children: for (pe, child) in &self.children {
             if child.is_empty() {
                 continue;
             }
-            while j < other.children.len() && other.children[j].0 < *pe {
+            while let Some((o, oc)) = other.children.get(j) {
                 j += 1;
+                match o.cmp(pe) {
+                    Ordering::Less => continue,
+                    Ordering::Equal if child.is_subset_of(oc) => continue 'children,
+                    _ => return false,
+                }
             }
-            if j >= other.children.len() || other.children[j].0 != *pe || !child.is_subset_of(&other.children[j].1) {
-                return false;
-            }
+            return false;
         }
         true
     }

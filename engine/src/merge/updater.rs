@@ -2,7 +2,7 @@
 
 use super::{Conflict, Conflicts, ManagedFields, ManagerKey, VersionedSet};
 use crate::schema::{Schema, TypeRef};
-use crate::typed::{self, Comparison};
+use crate::typed::{self, Comparison, Fused};
 use crate::{Error, Result};
 use fieldstore_codec::Set;
 use serde_json::Value;
@@ -53,18 +53,46 @@ impl<'s> Updater<'s> {
     /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
     /// objects do not fit the schema.
     pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
-        let (merged, fused) = typed::merge_and_compare(self.schema, self.root, live, config).map_err(Error::Invalid)?;
-        let merged = merged.unwrap_or(Value::Null);
-        let set = typed::to_field_set(self.schema, self.root, config).map_err(Error::Invalid)?;
-        let last = managers.insert(manager.clone(), VersionedSet::new(set, version, true));
-        let (new_object, comparison) = match self.prune(merged, &managers, manager, last.as_ref())? {
-            // Nothing pruned: the comparison made while merging is the one of live and merged.
-            Pruned::Nothing(merged) => (merged, fused),
-            Pruned::Some(pruned) => (pruned, None),
+        // With no other manager, the comparison only has to say whether anything changed.
+        let alone = managers.keys().all(|k| k == manager);
+        let outcome = typed::merge_and_compare(self.schema, self.root, live, config, !alone).map_err(Error::Invalid)?;
+        // `None`: the merge left the live object exactly as it was.
+        let merged = if outcome.same { None } else { Some(outcome.value.unwrap_or(Value::Null)) };
+        // An applier re-applying the same fields keeps its set: nothing to build, nothing to prune.
+        let last = match managers.remove(manager) {
+            Some(l) if typed::is_field_set_of(self.schema, self.root, config, &l.set) => {
+                managers.insert(manager.clone(), VersionedSet::new(l.set, version, true));
+                None
+            }
+            last => {
+                let set = typed::to_field_set(self.schema, self.root, config).map_err(Error::Invalid)?;
+                managers.insert(manager.clone(), VersionedSet::new(set, version, true));
+                last
+            }
         };
-        let (managers, comparison) = self.update_managers(live, &new_object, managers, manager, force, Some(config), comparison)?;
-        let changed = !comparison.is_same();
-        Ok(Applied { object: changed.then_some(new_object), changed, managers })
+        let (new_object, fused) = match self.prune(merged, live, &managers, manager, last.as_ref())? {
+            // Nothing pruned: what the merge saw is the change from live to merged.
+            Pruned::Nothing(merged) => (merged, outcome.fused),
+            Pruned::Some(pruned) => (Some(pruned), Fused::Unknown),
+        };
+
+        let (managers, changed) = match fused {
+            Fused::Changed(changed) => {
+                managers.retain(|_, vs| !vs.set.is_empty());
+                (managers, changed)
+            }
+            Fused::Comparison(c) => {
+                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(config), Some(c))?;
+                (m, !c.is_same())
+            }
+            Fused::Unknown => {
+                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(config), None)?;
+                (m, !c.is_same())
+            }
+        };
+        // A change always comes with a merged object; `None` would mean the live one.
+        let object = if changed { Some(new_object.unwrap_or_else(|| live.clone())) } else { None };
+        Ok(Applied { object, changed, managers })
     }
 
     /// Records `new` replacing `live` as a write by `manager` (an update, never a conflict):
@@ -153,7 +181,7 @@ impl<'s> Updater<'s> {
     /// Removes from `merged` the fields the applier applied last time and no longer applies,
     /// unless another manager owns them (structured-merge-diff's prune, add-back-owned and
     /// add-back-dangling steps).
-    fn prune(&self, merged: Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Pruned> {
+    fn prune(&self, merged: Option<Value>, live: &Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Pruned> {
         let Some(last) = last.filter(|l| !l.set.is_empty()) else {
             return Ok(Pruned::Nothing(merged));
         };
@@ -163,6 +191,7 @@ impl<'s> Updater<'s> {
         if new_set.is_some_and(|n| last.set.is_subset_of(n)) {
             return Ok(Pruned::Nothing(merged));
         }
+        let merged = merged.unwrap_or_else(|| live.clone());
         let (s, tr) = (self.schema, self.root);
         let ensure = |set: &Set| typed::ensure_named_fields_are_members(s, tr, set);
         let fields = |v: &Value| typed::to_field_set(s, tr, v).map_err(Error::Invalid);
@@ -191,8 +220,8 @@ impl<'s> Updater<'s> {
 
 /// What pruning did to the merged object.
 enum Pruned {
-    /// Nothing could be removed; the merged object as it was.
-    Nothing(Value),
+    /// Nothing could be removed; the merged object as it was (`None`: the live object).
+    Nothing(Option<Value>),
     /// The pruned object (possibly equal to the merged one).
     Some(Value),
 }

@@ -5,12 +5,14 @@
 //! once (the "deduced" type of schemaless objects is a scalar, a list and a map); the kind of the
 //! value at hand picks one.
 
+mod openapi;
 mod smd_yaml;
 
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use openapi::{crd_type_name, from_crd, from_openapi_v2, from_openapi_v3, from_openapi_v3_components, object_meta_schema, OBJECT_META_TYPE};
 pub use smd_yaml::parse_smd_yaml;
 
 /// A set of named types.
@@ -101,7 +103,7 @@ pub struct List {
 pub struct Map {
     /// The declared fields.
     pub fields: Vec<StructField>,
-    field_index: HashMap<String, usize>,
+    field_index: HashMap<String, usize, ahash::RandomState>,
     /// The type of keys that are not declared fields; empty when only declared fields are allowed.
     pub element_type: TypeRef,
     /// Granular (separable) or atomic.

@@ -36,34 +36,58 @@ impl Comparison {
 /// # Errors
 /// Malformed items met on the way (both inputs are normally validated beforehand).
 pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Option<Value>, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true };
+    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true, sets: true };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
-        Ok(n.out)
+        Ok(if n.same { Some(lhs.clone()) } else { n.out })
     } else {
         Err(errs)
     }
 }
 
-/// [`merge`] and, in the same walk, the comparison from `lhs` to the merged value — what
-/// [`compare`]`(lhs, merge(lhs, rhs))` gives — or `None` for the comparison when the values mix
-/// kinds in a way only a separate comparison reproduces exactly.
+/// What a fused merge learnt about the change from the left value to the merged one.
+#[derive(Debug, Clone)]
+pub enum Fused {
+    /// The full comparison, as [`compare`]`(lhs, merged)` gives it.
+    Comparison(Comparison),
+    /// Only whether anything changed (when the sets were not asked for).
+    Changed(bool),
+    /// The values mix kinds in a way only a separate [`compare`] reproduces exactly.
+    Unknown,
+}
+
+/// The result of [`merge_and_compare`].
+#[derive(Debug, Clone)]
+pub struct MergeOutcome {
+    /// The merged value; `None` when it is exactly the left value (see `same`) or nothing.
+    pub value: Option<Value>,
+    /// The merged value is exactly the left value, so it was not built.
+    pub same: bool,
+    /// What changed from the left value to the merged one.
+    pub fused: Fused,
+}
+
+/// [`merge`] and, in the same walk, what changed from `lhs` to the merged value: the whole
+/// comparison when `sets` is true, else only whether anything changed. Subtrees the merge leaves
+/// exactly as they were are not copied; a merge that changes nothing allocates no value.
 ///
 /// # Errors
 /// Malformed items met on the way.
-pub fn merge_and_compare(
-    schema: &Schema,
-    tr: &TypeRef,
-    lhs: &Value,
-    rhs: &Value,
-) -> Result<(Option<Value>, Option<Comparison>), ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true };
+pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
+    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true, sets };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if !errs.is_empty() {
         return Err(errs);
     }
-    let [added, modified, removed] = n.sets;
-    Ok((n.out, w.fused_ok.then_some(Comparison { added, modified, removed })))
+    let fused = if !w.fused_ok {
+        Fused::Unknown
+    } else if sets {
+        let [added, modified, removed] = n.sets;
+        Fused::Comparison(Comparison { added, modified, removed })
+    } else {
+        Fused::Changed(n.any)
+    };
+    Ok(MergeOutcome { value: n.out, same: n.same, fused })
 }
 
 /// The field-level difference from `lhs` to `rhs`.
@@ -71,7 +95,7 @@ pub fn merge_and_compare(
 /// # Errors
 /// Malformed items met on the way.
 pub fn compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Comparison, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true };
+    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true, sets: true };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         let [added, modified, removed] = n.sets;
@@ -113,6 +137,13 @@ struct NodeOut {
     out: Option<Value>,
     flags: [bool; 3],
     sets: [Set; 3],
+    /// Merge modes: the merged value is exactly the left value (same representation), so `out`
+    /// is not built and the parent copies the left value only if it must build itself.
+    same: bool,
+    /// Whether anything changed strictly below this node (kept even when sets are not built).
+    /// A change of the node itself is in `flags`; at the root it counts for nothing, as inserting
+    /// the empty path into a set does nothing.
+    any: bool,
 }
 
 /// Collects the children's comparison results of one node, turned into sets once at the end.
@@ -120,13 +151,20 @@ struct NodeOut {
 struct Collector {
     members: [Vec<PathElement>; 3],
     children: [Vec<(PathElement, Set)>; 3],
+    any: bool,
+    /// Whether sets are built at all.
+    off: bool,
 }
 
 impl Collector {
     /// Records a child's results; its path element is built only if something is recorded.
     fn add(&mut self, pe: impl FnOnce() -> PathElement, n: NodeOut) {
-        let NodeOut { flags, sets, .. } = n;
-        if !flags.iter().any(|f| *f) && sets.iter().all(Set::is_empty) {
+        let NodeOut { flags, sets, any, .. } = n;
+        if !any && !flags.iter().any(|f| *f) && sets.iter().all(Set::is_empty) {
+            return;
+        }
+        self.any = true;
+        if self.off {
             return;
         }
         let pe = pe();
@@ -141,10 +179,29 @@ impl Collector {
     }
 
     fn finish(self) -> [Set; 3] {
-        let Collector { members, children } = self;
+        let Collector { members, children, .. } = self;
         let [m0, m1, m2] = members;
         let [c0, c1, c2] = children;
         [Set::from_parts(m0, c0), Set::from_parts(m1, c1), Set::from_parts(m2, c2)]
+    }
+}
+
+/// One child's merge result, kept until the parent knows whether it must build itself.
+struct Part<'k, 'v> {
+    key: &'k str,
+    lhs: Option<&'v Value>,
+    out: Option<Value>,
+    same: bool,
+}
+
+impl Part<'_, '_> {
+    /// The child's merged value: its own, or a copy of the left one when unchanged.
+    fn value(self) -> Option<Value> {
+        if self.same {
+            self.lhs.cloned()
+        } else {
+            self.out
+        }
     }
 }
 
@@ -153,6 +210,8 @@ struct Walker<'s> {
     mode: Mode,
     /// Cleared when a fused walk meets values whose kinds differ from the type's choice.
     fused_ok: bool,
+    /// Whether comparison sets are built, or only the `any` flag.
+    sets: bool,
 }
 
 impl<'s> Walker<'s> {
@@ -174,6 +233,7 @@ impl<'s> Walker<'s> {
             errs.extend(e);
             let (mut m, e) = self.handle(kr, lhs, rhs, tr);
             errs.extend(e);
+            m.any |= n.any;
             for k in 0..3 {
                 m.flags[k] |= n.flags[k];
                 if !n.sets[k].is_empty() {
@@ -212,7 +272,12 @@ impl<'s> Walker<'s> {
     fn leaf(&self, lhs: Option<&Value>, rhs: Option<&Value>) -> NodeOut {
         let mut n = NodeOut::default();
         if self.mode.merges() {
-            n.out = rhs.or(lhs).cloned();
+            match (lhs, rhs) {
+                (Some(l), Some(r)) if l == r => n.same = true,
+                (_, Some(r)) => n.out = Some(r.clone()),
+                (Some(_), None) => n.same = true,
+                (None, None) => {}
+            }
         }
         match (self.mode, lhs, rhs) {
             (Mode::Merge, _, _) => {}
@@ -235,7 +300,7 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn map(&mut self, t: &'s Map, lhs: Option<&Value>, rhs: Option<&Value>) -> (NodeOut, ValidationErrors) {
+    fn map<'v>(&mut self, t: &'s Map, lhs: Option<&'v Value>, rhs: Option<&'v Value>) -> (NodeOut, ValidationErrors) {
         let lm = lhs.and_then(Value::as_object);
         let rm = rhs.and_then(Value::as_object);
         let empty = lm.is_none_or(|m| m.is_empty()) && rm.is_none_or(|m| m.is_empty());
@@ -243,18 +308,16 @@ impl<'s> Walker<'s> {
             return (self.leaf(lhs, rhs), ValidationErrors::default());
         }
         let mut errs = ValidationErrors::default();
-        let mut out = serde_json::Map::new();
-        let mut col = Collector::default();
-        let mut visit = |w: &mut Self, key: &str, l: Option<&Value>, r: Option<&Value>| {
+        let mut parts: Vec<Part<'v, 'v>> = Vec::new();
+        let mut col = Collector { off: !self.sets, ..Collector::default() };
+        let mut visit = |w: &mut Self, key: &'v str, l: Option<&'v Value>, r: Option<&'v Value>| {
             let (n, e) = w.node(l, r, t.entry_type(key));
             if !e.is_empty() {
                 errs.extend(e.prefixed(&PathElement::field(key)));
             }
             let mut n = n;
             if w.mode.merges() {
-                if let Some(v) = n.out.take() {
-                    out.insert(key.to_string(), v);
-                }
+                parts.push(Part { key, lhs: l, out: n.out.take(), same: n.same });
             }
             if w.mode.compares() {
                 col.add(|| PathElement::field(key), n);
@@ -285,17 +348,34 @@ impl<'s> Walker<'s> {
             }
         }
         let mut n = NodeOut::default();
-        if self.mode.merges() && !out.is_empty() {
-            n.out = Some(Value::Object(out));
+        if self.mode.merges() {
+            if lm.is_some() && parts.iter().all(|p| p.same) {
+                n.same = true;
+            } else {
+                let mut out = serde_json::Map::new();
+                for p in parts {
+                    let key = p.key;
+                    if let Some(v) = p.value() {
+                        out.insert(key.to_string(), v);
+                    }
+                }
+                if !out.is_empty() {
+                    n.out = Some(Value::Object(out));
+                }
+            }
         }
         if self.mode.compares() {
+            n.any = col.any;
             n.sets = col.finish();
         }
         self.post(&mut n, lhs, rhs);
         (n, errs)
     }
 
-    fn list(&mut self, t: &'s List, lhs: Option<&Value>, rhs: Option<&Value>) -> (NodeOut, ValidationErrors) {
+    fn list<'v>(&mut self, t: &'s List, lhs: Option<&'v Value>, rhs: Option<&'v Value>) -> (NodeOut, ValidationErrors)
+    where
+        's: 'v,
+    {
         let ll = lhs.and_then(Value::as_array);
         let rl = rhs.and_then(Value::as_array);
         let empty = ll.is_none_or(|l| l.is_empty()) && rl.is_none_or(|l| l.is_empty());
@@ -305,13 +385,40 @@ impl<'s> Walker<'s> {
         let mut errs = ValidationErrors::default();
         let rlen = rl.map_or(0, Vec::len);
         let llen = ll.map_or(0, Vec::len);
-        let mut out: Vec<Value> = Vec::with_capacity(if self.mode.merges() { rlen.max(llen) } else { 0 });
-        let mut col = Collector::default();
+        let mut out: Vec<Part<'static, 'v>> = Vec::with_capacity(if self.mode.merges() { rlen.max(llen) } else { 0 });
+        let mut col = Collector { off: !self.sets, ..Collector::default() };
 
-        let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen);
-        let mut observed_rhs: HashMap<ItemKey<'_>, &Value> = HashMap::with_capacity_and_hasher(rlen, Default::default());
-        for (i, child) in rl.into_iter().flatten().enumerate() {
-            match item_key(self.schema, t, i, child) {
+        // Keys of both sides; a malformed item sends the whole list down the general path, which
+        // reports it.
+        let keys = |l: Option<&'v Vec<Value>>| -> Option<Vec<ItemKey<'v>>> {
+            l.into_iter().flatten().enumerate().map(|(i, c)| item_key(self.schema, t, i, c).ok()).collect()
+        };
+        let (lkeys, rkeys) = match (keys(ll), keys(rl)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let lhs_items: &[Value] = ll.map_or(&[], Vec::as_slice);
+        let rhs_items: &[Value] = rl.map_or(&[], Vec::as_slice);
+        let well_formed = lkeys.len() == llen && rkeys.len() == rlen;
+        // Items that line up (same key at the same position, the usual case for re-applies and
+        // read-modify-write updates) are walked pairwise without hashing.
+        let mut m = 0;
+        if well_formed {
+            while m < llen && m < rlen && lkeys[m] == rkeys[m] {
+                let (n, e) = self.node(Some(&lhs_items[m]), Some(&rhs_items[m]), &t.element_type);
+                if !e.is_empty() {
+                    errs.extend(e.prefixed(&lkeys[m].to_pe(t)));
+                }
+                self.take(&mut out, &mut col, || lkeys[m].to_pe(t), Some(&lhs_items[m]), n);
+                m += 1;
+            }
+        }
+
+        let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen - m);
+        let mut observed_rhs: HashMap<ItemKey<'_>, &Value> = HashMap::with_capacity_and_hasher(rlen - m, Default::default());
+        for (i, child) in rhs_items.iter().enumerate().skip(m) {
+            let k = if well_formed { Ok(rkeys[i].clone()) } else { item_key(self.schema, t, i, child) };
+            match k {
                 Ok(k) => {
                     if observed_rhs.insert(k.clone(), child).is_some() {
                         errs.extend(ValidationErrors::one(format!("rhs: duplicate entries for key {}", k.to_pe(t))));
@@ -321,10 +428,11 @@ impl<'s> Walker<'s> {
                 Err(e) => errs.extend(ValidationErrors::one(format!("rhs: element {i}: {e}"))),
             }
         }
-        // Items of the left side, by key, once walked (the value says whether the right side had it).
-        let mut observed_lhs: HashMap<ItemKey<'_>, ()> = HashMap::with_capacity_and_hasher(llen, Default::default());
-        for (i, child) in ll.into_iter().flatten().enumerate() {
-            let k = match item_key(self.schema, t, i, child) {
+        // Items of the left side, by key, once walked.
+        let mut observed_lhs: HashMap<ItemKey<'_>, ()> = HashMap::with_capacity_and_hasher(llen - m, Default::default());
+        for (i, child) in lhs_items.iter().enumerate().skip(m) {
+            let k = if well_formed { Ok(lkeys[i].clone()) } else { item_key(self.schema, t, i, child) };
+            let k = match k {
                 Ok(k) => k,
                 Err(e) => {
                     errs.extend(ValidationErrors::one(format!("lhs: element {i}: {e}")));
@@ -340,7 +448,7 @@ impl<'s> Walker<'s> {
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), n);
+            self.take(&mut out, &mut col, || k.to_pe(t), Some(child), n);
             observed_lhs.insert(k, ());
         }
         for k in &rhs_order {
@@ -352,24 +460,30 @@ impl<'s> Walker<'s> {
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), n);
+            self.take(&mut out, &mut col, || k.to_pe(t), None, n);
         }
         let mut n = NodeOut::default();
-        if self.mode.merges() && !out.is_empty() {
-            n.out = Some(Value::Array(out));
+        if self.mode.merges() {
+            if ll.is_some() && out.len() == llen && out.iter().all(|p| p.same) {
+                n.same = true;
+            } else {
+                let items: Vec<Value> = out.into_iter().filter_map(Part::value).collect();
+                if !items.is_empty() {
+                    n.out = Some(Value::Array(items));
+                }
+            }
         }
         if self.mode.compares() {
+            n.any = col.any;
             n.sets = col.finish();
         }
         self.post(&mut n, lhs, rhs);
         (n, errs)
     }
 
-    fn take(&self, out: &mut Vec<Value>, col: &mut Collector, pe: impl FnOnce() -> PathElement, mut n: NodeOut) {
+    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut) {
         if self.mode.merges() {
-            if let Some(v) = n.out.take() {
-                out.push(v);
-            }
+            out.push(Part { key: "", lhs, out: n.out.take(), same: n.same });
         }
         if self.mode.compares() {
             col.add(pe, n);

@@ -97,3 +97,94 @@ pub fn ensure_named_fields_are_members(schema: &Schema, tr: &TypeRef, set: &Set)
     }
     Set::from_parts(members, children)
 }
+
+/// Whether [`to_field_set`] of `v` would be exactly `set`, decided without building it: the
+/// check that lets an applier re-applying the same fields keep its set (no allocation, no
+/// pruning), which is what most applies are.
+pub fn is_field_set_of(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> bool {
+    matches!(same_node(schema, tr, v, set), Some(_))
+}
+
+static EMPTY: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+
+fn empty() -> &'static Set {
+    EMPTY.get_or_init(Set::new)
+}
+
+/// `Some(leaf)` when the children set of `v` equals `set`, `leaf` telling whether the node is
+/// itself a leaf member; `None` at the first difference.
+fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool> {
+    let atom = resolve(schema, tr).ok()?;
+    let bare = |s: &Set| s.members().is_empty() && s.children().is_empty();
+    match deduce(atom, Some(v)) {
+        Kind::Scalar(_) => bare(set).then_some(true),
+        Kind::List(list) => {
+            if list.relationship == ElementRelationship::Atomic {
+                return bare(set).then_some(true);
+            }
+            let Value::Array(items) = v else { return bare(set).then_some(false) };
+            if set.members().len() != items.len() {
+                return None;
+            }
+            let mut with_children = 0;
+            // Cursors into the sorted set: items in key order are found where the last one ended.
+            let (mut mc, mut cc) = (0usize, 0usize);
+            for (i, item) in items.iter().enumerate() {
+                let key = super::item_key(schema, list, i, item).ok()?;
+                let find = |pe: &PathElement| super::cmp_item_pe(list, &key, pe);
+                match set.members().get(mc) {
+                    Some(pe) if find(pe).is_eq() => mc += 1,
+                    _ => {
+                        mc = set.members().binary_search_by(|pe| find(pe).reverse()).ok()? + 1;
+                    }
+                }
+                let child = match set.children().get(cc) {
+                    Some((pe, c)) if find(pe).is_eq() => {
+                        cc += 1;
+                        with_children += 1;
+                        c
+                    }
+                    _ => match set.children().binary_search_by(|(pe, _)| find(pe).reverse()) {
+                        Ok(j) => {
+                            cc = j + 1;
+                            with_children += 1;
+                            &set.children()[j].1
+                        }
+                        Err(_) => empty(),
+                    },
+                };
+                same_node(schema, &list.element_type, item, child)?;
+            }
+            (with_children == set.children().len()).then_some(false)
+        }
+        Kind::Map(map) => {
+            if map.relationship == ElementRelationship::Atomic {
+                return bare(set).then_some(true);
+            }
+            let Value::Object(m) = v else { return bare(set).then_some(false) };
+            let (members, children) = (set.members(), set.children());
+            let (mut mi, mut ci) = (0, 0);
+            for (k, val) in m {
+                let field = map.find_field(k);
+                let ty = field.map(|f| &f.ty).unwrap_or(&map.element_type);
+                let child = match children.get(ci) {
+                    Some((PathElement::FieldName(n), c)) if n == k => {
+                        ci += 1;
+                        c
+                    }
+                    _ => empty(),
+                };
+                let leaf = same_node(schema, ty, val, child)?;
+                let empty_map = matches!(val, Value::Object(o) if o.is_empty());
+                if leaf || val.is_null() || empty_map || field.is_none() {
+                    match members.get(mi) {
+                        Some(PathElement::FieldName(n)) if n == k => mi += 1,
+                        _ => return None,
+                    }
+                }
+            }
+            (mi == members.len() && ci == children.len()).then_some(false)
+        }
+        Kind::Invalid => None,
+    }
+}

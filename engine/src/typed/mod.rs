@@ -15,8 +15,8 @@ use fieldstore_codec::PathElement;
 use serde_json::Value;
 use std::fmt;
 
-pub use compare::{compare, merge, merge_and_compare, Comparison};
-pub use fieldset::{ensure_named_fields_are_members, to_field_set};
+pub use compare::{compare, merge, merge_and_compare, Comparison, Fused, MergeOutcome};
+pub use fieldset::{ensure_named_fields_are_members, is_field_set_of, to_field_set};
 pub use remove::remove_items;
 pub use validate::validate;
 
@@ -235,6 +235,41 @@ impl ItemKey<'_> {
             ItemKey::One(v) => PathElement::key(vec![(list.keys[0].clone(), (*v).clone())]),
             ItemKey::Many(vs) => PathElement::key(list.keys.iter().cloned().zip(vs.iter().map(|v| (*v).clone())).collect()),
         }
+    }
+}
+
+/// Orders an item's key against a path element as the element itself would order
+/// ([`PathElement`]'s `Ord`), without building it.
+pub(crate) fn cmp_item_pe(list: &List, key: &ItemKey<'_>, pe: &PathElement) -> std::cmp::Ordering {
+    use fieldstore_codec::value::compare;
+    use std::cmp::Ordering;
+    let rank = |pe: &PathElement| match pe {
+        PathElement::FieldName(_) => 0,
+        PathElement::Key(_) => 1,
+        PathElement::Value(_) => 2,
+        PathElement::Index(_) => 3,
+    };
+    match (key, pe) {
+        (ItemKey::Index(i), PathElement::Index(j)) => (*i as i64).cmp(j),
+        (ItemKey::Index(_), other) => 3.cmp(&rank(other)),
+        (ItemKey::One(v), PathElement::Value(w)) if list.keys.is_empty() => compare(v, w),
+        (ItemKey::One(_), other) if list.keys.is_empty() => 2.cmp(&rank(other)),
+        (ItemKey::One(v), PathElement::Key(fields)) => {
+            let Some((n, w)) = fields.first() else { return Ordering::Greater };
+            list.keys[0].as_str().cmp(n.as_str()).then_with(|| compare(v, w)).then(1.cmp(&fields.len()))
+        }
+        (ItemKey::Many(vs), PathElement::Key(fields)) => {
+            let mut mine: Vec<(&str, &Value)> = list.keys.iter().map(String::as_str).zip(vs.iter().copied()).collect();
+            mine.sort_by(|a, b| a.0.cmp(b.0));
+            for ((n, v), (m, w)) in mine.iter().zip(fields) {
+                let c = (*n).cmp(m.as_str()).then_with(|| compare(v, w));
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            mine.len().cmp(&fields.len())
+        }
+        (_, other) => 1.cmp(&rank(other)),
     }
 }
 

@@ -1,0 +1,252 @@
+//! `metadata.managedFields` of an object ⇄ the managers and times the field manager works on
+//! (the apiserver's `DecodeManagedFields` / `EncodeObjectManagedFields`).
+
+use super::Time;
+use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
+use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
+use fieldstore_codec::{fields_v1, Path, PathElement, Set};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// When each entry last changed; an entry without a time has no key here.
+pub(crate) type Times = BTreeMap<ManagerKey, Time>;
+
+/// The managers of an object, as decoded from its managedFields.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded {
+    pub managers: ManagedFields,
+    pub times: Times,
+    /// How many entries there were: more than `managers.len()` when two entries shared an
+    /// identity (the later one wins, as in the apiserver's map).
+    pub entries: usize,
+}
+
+/// `metadata.managedFields` of `obj`; `null` counts as absent, as Go's nil slice.
+pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
+    obj.get("metadata")?.get("managedFields").filter(|v| !v.is_null())
+}
+
+/// Removes `metadata.managedFields` from `obj`.
+pub(crate) fn remove_managed_fields(obj: &mut Value) {
+    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+}
+
+/// Stores `entries` as `metadata.managedFields` of `obj`, or removes the field when there is
+/// none (the apiserver sets a nil slice, which JSON omits).
+pub(crate) fn set_managed_fields(obj: &mut Value, entries: &[ManagedFieldsEntry]) {
+    if entries.is_empty() {
+        remove_managed_fields(obj);
+        return;
+    }
+    let Value::Object(root) = obj else { return };
+    // Entries serialize to plain JSON; reading them back as a `Value` cannot fail. (Parsing the
+    // FieldsV1 text is faster than building the maps from the sets.)
+    let list: Value = serde_json::from_slice(&managed_fields::encode_entries(entries)).unwrap_or(Value::Null);
+    let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("managedFields".into(), list);
+    }
+}
+
+/// The identity of an entry (the apiserver's `BuildManagerIdentifier`): an applier keeps one
+/// identity whatever version it applied at.
+fn key_of(e: &ManagedFieldsEntry) -> ManagerKey {
+    let operation = match e.operation {
+        managed_fields::Operation::Apply => Operation::Apply,
+        managed_fields::Operation::Update => Operation::Update,
+    };
+    ManagerKey {
+        manager: e.manager.clone(),
+        operation,
+        api_version: if operation == Operation::Apply { String::new() } else { e.api_version.clone() },
+        subresource: e.subresource.clone(),
+    }
+}
+
+/// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text.
+fn set_from_value(v: &Value, path: &mut Vec<PathElement>) -> Result<(Option<Set>, bool), String> {
+    let Value::Object(m) = v else {
+        return Err(format!("{}: expected a FieldsV1 object", Path(path.clone())));
+    };
+    let (mut members, mut children) = (Vec::new(), Vec::new());
+    let (mut is_member, mut any) = (false, false);
+    for (key, child) in m {
+        if key == "." {
+            is_member = true;
+            continue;
+        }
+        let Some(pe) = fields_v1::deserialize_element(key).map_err(|e| format!("{}: {e}", Path(path.clone())))? else {
+            continue;
+        };
+        any = true;
+        path.push(pe);
+        let (sub, member) = set_from_value(child, path)?;
+        let pe = path.pop().unwrap_or(PathElement::Index(0));
+        match (member, sub) {
+            (true, Some(c)) => {
+                members.push(pe.clone());
+                children.push((pe, c));
+            }
+            (true, None) => members.push(pe),
+            (false, Some(c)) => children.push((pe, c)),
+            (false, None) => {}
+        }
+    }
+    if !any {
+        return Ok((None, true));
+    }
+    let set = Set::from_parts(members, children);
+    let empty = set.members().is_empty() && set.children().is_empty();
+    Ok((if empty { None } else { Some(set) }, is_member || empty))
+}
+
+/// Whether a non-apply write asks for its managedFields to be reset: exactly one entry, and that
+/// entry empty (`[{}]`). Unknown keys are ignored and null or empty values count as unset, as when
+/// Go decodes the entry and compares it with the zero `ManagedFieldsEntry`.
+///
+/// Unlike the apiserver's `isResetManagedFields`, an empty list `[]` does not reset: the
+/// Server-Side Apply documentation promises that it does not, so that clients unaware of
+/// managedFields never strip them.
+pub(crate) fn is_reset(mf: &Value) -> bool {
+    let Some([Value::Object(entry)]) = mf.as_array().map(Vec::as_slice) else {
+        return false;
+    };
+    let zero_string = |v: &Value| v.is_null() || v.as_str() == Some("");
+    ["manager", "operation", "apiVersion", "fieldsType", "subresource"]
+        .iter()
+        .all(|k| entry.get(*k).is_none_or(zero_string))
+        && ["time", "fieldsV1"].iter().all(|k| entry.get(*k).is_none_or(Value::is_null))
+}
+
+/// Decodes managedFields into managers and times.
+///
+/// # Errors
+/// A description of the first invalid entry: what the codec validates, plus the apiserver's
+/// requirement of a non-empty apiVersion and a `FieldsV1` document that decodes to a set.
+pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
+    let Value::Array(items) = mf else {
+        return Err("managedFields: expected a JSON array of entries".into());
+    };
+    // The codec validates everything but the FieldsV1 documents, which are read straight from the
+    // JSON value rather than written out and parsed again.
+    let light: Vec<Value> = items
+        .iter()
+        .map(|item| match item {
+            Value::Object(o) => Value::Object(o.iter().filter(|(k, _)| *k != "fieldsV1").map(|(k, v)| (k.clone(), v.clone())).collect()),
+            other => other.clone(),
+        })
+        .collect();
+    let bytes = serde_json::to_vec(&light).map_err(|e| e.to_string())?;
+    let entries = managed_fields::decode_entries(&bytes).map_err(|e| e.to_string())?;
+    let mut out = Decoded { entries: entries.len(), ..Decoded::default() };
+    for (i, (e, item)) in entries.into_iter().zip(items).enumerate() {
+        if e.api_version.is_empty() {
+            return Err(format!("managedFields[{i}].apiVersion: must not be empty"));
+        }
+        let set = match item.get("fieldsV1").filter(|v| !v.is_null()) {
+            Some(fields) => {
+                set_from_value(fields, &mut Vec::new()).map_err(|err| format!("managedFields[{i}].fieldsV1: {err}"))?.0.unwrap_or_default()
+            }
+            None => Set::new(),
+        };
+        let key = key_of(&e);
+        let applied = key.operation == Operation::Apply;
+        match e.time {
+            Some(t) => out.times.insert(key.clone(), Time::from_canonical(t)),
+            None => out.times.remove(&key),
+        };
+        out.managers.insert(key, VersionedSet::new(set, e.api_version, applied));
+    }
+    Ok(out)
+}
+
+/// The managedFields entries of `managers`, in the order the apiserver writes them.
+pub(crate) fn encode(managers: &ManagedFields, times: &Times) -> Vec<ManagedFieldsEntry> {
+    let mut entries: Vec<ManagedFieldsEntry> = managers
+        .iter()
+        .map(|(key, vs)| {
+            let operation = if vs.applied || key.operation == Operation::Apply {
+                managed_fields::Operation::Apply
+            } else {
+                managed_fields::Operation::Update
+            };
+            // FieldsV1 text is a JSON object by construction.
+            let fields = serde_json::value::RawValue::from_string(fields_v1::to_json_string(&vs.set)).ok();
+            ManagedFieldsEntry {
+                manager: key.manager.clone(),
+                operation,
+                api_version: vs.api_version.clone(),
+                time: times.get(key).map(|t| t.as_str().to_string()),
+                fields_type: FIELDS_TYPE_V1.to_string(),
+                fields_v1: fields,
+                subresource: key.subresource.clone(),
+            }
+        })
+        .collect();
+    managed_fields::sort_entries(&mut entries);
+    entries
+}
+
+/// The apiserver's identifier of a manager (`BuildManagerIdentifier`), which it sorts by.
+pub(crate) fn identifier(key: &ManagerKey) -> String {
+    managed_fields::manager_identifier(&ManagedFieldsEntry {
+        manager: key.manager.clone(),
+        operation: match key.operation {
+            Operation::Apply => managed_fields::Operation::Apply,
+            Operation::Update => managed_fields::Operation::Update,
+        },
+        api_version: key.api_version.clone(),
+        time: None,
+        fields_type: String::new(),
+        fields_v1: None,
+        subresource: key.subresource.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_v1_values_decode_like_the_text() {
+        let golden = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:args":{"i:3":{}},"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}},"f:finalizers":{"v:\"a\u003cb\"":{}},"x:unknown":{}}}"#;
+        let value: Value = serde_json::from_str(golden).unwrap();
+        let set = set_from_value(&value, &mut Vec::new()).unwrap().0.unwrap();
+        assert_eq!(set, fields_v1::from_json(golden.as_bytes()).unwrap());
+        assert!(set_from_value(&json!({"f:a": []}), &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn reset_is_one_empty_entry() {
+        assert!(is_reset(&json!([{}])));
+        assert!(is_reset(&json!([{"manager": "", "time": null, "unknown": 1}])));
+        assert!(!is_reset(&json!([])));
+        assert!(!is_reset(&json!([{}, {}])));
+        assert!(!is_reset(&json!([{"fieldsV1": {}}])));
+        assert!(!is_reset(&json!([{"manager": "a"}])));
+    }
+
+    #[test]
+    fn decode_keys_appliers_without_version() {
+        let mf = json!([
+            {"manager": "a", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:x": {}}}},
+            {"manager": "a", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:y": {}}}},
+        ]);
+        let d = decode(&mf).unwrap();
+        let apply = ManagerKey::apply("a");
+        assert_eq!(d.managers[&apply].api_version, "v1");
+        assert!(d.managers[&apply].applied);
+        assert_eq!(d.times[&apply].as_str(), "2024-01-01T00:00:00Z");
+        assert!(!d.times.contains_key(&ManagerKey::update("a", "v1")));
+        let entries = encode(&d.managers, &d.times);
+        assert_eq!(entries.len(), 2);
+        let mut obj = json!({});
+        set_managed_fields(&mut obj, &entries);
+        assert_eq!(obj["metadata"]["managedFields"], mf);
+        let err = decode(&json!([{"manager": "a", "operation": "Update", "fieldsType": "FieldsV1"}])).unwrap_err();
+        assert_eq!(err, "managedFields[0].apiVersion: must not be empty");
+    }
+}

@@ -1,0 +1,167 @@
+//! Runs one Server-Side Apply operation of the apply bench once, for instruction-count profiling
+//! (`valgrind --tool=callgrind --toggle-collect='*measure*'`), where wall-clock timing is too noisy.
+//!
+//! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one.
+#![allow(missing_docs)]
+
+use fieldstore::engine::schema::parse_smd_yaml;
+use fieldstore::engine::{ManagedFields, ManagerKey, Schema, TypeRef, Updater};
+use serde_json::{json, Value};
+use std::hint::black_box;
+
+const SCHEMA: &str = "types:
+- name: root
+  map:
+    fields:
+    - name: spec
+      type:
+        namedType: spec
+    - name: data
+      type:
+        map:
+          elementType:
+            scalar: string
+- name: spec
+  map:
+    fields:
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: item
+          elementRelationship: associative
+          keys:
+          - name
+- name: item
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: image
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
+    - name: port
+      type:
+        scalar: numeric
+    - name: flag
+      type:
+        scalar: boolean
+";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    List,
+    ListRand,
+    Map,
+}
+
+#[allow(dead_code)]
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::List => "list",
+            Shape::ListRand => "listrand",
+            Shape::Map => "map",
+        }
+    }
+}
+
+fn item_name(shape: Shape, i: usize) -> String {
+    if shape == Shape::ListRand {
+        // The oracle bench's permutation: a multiplicative hash, unique for i < 2^32.
+        format!("item-{:08x}", (i as u32).wrapping_mul(2_654_435_761))
+    } else {
+        format!("item-{i:06}")
+    }
+}
+
+fn list_item(shape: Shape, i: usize, value: &str) -> Value {
+    json!({
+        "name": item_name(shape, i),
+        "image": format!("registry.example/img-{i}:v1"),
+        "value": value,
+        "port": 8000 + (i % 1000) as i64,
+        "flag": i % 2 == 0,
+    })
+}
+
+fn config(shape: Shape, n: usize, changed: Option<usize>) -> Value {
+    let val = |i: usize| if Some(i) == changed { "CHANGED".to_string() } else { format!("value-{i}") };
+    match shape {
+        Shape::Map => {
+            let data: serde_json::Map<String, Value> = (0..n).map(|i| (format!("key-{i:06}"), Value::String(val(i)))).collect();
+            json!({ "data": data })
+        }
+        _ => json!({ "spec": { "items": (0..n).map(|i| list_item(shape, i, &val(i))).collect::<Vec<_>>() } }),
+    }
+}
+
+fn second_config(shape: Shape, n: usize) -> Value {
+    match shape {
+        Shape::Map => json!({ "data": { format!("key-{:06}", n + 1): "from-B" } }),
+        _ => json!({ "spec": { "items": [list_item(shape, n + 1, "from-B")] } }),
+    }
+}
+
+fn updated(shape: Shape, live: &Value, n: usize) -> Value {
+    let mut c = live.clone();
+    match shape {
+        Shape::Map => c["data"][format!("key-{:06}", n / 2)] = json!("controller-set"),
+        _ => c["spec"]["items"][n / 2]["image"] = json!("registry.example/controller-set:v2"),
+    }
+    c
+}
+
+
+#[inline(never)]
+fn measure<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let shape = match args.get(1).map(String::as_str) {
+        Some("listrand") => Shape::ListRand,
+        Some("map") => Shape::Map,
+        _ => Shape::List,
+    };
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let op = args.get(3).cloned().unwrap_or_else(|| "reapply".into());
+    let schema: Schema = parse_smd_yaml(SCHEMA).expect("schema");
+    let root: TypeRef = schema.named("root").expect("root");
+    let up = Updater::new(&schema, &root);
+    let (a, b, c) = (ManagerKey::apply("a"), ManagerKey::apply("b"), ManagerKey::update("c", "v1"));
+    let cfg = config(shape, n, None);
+    let body = serde_json::to_vec(&cfg).expect("ser");
+    let s = up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply");
+    let (live, mgrs) = (s.object.expect("created"), s.managers);
+    let other = match op.as_str() {
+        "change_one" => config(shape, n, Some(n / 2)),
+        "second_manager" => second_config(shape, n),
+        "update_one" => updated(shape, &live, n),
+        _ => cfg.clone(),
+    };
+    let _ = black_box(match op.as_str() {
+        "parse" => measure(|| serde_json::from_slice::<Value>(&body).map(|_| ()).expect("parse")),
+        "create" => measure(|| {
+            up.validate(&cfg).expect("valid");
+            up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).map(|_| ()).expect("apply")
+        }),
+        "update_one" => measure(|| {
+            up.validate(&other).expect("valid");
+            up.update(&live, &other, "v1", mgrs, &c).map(|_| ()).expect("update")
+        }),
+        "second_manager" => measure(|| {
+            up.validate(&other).expect("valid");
+            up.apply(&live, &other, "v1", mgrs, &b, false).map(|_| ()).expect("apply")
+        }),
+        _ => measure(|| {
+            up.validate(&other).expect("valid");
+            up.apply(&live, &other, "v1", mgrs, &a, false).map(|_| ()).expect("apply")
+        }),
+    });
+}
