@@ -45,13 +45,13 @@ impl Conflicts {
     fn smd_message(&self) -> String {
         if self.0.len() == 1 {
             let c = &self.0[0];
-            return format!("conflict with {:?}: {}", display_manager(&c.manager), c.path);
+            return format!("conflict with {}: {}", display_manager(&c.manager), c.path);
         }
         let mut lines = Vec::new();
         let mut last: Option<&ManagerKey> = None;
         for c in &self.0 {
             if last != Some(&c.manager) {
-                lines.push(format!("conflicts with {:?}:", display_manager(&c.manager)));
+                lines.push(format!("conflicts with {}:", display_manager(&c.manager)));
                 last = Some(&c.manager);
             }
             lines.push(format!("- {}", c.path));
@@ -60,11 +60,15 @@ impl Conflicts {
     }
 }
 
-/// Kubernetes names a conflicting manager by its name, with the subresource for updaters
-/// writing through one (`"kubectl" using v1`).
+/// How the apiserver's `printManager` names a manager in conflict messages: the quoted name,
+/// `with subresource "…"` for writes through a subresource, and `using <apiVersion>` for updaters
+/// (`"kubelet" with subresource "status" using v1`).
 fn display_manager(k: &ManagerKey) -> String {
-    let mut s = k.manager.clone();
-    if !k.api_version.is_empty() && k.operation == super::Operation::Update {
+    let mut s = format!("{:?}", k.manager);
+    if !k.subresource.is_empty() {
+        s.push_str(&format!(" with subresource {:?}", k.subresource));
+    }
+    if k.operation == super::Operation::Update {
         s.push_str(" using ");
         s.push_str(&k.api_version);
     }
@@ -74,5 +78,29 @@ fn display_manager(k: &ManagerKey) -> String {
 impl fmt::Display for Conflicts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.kubernetes_message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldstore_codec::Path;
+
+    fn conflict(manager: ManagerKey, path: &[&str]) -> Conflict {
+        Conflict { manager, path: Path::fields(path.iter().copied()), live: None, applied: None }
+    }
+
+    #[test]
+    fn message_names_managers_as_the_apiserver_prints_them() {
+        let one = Conflicts(vec![conflict(ManagerKey::update("ctrl", "v1"), &["spec", "replicas"])]);
+        assert_eq!(one.kubernetes_message(), r#"Apply failed with 1 conflict: conflict with "ctrl" using v1: .spec.replicas"#);
+        let two = Conflicts(vec![
+            conflict(ManagerKey::apply("hpa"), &["spec", "replicas"]),
+            conflict(ManagerKey::update("kubelet", "v1").with_subresource("status"), &["status", "phase"]),
+        ]);
+        assert_eq!(
+            two.kubernetes_message(),
+            "Apply failed with 2 conflicts: conflicts with \"hpa\":\n- .spec.replicas\nconflicts with \"kubelet\" with subresource \"status\" using v1:\n- .status.phase"
+        );
     }
 }
