@@ -186,6 +186,15 @@ impl Collector {
     }
 }
 
+/// Whether a value has entries or items (so adding it adds paths below it).
+fn has_children(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => false,
+    }
+}
+
 /// One child's merge result, kept until the parent knows whether it must build itself.
 struct Part<'k, 'v> {
     key: &'k str,
@@ -216,6 +225,16 @@ struct Walker<'s> {
 
 impl<'s> Walker<'s> {
     fn node(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+        // A subtree only the right side has merges to a copy of it; when no path sets are wanted,
+        // one deep copy replaces the walk.
+        if let (None, Some(r)) = (lhs, rhs) {
+            if self.mode == Mode::Merge || (self.mode == Mode::MergeCompare && !self.sets) {
+                let mut n = NodeOut { out: Some(r.clone()), ..NodeOut::default() };
+                n.flags[ADDED] = self.mode.compares();
+                n.any = self.mode.compares() && has_children(r);
+                return (n, ValidationErrors::default());
+            }
+        }
         let atom = match resolve(self.schema, tr) {
             Ok(a) => a,
             Err(e) => return (NodeOut::default(), e),
