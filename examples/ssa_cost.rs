@@ -9,6 +9,9 @@ use fieldstore::engine::{ManagedFields, ManagerKey, Schema, TypeRef, Updater};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SCHEMA: &str = "types:
 - name: root
   map:
@@ -145,6 +148,25 @@ fn main() {
         "update_one" => updated(shape, &live, n),
         _ => cfg.clone(),
     };
+    // With REPS set, time the operation instead (minimum of REPS runs, milliseconds).
+    if let Some(reps) = std::env::var("REPS").ok().and_then(|r| r.parse::<usize>().ok()) {
+        let mut best = f64::MAX;
+        for _ in 0..reps {
+            let m = mgrs.clone();
+            let t = std::time::Instant::now();
+            let r = match op.as_str() {
+                "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
+                "create" => { up.validate(&cfg).expect("valid"); Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
+                "update_one" => { up.validate(&other).expect("valid"); black_box(up.update(&live, &other, "v1", m, &c).expect("update")); None }
+                "second_manager" => { up.validate(&other).expect("valid"); Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }
+                _ => { up.validate(&other).expect("valid"); Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")) }
+            };
+            drop(black_box(r));
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        println!("{} {n} {op}: {best:.2} ms", args.get(1).map(String::as_str).unwrap_or("list"));
+        return;
+    }
     let _ = black_box(match op.as_str() {
         "parse" => measure(|| serde_json::from_slice::<Value>(&body).map(|_| ()).expect("parse")),
         "create" => measure(|| {
