@@ -234,7 +234,10 @@ impl<'a> Plan<'a> {
                 PathElement::Key(fields) => {
                     for (name, v) in fields {
                         plan.note(name, false);
-                        plan.note_value(v, &mut values);
+                        match (fields.len(), v) {
+                            (1, Value::String(_)) => {} // written inline, see `write_element`
+                            _ => plan.note_value(v, &mut values),
+                        }
                     }
                 }
                 PathElement::Value(v) => plan.note_value(v, &mut values),
@@ -412,7 +415,12 @@ fn write_element<'a>(
             }
             for (name, v) in fields {
                 write_string_ref(out, name, plan);
-                write_value(out, v, plan, values);
+                match (fields.len(), v) {
+                    // The value of a one-field key names one item among its siblings, so it is
+                    // unique there: not worth a table lookup (nor a table slot).
+                    (1, Value::String(s)) => write_string_value(out, s, None),
+                    _ => write_value(out, v, plan, values),
+                }
             }
         }
         PathElement::Value(v) => {
@@ -448,17 +456,10 @@ fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, plan: &mut Plan, stack: &mut
             Value::Bool(false) => out.push(TAG_FALSE),
             Value::Bool(true) => out.push(TAG_TRUE),
             Value::Number(n) => write_number(out, n),
-            Value::String(s) => match plan.table_index(s) {
-                Some(i) if i < 64 => out.push(TAG_TABLE_SHORT | i as u8),
-                None if s.len() < 128 => {
-                    out.push(TAG_INLINE_SHORT | s.len() as u8);
-                    out.extend_from_slice(s.as_bytes());
-                }
-                index => {
-                    out.push(TAG_STRING);
-                    write_string_ref_at(out, s, index);
-                }
-            },
+            Value::String(s) => {
+                let index = plan.table_index(s);
+                write_string_value(out, s, index);
+            }
             Value::Array(items) => {
                 out.push(TAG_LIST);
                 write_varint(out, items.len() as u64);
@@ -469,6 +470,21 @@ fn write_value<'a>(out: &mut Vec<u8>, v: &'a Value, plan: &mut Plan, stack: &mut
                 write_varint(out, map.len() as u64);
                 push_map_entries(stack, map);
             }
+        }
+    }
+}
+
+/// A string value, at table index `index` or inline.
+fn write_string_value(out: &mut Vec<u8>, s: &str, index: Option<usize>) {
+    match index {
+        Some(i) if i < 64 => out.push(TAG_TABLE_SHORT | i as u8),
+        None if s.len() < 128 => {
+            out.push(TAG_INLINE_SHORT | s.len() as u8);
+            out.extend_from_slice(s.as_bytes());
+        }
+        index => {
+            out.push(TAG_STRING);
+            write_string_ref_at(out, s, index);
         }
     }
 }
@@ -687,7 +703,7 @@ impl<'a> Decoder<'a> {
             }
             // Sibling sub-trees are often byte-identical (list items owning the same fields):
             // identical bytes decode to an identical set, so clone the previous one instead of
-            // decoding, sorting and merging again. The copy is no bigger than the bytes it skips.
+            // decoding, sorting and merging again. The copy allocates what decoding them would.
             if let Some((a, b)) = top.last_child {
                 let input: &[u8] = self.input;
                 let same = b

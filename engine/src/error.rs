@@ -29,6 +29,71 @@ pub enum Error {
     /// A codec error (FieldsV1 decoding and the like).
     #[error(transparent)]
     Codec(#[from] fieldstore_codec::Error),
+    /// A patch could not be applied or created.
+    #[error("{kind} at {path}: {message}")]
+    Patch {
+        /// What kind of problem it is.
+        kind: crate::patch::PatchErrorKind,
+        /// Where: a field path (`.spec.containers[1]`) or, for JSON patches, a JSON pointer.
+        path: String,
+        /// What exactly went wrong.
+        message: String,
+    },
+    /// The object (or resource type) does not exist.
+    #[error("{resource} {name:?} not found")]
+    NotFound {
+        /// The resource (plural name, `group/plural` for groups) or `resource type`.
+        resource: String,
+        /// The object's name.
+        name: String,
+    },
+    /// An object of that name already exists.
+    #[error("{resource} {name:?} already exists")]
+    AlreadyExists {
+        /// The resource (plural name).
+        resource: String,
+        /// The object's name.
+        name: String,
+    },
+    /// A write's precondition (resourceVersion or uid) does not hold: Kubernetes' "Operation
+    /// cannot be fulfilled" 409 Conflict.
+    #[error("Operation cannot be fulfilled on {resource} {name:?}: {message}")]
+    Precondition {
+        /// The resource (plural name).
+        resource: String,
+        /// The object's name.
+        name: String,
+        /// What did not hold.
+        message: String,
+    },
+    /// A resourceVersion or continue token older than the compacted revision (410, reason
+    /// `Expired`).
+    #[error("{0}")]
+    Expired(String),
+    /// A resourceVersion newer than the store has reached, after a bounded wait (504, reason
+    /// `Timeout`).
+    #[error("Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion {
+        /// The revision asked for.
+        requested: u64,
+        /// The store's revision.
+        current: u64,
+    },
+    /// The object is larger than the store accepts (413).
+    #[error("object is {size} bytes, larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The encoded size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The storage layer failed.
+    #[cfg(feature = "store")]
+    #[error("storage: {0}")]
+    Storage(#[from] rocksdb::Error),
+    /// The store's files are not in a format this version reads, or are damaged.
+    #[error("corrupt store data: {0}")]
+    Corrupt(String),
 }
 
 /// Kubernetes `Status` reason and HTTP code of an engine error.
@@ -42,6 +107,16 @@ pub enum Reason {
     Invalid,
     /// 500 InternalError.
     InternalError,
+    /// 404 NotFound.
+    NotFound,
+    /// 409 AlreadyExists.
+    AlreadyExists,
+    /// 410 Expired (a resourceVersion older than the compacted revision).
+    Expired,
+    /// 504 Timeout.
+    Timeout,
+    /// 413 RequestEntityTooLarge.
+    RequestEntityTooLarge,
 }
 
 impl Reason {
@@ -52,6 +127,11 @@ impl Reason {
             Reason::Conflict => 409,
             Reason::Invalid => 422,
             Reason::InternalError => 500,
+            Reason::NotFound => 404,
+            Reason::AlreadyExists => 409,
+            Reason::Expired => 410,
+            Reason::Timeout => 504,
+            Reason::RequestEntityTooLarge => 413,
         }
     }
 
@@ -62,6 +142,11 @@ impl Reason {
             Reason::Conflict => "Conflict",
             Reason::Invalid => "Invalid",
             Reason::InternalError => "InternalError",
+            Reason::NotFound => "NotFound",
+            Reason::AlreadyExists => "AlreadyExists",
+            Reason::Expired => "Expired",
+            Reason::Timeout => "Timeout",
+            Reason::RequestEntityTooLarge => "RequestEntityTooLarge",
         }
     }
 }
@@ -74,6 +159,16 @@ impl Error {
             Error::Invalid(_) => Reason::Invalid,
             Error::Conflict(_) => Reason::Conflict,
             Error::BadRequest(_) | Error::Codec(_) => Reason::BadRequest,
+            Error::Patch { kind, .. } => kind.reason(),
+            Error::NotFound { .. } => Reason::NotFound,
+            Error::AlreadyExists { .. } => Reason::AlreadyExists,
+            Error::Precondition { .. } => Reason::Conflict,
+            Error::Expired(_) => Reason::Expired,
+            Error::TooLargeResourceVersion { .. } => Reason::Timeout,
+            Error::TooLarge { .. } => Reason::RequestEntityTooLarge,
+            #[cfg(feature = "store")]
+            Error::Storage(_) => Reason::InternalError,
+            Error::Corrupt(_) => Reason::InternalError,
         }
     }
 }

@@ -9,8 +9,11 @@
 mod error;
 pub mod fieldmanager;
 pub mod merge;
+pub mod patch;
 pub mod replay;
 pub mod schema;
+#[cfg(feature = "store")]
+pub mod store;
 pub mod typed;
 
 pub use error::{Error, Reason, Result};

@@ -6,6 +6,7 @@
 
 mod envelope;
 mod fields;
+mod patch_local;
 mod replay;
 
 use std::io::{self, Read, Write};
@@ -34,6 +35,8 @@ enum Command {
     Fields(fields::FieldsCommand),
     /// Replay a Server-Side Apply scenario (structured-merge-diff oracle format) from stdin.
     Replay,
+    /// Apply a patch to an object, or compute one, without storage (JSON on stdin and stdout).
+    PatchLocal(patch_local::PatchLocalArgs),
 }
 
 /// Why a command failed; the `Display` text is the message printed after `error: `.
@@ -54,6 +57,9 @@ enum CliError {
     /// A replay scenario is unusable as a whole; printed as the oracle prints it.
     #[error("{0}")]
     ReplayFatal(String),
+    /// An engine operation failed (a patch, a schema).
+    #[error(transparent)]
+    Engine(#[from] fieldstore_engine::Error),
 }
 
 type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -65,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::Envelope(command) => envelope::run(command),
         Command::Fields(command) => fields::run(command),
         Command::Replay => replay::run(),
+        Command::PatchLocal(args) => patch_local::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

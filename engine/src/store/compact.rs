@@ -1,0 +1,121 @@
+//! Compaction: history before a revision is dropped, and reads before it answer 410.
+//!
+//! The compacted revision is persisted first, so readers refuse old revisions before their data
+//! goes. Then, for each object, every version older than the newest one at or before the
+//! compacted revision is deleted (and that one too when it is a tombstone), as well as the change
+//! log up to it. Deletes go in batches of 1000 without sync (losing them in a crash leaves only
+//! unreachable garbage, swept by the next compaction); the committer is never blocked: it only
+//! writes newer versions, which compaction does not touch.
+
+use super::keys::{self, CF_CHANGES, CF_META, CF_OBJECTS, META_COMPACTED};
+use super::kv::{Batch, Flow};
+use super::{object, Core};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Compacts history before `revision`.
+pub(crate) fn compact(core: &Core, revision: u64) -> Result<()> {
+    let current = core.visible.load(Ordering::SeqCst);
+    if revision > current {
+        return Err(Error::BadRequest(format!("cannot compact to revision {revision}: the current revision is {current}")));
+    }
+    // The compacted revision only moves forward; concurrent compactions serialize on this.
+    {
+        let _hub = core.hub.lock();
+        if revision <= core.compacted.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut b = Batch::default();
+        b.put(CF_META, META_COMPACTED.to_vec(), revision.to_be_bytes().to_vec());
+        core.kv.write(b, true)?;
+        core.compacted.store(revision, Ordering::SeqCst);
+    }
+    sweep(core, revision)
+}
+
+fn sweep(core: &Core, revision: u64) -> Result<()> {
+    let mut batch = Batch::default();
+    let mut current_object: Option<Vec<u8>> = None;
+    let mut kept = false;
+    let mut pending = Vec::new();
+    core.kv.scan(CF_OBJECTS, &[], None, &mut |k, v| {
+        let key = keys::parse_object_key(k)?;
+        if current_object.as_deref() != Some(key.prefix) {
+            current_object = Some(key.prefix.to_vec());
+            kept = false;
+        }
+        if key.revision > revision {
+            return Ok(Flow::Continue);
+        }
+        // The newest version at or before the compacted revision is the state there: kept
+        // unless it is a deletion.
+        if !kept {
+            kept = true;
+            if !object::is_tombstone(v) {
+                return Ok(Flow::Continue);
+            }
+        }
+        pending.push(k.to_vec());
+        Ok(Flow::Continue)
+    })?;
+    for chunk in pending.chunks(1000) {
+        for k in chunk {
+            batch.delete(CF_OBJECTS, k.clone());
+        }
+        core.kv.write(std::mem::take(&mut batch), false)?;
+    }
+    let mut b = Batch::default();
+    b.delete_range(CF_CHANGES, keys::change_key(0).to_vec(), keys::change_key(revision.saturating_add(1)).to_vec());
+    core.kv.write(b, false)?;
+    Ok(())
+}
+
+/// The revision automatic compaction may compact to now: the newest one older than the
+/// retention time and more than the kept count behind the current revision.
+fn target(core: &Core) -> Result<Option<u64>> {
+    let current = core.visible.load(Ordering::SeqCst);
+    let by_count = core.options.keep_revisions.map(|n| current.saturating_sub(n));
+    let by_time = match core.options.retention {
+        None => None,
+        Some(retention) => {
+            let cutoff = u64::try_from(super::now_unix().saturating_sub(retention).as_millis()).unwrap_or(u64::MAX);
+            let mut newest_old = 0;
+            let start = core.compacted.load(Ordering::SeqCst);
+            core.kv.scan(CF_CHANGES, &keys::change_key(start), None, &mut |k, v| {
+                let change = keys::Change::decode(v)?;
+                if change.unix_millis > cutoff {
+                    return Ok(Flow::Stop);
+                }
+                newest_old = keys::read_u64(k)?;
+                Ok(Flow::Continue)
+            })?;
+            Some(newest_old)
+        }
+    };
+    let t = match (by_count, by_time) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return Ok(None),
+    };
+    Ok((t > core.compacted.load(Ordering::SeqCst)).then_some(t))
+}
+
+/// The automatic compaction loop, until the store closes.
+pub(crate) fn auto(core: &Core) {
+    let interval = core.options.compaction_interval.max(Duration::from_millis(10));
+    let mut next = Instant::now() + interval;
+    loop {
+        // Short sleeps rather than the store's condition variable, which every commit signals.
+        while !core.stop.load(Ordering::SeqCst) && Instant::now() < next {
+            std::thread::sleep(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)));
+        }
+        if core.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(Some(t)) = target(core) {
+            let _ = compact(core, t);
+        }
+        next = Instant::now() + interval;
+    }
+}

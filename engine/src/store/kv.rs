@@ -1,0 +1,73 @@
+//! The narrow key-value interface the store is written against, so that another backend (a
+//! replicated one such as etcd) can replace RocksDB without touching the verbs.
+//!
+//! What the store needs and no more:
+//! - ordered keys in a few named keyspaces (column families, [`super::keys`]);
+//! - point reads and forward range scans;
+//! - atomic batches that also carry the store's revision counter, durable when asked;
+//! - consistent reads are *not* asked of the backend: every object version is keyed by its
+//!   revision (MVCC), so a reader at revision `R` ignores newer keys and a revision is its
+//!   snapshot. A backend only has to make a batch visible atomically.
+
+use crate::Result;
+
+/// One change of a batch.
+#[derive(Debug, Clone)]
+pub(crate) enum Op {
+    /// Sets `key` in the column family to `value`.
+    Put { cf: &'static str, key: Vec<u8>, value: Vec<u8> },
+    /// Removes `key` from the column family.
+    Delete { cf: &'static str, key: Vec<u8> },
+    /// Removes every key in `[from, to)` of the column family.
+    DeleteRange { cf: &'static str, from: Vec<u8>, to: Vec<u8> },
+}
+
+/// Changes applied all or nothing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Batch {
+    pub ops: Vec<Op>,
+    /// The revision the batch brings the store to, persisted with it (`None`: unchanged).
+    pub revision: Option<u64>,
+}
+
+impl Batch {
+    pub(crate) fn put(&mut self, cf: &'static str, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push(Op::Put { cf, key, value });
+    }
+
+    pub(crate) fn delete(&mut self, cf: &'static str, key: Vec<u8>) {
+        self.ops.push(Op::Delete { cf, key });
+    }
+
+    pub(crate) fn delete_range(&mut self, cf: &'static str, from: Vec<u8>, to: Vec<u8>) {
+        self.ops.push(Op::DeleteRange { cf, from, to });
+    }
+}
+
+/// What a scan callback tells the scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Go on with the next key.
+    Continue,
+    /// Stop the scan.
+    Stop,
+}
+
+/// The callback of [`Kv::scan`]: gets each key and value, says whether to go on.
+pub(crate) type ScanFn<'f> = dyn FnMut(&[u8], &[u8]) -> Result<Flow> + 'f;
+
+/// An ordered, durable key-value store with atomic batches.
+pub(crate) trait Kv: Send + Sync {
+    /// The value of `key`, if any.
+    fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Calls `f` on each key in `[from, to)` (to the end without `to`) in byte order, until it
+    /// returns [`Flow::Stop`].
+    fn scan(&self, cf: &'static str, from: &[u8], to: Option<&[u8]>, f: &mut ScanFn<'_>) -> Result<()>;
+
+    /// Applies the batch atomically; with `sync` it is durable (the log fsynced) on return.
+    fn write(&self, batch: Batch, sync: bool) -> Result<()>;
+
+    /// The revision persisted by the last batch that carried one (0 for a new store).
+    fn revision(&self) -> Result<u64>;
+}

@@ -1,0 +1,186 @@
+//! The stored form of an object version.
+//!
+//! ```text
+//! record  = format (u8 = 1) ‖ flags (u8: bit 0 = tombstone) ‖ body ‖ entries
+//! body    = uvarint length ‖ the object as compact JSON, without metadata.resourceVersion
+//!           (the revision is in the key) and without metadata.managedFields
+//! entries = uvarint count ‖ entry*
+//! entry   = str manager ‖ u8 operation (0 Apply, 1 Update) ‖ str apiVersion ‖ str time ("" none)
+//!           ‖ str subresource ‖ bytes fields (binary FieldsV1, `fieldstore_codec::fields_binary`)
+//! str     = uvarint length ‖ UTF-8;  bytes = uvarint length ‖ bytes
+//! ```
+//!
+//! A tombstone is the object's last state, written by a delete at the deleting revision. The
+//! JSON view ([`decode`]) puts the revision back as `metadata.resourceVersion` and the
+//! managedFields back in Kubernetes' JSON form; the object's keys are sorted (serde_json's map),
+//! so the view is byte-stable.
+
+use crate::{Error, Result};
+use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, Operation, FIELDS_TYPE_V1};
+use fieldstore_codec::{fields_binary, fields_v1};
+use serde_json::Value;
+
+const FORMAT: u8 = 1;
+const TOMBSTONE: u8 = 1;
+
+/// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record.
+pub(crate) fn encode(object: &Value, tombstone: bool) -> Result<Vec<u8>> {
+    let mut body = object.clone();
+    let mut entries: Vec<ManagedFieldsEntry> = Vec::new();
+    if let Some(Value::Object(meta)) = body.get_mut("metadata") {
+        meta.remove("resourceVersion");
+        if let Some(mf) = meta.remove("managedFields") {
+            if !mf.is_null() {
+                entries = serde_json::from_value(mf).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
+            }
+        }
+    }
+    let json = serde_json::to_vec(&body).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}")))?;
+    let mut out = Vec::with_capacity(json.len() + 64);
+    out.push(FORMAT);
+    out.push(if tombstone { TOMBSTONE } else { 0 });
+    put_bytes(&mut out, &json);
+    put_uvarint(&mut out, entries.len() as u64);
+    for e in &entries {
+        put_bytes(&mut out, e.manager.as_bytes());
+        out.push(match e.operation {
+            Operation::Apply => 0,
+            Operation::Update => 1,
+        });
+        put_bytes(&mut out, e.api_version.as_bytes());
+        put_bytes(&mut out, e.time.as_deref().unwrap_or("").as_bytes());
+        put_bytes(&mut out, e.subresource.as_bytes());
+        let set = match e.fields_v1_json() {
+            Some(json) => fields_v1::from_json(json.as_bytes())?,
+            None => fieldstore_codec::Set::new(),
+        };
+        put_bytes(&mut out, &fields_binary::encode(&set));
+    }
+    Ok(out)
+}
+
+/// Whether a record is a tombstone (without decoding it).
+pub(crate) fn is_tombstone(record: &[u8]) -> bool {
+    record.get(1).is_some_and(|f| f & TOMBSTONE != 0)
+}
+
+/// The JSON view of a record stored at `revision`.
+pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
+    let mut r = Reader { bytes: record };
+    if r.byte()? != FORMAT {
+        return Err(Error::Corrupt("unknown object record format".into()));
+    }
+    let _flags = r.byte()?;
+    let body = r.bytes()?;
+    let mut object: Value = serde_json::from_slice(body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?;
+    let n = r.uvarint()?;
+    let mut entries = Vec::new();
+    for _ in 0..n {
+        let manager = r.string()?;
+        let operation = match r.byte()? {
+            0 => Operation::Apply,
+            1 => Operation::Update,
+            t => return Err(Error::Corrupt(format!("unknown operation {t}"))),
+        };
+        let api_version = r.string()?;
+        let time = r.string()?;
+        let subresource = r.string()?;
+        let set = fields_binary::decode(r.bytes()?)?;
+        let raw = serde_json::value::RawValue::from_string(fields_v1::to_json_string(&set)).map_err(|e| Error::Corrupt(e.to_string()))?;
+        entries.push(ManagedFieldsEntry {
+            manager,
+            operation,
+            api_version,
+            time: (!time.is_empty()).then_some(time),
+            fields_type: FIELDS_TYPE_V1.to_string(),
+            fields_v1: Some(raw),
+            subresource,
+        });
+    }
+    if !r.bytes.is_empty() {
+        return Err(Error::Corrupt("trailing bytes in object record".into()));
+    }
+    let Value::Object(root) = &mut object else {
+        return Err(Error::Corrupt("object body is not a JSON object".into()));
+    };
+    let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("resourceVersion".into(), Value::String(revision.to_string()));
+        if !entries.is_empty() {
+            let list: Value = serde_json::from_slice(&managed_fields::encode_entries(&entries)).map_err(|e| Error::Corrupt(e.to_string()))?;
+            meta.insert("managedFields".into(), list);
+        }
+    }
+    Ok(object)
+}
+
+fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_uvarint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> Result<u8> {
+        let (&b, rest) = self.bytes.split_first().ok_or_else(|| Error::Corrupt("truncated object record".into()))?;
+        self.bytes = rest;
+        Ok(b)
+    }
+
+    fn uvarint(&mut self) -> Result<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(Error::Corrupt("overlong varint".into()))
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8]> {
+        let n = usize::try_from(self.uvarint()?).map_err(|_| Error::Corrupt("length overflow".into()))?;
+        if n > self.bytes.len() {
+            return Err(Error::Corrupt("truncated object record".into()));
+        }
+        let (b, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(b)
+    }
+
+    fn string(&mut self) -> Result<String> {
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| Error::Corrupt("invalid UTF-8 in object record".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn record_round_trips_with_managed_fields() {
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
+            "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
+        let rec = encode(&obj, false).unwrap();
+        assert!(!is_tombstone(&rec));
+        let mut back = decode(&rec, 9).unwrap();
+        assert_eq!(back["metadata"]["resourceVersion"], "9");
+        back["metadata"]["resourceVersion"] = json!("3");
+        assert_eq!(back, obj);
+        assert!(is_tombstone(&encode(&obj, true).unwrap()));
+    }
+}

@@ -1,0 +1,231 @@
+//! The registry of resource types, persisted in the `types` column family.
+
+use crate::fieldmanager::FieldManager;
+use crate::schema::{self, Schema, TypeRef, DEDUCED_TYPE};
+use crate::{Error, Result};
+use fieldstore_codec::{Path, Set};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where a resource type's schema comes from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SchemaSource {
+    /// No schema: objects are merged as deduced (untyped) values.
+    #[default]
+    None,
+    /// A structured-merge-diff schema in its YAML form, with the root type's name.
+    SmdYaml {
+        /// The YAML document.
+        yaml: String,
+        /// The name of the objects' type.
+        root: String,
+    },
+    /// A CustomResourceDefinition (apiextensions.k8s.io/v1, as JSON): the registered version's
+    /// `openAPIV3Schema`.
+    Crd(Value),
+}
+
+/// A resource type: its names, scope, schema and subresources.
+///
+/// # Examples
+/// ```
+/// use fieldstore_engine::store::TypeSpec;
+/// let cm = TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true);
+/// assert_eq!(cm.api_version(), "v1");
+/// assert_eq!(cm.resource(), "configmaps");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeSpec {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version objects are stored and served at.
+    pub version: String,
+    /// Kind of the objects.
+    pub kind: String,
+    /// Plural resource name (`configmaps`).
+    pub plural: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// The schema.
+    pub schema: SchemaSource,
+    /// Whether the `status` subresource exists (then `status` is reset on main-resource writes and
+    /// everything else on status writes).
+    pub status_subresource: bool,
+}
+
+impl TypeSpec {
+    /// A cluster-scoped type without schema or subresources.
+    #[must_use]
+    pub fn new(group: impl Into<String>, version: impl Into<String>, kind: impl Into<String>, plural: impl Into<String>) -> Self {
+        TypeSpec {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            namespaced: false,
+            schema: SchemaSource::None,
+            status_subresource: false,
+        }
+    }
+
+    /// Sets the scope.
+    #[must_use]
+    pub fn namespaced(mut self, namespaced: bool) -> Self {
+        self.namespaced = namespaced;
+        self
+    }
+
+    /// Sets the schema.
+    #[must_use]
+    pub fn with_schema(mut self, schema: SchemaSource) -> Self {
+        self.schema = schema;
+        self
+    }
+
+    /// Turns the `status` subresource on or off.
+    #[must_use]
+    pub fn with_status_subresource(mut self, status: bool) -> Self {
+        self.status_subresource = status;
+        self
+    }
+
+    /// The type of a CustomResourceDefinition: its group, kind, plural and scope, its storage
+    /// version (or first version), `subresources.status` and its schema.
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when the CRD lacks a name or version.
+    pub fn from_crd(crd: &Value) -> Result<Self> {
+        let spec = crd.get("spec").ok_or_else(|| schema_err("spec", "missing"))?;
+        let s = |v: Option<&Value>, what: &str| v.and_then(Value::as_str).map(str::to_string).ok_or_else(|| schema_err(what, "missing"));
+        let group = s(spec.get("group"), "spec.group")?;
+        let kind = s(spec.pointer("/names/kind"), "spec.names.kind")?;
+        let plural = s(spec.pointer("/names/plural"), "spec.names.plural")?;
+        let versions = spec.get("versions").and_then(Value::as_array).ok_or_else(|| schema_err("spec.versions", "missing"))?;
+        let version = versions
+            .iter()
+            .find(|v| v.get("storage") == Some(&Value::Bool(true)))
+            .or_else(|| versions.first())
+            .ok_or_else(|| schema_err("spec.versions", "empty"))?;
+        let name = s(version.get("name"), "spec.versions[].name")?;
+        let status = version.pointer("/subresources/status").is_some() || spec.pointer("/subresources/status").is_some();
+        Ok(TypeSpec {
+            group,
+            version: name,
+            kind,
+            plural,
+            namespaced: spec.get("scope").and_then(Value::as_str) != Some("Cluster"),
+            schema: SchemaSource::Crd(crd.clone()),
+            status_subresource: status,
+        })
+    }
+
+    /// `group/version`, or `version` for the core group.
+    #[must_use]
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The resource as requests name it: `plural` or `plural.group`.
+    #[must_use]
+    pub fn resource(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+}
+
+fn schema_err(path: &str, reason: &str) -> Error {
+    Error::Schema { path: path.into(), reason: reason.into() }
+}
+
+/// A registered type with its compiled schema and field managers.
+pub(crate) struct Registered {
+    pub id: u32,
+    pub spec: TypeSpec,
+    pub api_version: String,
+    /// The root type's name (for strategic merge patch metadata).
+    pub root_name: String,
+    pub schema: &'static Schema,
+    pub main: FieldManager<'static>,
+    pub status: Option<FieldManager<'static>>,
+}
+
+impl Registered {
+    /// Compiles `spec`. The schema is leaked: field managers borrow it for the life of the
+    /// process, and types are registered a handful of times.
+    pub(crate) fn compile(id: u32, spec: TypeSpec) -> Result<Self> {
+        let (schema, root_name) = match &spec.schema {
+            SchemaSource::None => (Schema::deduced(), DEDUCED_TYPE.to_string()),
+            SchemaSource::SmdYaml { yaml, root } => (schema::parse_smd_yaml(yaml)?, root.clone()),
+            SchemaSource::Crd(crd) => {
+                let versions = schema::from_crd(crd)?;
+                let (_, schema, root) = versions
+                    .into_iter()
+                    .find(|(v, _, _)| *v == spec.version)
+                    .ok_or_else(|| schema_err("spec.versions", &format!("no version {}", spec.version)))?;
+                (schema, root)
+            }
+        };
+        let schema: &'static Schema = Box::leak(Box::new(schema));
+        let root = schema.named(&root_name).ok_or_else(|| Error::UnknownType(root_name.clone()))?;
+        let root: &'static TypeRef = Box::leak(Box::new(root));
+        let api_version = spec.api_version();
+        let mut main = FieldManager::new(schema, root, api_version.clone()).with_kind(spec.kind.clone());
+        let mut status = None;
+        if spec.status_subresource {
+            let status_set = Set::from_paths([&Path::fields(["status"])]);
+            let spec_set = Set::from_paths([&Path::fields(["spec"])]);
+            main = main.with_reset_fields(api_version.clone(), "", status_set);
+            status = Some(
+                FieldManager::new(schema, root, api_version.clone())
+                    .with_kind(spec.kind.clone())
+                    .with_subresource("status")
+                    .with_reset_fields(api_version.clone(), "status", spec_set),
+            );
+        }
+        Ok(Registered { id, spec, api_version, root_name, schema, main, status })
+    }
+}
+
+/// Every registered type, by id and by resource name.
+#[derive(Default)]
+pub(crate) struct Registry {
+    by_id: HashMap<u32, Arc<Registered>>,
+    by_resource: HashMap<String, Arc<Registered>>,
+}
+
+impl Registry {
+    pub(crate) fn insert(&mut self, t: Registered) {
+        let t = Arc::new(t);
+        self.by_resource.insert(t.spec.resource(), t.clone());
+        self.by_id.insert(t.id, t);
+    }
+
+    /// The type of a resource name (`plural` or `plural.group`).
+    pub(crate) fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
+        self.by_resource
+            .get(resource)
+            .cloned()
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: resource.into() })
+    }
+
+    pub(crate) fn next_id(&self) -> u32 {
+        self.by_id.keys().max().map_or(1, |m| m + 1)
+    }
+
+    pub(crate) fn specs(&self) -> Vec<TypeSpec> {
+        let mut v: Vec<_> = self.by_id.values().map(|t| (t.id, t.spec.clone())).collect();
+        v.sort_by_key(|(id, _)| *id);
+        v.into_iter().map(|(_, s)| s).collect()
+    }
+}

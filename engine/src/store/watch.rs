@@ -1,0 +1,478 @@
+//! Watches: a replay of the change log from a revision, then live changes, with bookmarks.
+//!
+//! A watch is a small state machine:
+//! 1. **initial**: from an unset or `"0"` resourceVersion, synthetic `ADDED` events for every
+//!    object at the registration revision (then, with `send_initial_events`, a bookmark carrying
+//!    the `k8s.io/initial-events-end` annotation);
+//! 2. **replay**: from revision `R`, the change log `(R, registration]` read in chunks;
+//! 3. **live**: changes the committer broadcast after registration, from a bounded channel.
+//!
+//! Registration takes the hub lock that the committer holds while publishing a revision and
+//! broadcasting it, so the replay and the live channel meet exactly: nothing lost, nothing
+//! repeated. A watcher whose channel is full is dropped by the committer (which never blocks);
+//! the watch then ends with an [`Error::Expired`] event naming the last revision it delivered.
+//!
+//! Bookmarks (when allowed): after [`Options::bookmark_interval`](super::Options::bookmark_interval)
+//! without events, and whenever [`Store::request_bookmark`] is called. A bookmark at `N` means every
+//! change up to `N` has been delivered.
+
+use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
+use super::kv::Flow;
+use super::list::{FieldSelector, LabelSelector, ListOptions, ResourceVersionMatch};
+use super::types::Registered;
+use super::{object, ChangeEvent, Core, Store};
+use crate::{Error, Result};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The annotation of the bookmark that ends the initial events of a watch-list.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// Options of a watch.
+#[derive(Debug, Clone, Default)]
+pub struct WatchOptions {
+    /// Unset or `"0"`: the current state as `ADDED` events, then changes; `N`: every change after
+    /// revision `N`.
+    pub resource_version: Option<String>,
+    /// Label selector (see [`ListOptions::label_selector`]).
+    pub label_selector: Option<String>,
+    /// Field selector (see [`ListOptions::field_selector`]).
+    pub field_selector: Option<String>,
+    /// Whether BOOKMARK events are sent (Kubernetes' `allowWatchBookmarks`).
+    pub allow_bookmarks: bool,
+    /// `Some(true)`: initial events end with a bookmark annotated [`INITIAL_EVENTS_END`]
+    /// (watch-list); `Some(false)`: no initial events; `None`: initial events for an unset or
+    /// `"0"` resourceVersion.
+    pub send_initial_events: Option<bool>,
+}
+
+/// An event of a watch.
+#[derive(Debug)]
+pub enum WatchEvent {
+    /// An object was created, or entered the selection.
+    Added(Arc<Value>),
+    /// An object changed.
+    Modified(Arc<Value>),
+    /// An object was deleted (its last state), or left the selection.
+    Deleted(Arc<Value>),
+    /// Every change up to `revision` has been delivered.
+    Bookmark {
+        /// The revision.
+        revision: u64,
+        /// Whether this bookmark ends the initial events of a watch-list.
+        initial_events_end: bool,
+    },
+    /// The watch ended with this error.
+    Error(Error),
+}
+
+impl WatchEvent {
+    /// The revision of the event (`None` for errors).
+    #[must_use]
+    pub fn revision(&self) -> Option<u64> {
+        match self {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                o.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse().ok())
+            }
+            WatchEvent::Bookmark { revision, .. } => Some(*revision),
+            WatchEvent::Error(_) => None,
+        }
+    }
+
+    /// The event type as a Kubernetes watch stream names it.
+    #[must_use]
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            WatchEvent::Added(_) => "ADDED",
+            WatchEvent::Modified(_) => "MODIFIED",
+            WatchEvent::Deleted(_) => "DELETED",
+            WatchEvent::Bookmark { .. } => "BOOKMARK",
+            WatchEvent::Error(_) => "ERROR",
+        }
+    }
+
+    /// The event as a Kubernetes `WatchEvent` (`{"type", "object"}`); bookmarks carry an object
+    /// of the watched kind with only its resourceVersion, errors a `Status`.
+    #[must_use]
+    pub fn to_json(&self, api_version: &str, kind: &str) -> Value {
+        let object = match self {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => (**o).clone(),
+            WatchEvent::Bookmark { revision, initial_events_end } => {
+                let mut meta = json!({"resourceVersion": revision.to_string()});
+                if *initial_events_end {
+                    meta["annotations"] = json!({INITIAL_EVENTS_END: "true"});
+                }
+                json!({"apiVersion": api_version, "kind": kind, "metadata": meta})
+            }
+            WatchEvent::Error(e) => {
+                let r = e.reason();
+                json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "message": e.to_string(), "reason": r.as_str(), "code": r.code()})
+            }
+        };
+        json!({"type": self.type_name(), "object": object})
+    }
+}
+
+pub(crate) enum Msg {
+    Change(Arc<ChangeEvent>),
+    Bookmark(u64),
+}
+
+struct Slot {
+    id: u64,
+    type_id: u32,
+    namespace: Option<String>,
+    tx: Sender<Msg>,
+    overflowed: Arc<AtomicBool>,
+}
+
+/// The open watches, fed by the committer.
+#[derive(Default)]
+pub(crate) struct Hub {
+    slots: Vec<Slot>,
+    next_id: u64,
+}
+
+impl Hub {
+    /// Sends the changes to every interested watcher without blocking; a watcher whose buffer
+    /// is full is dropped (its watch ends with an error once it drained what it has).
+    pub(crate) fn broadcast(&mut self, events: &[Arc<ChangeEvent>]) {
+        self.slots.retain(|s| {
+            for e in events {
+                if e.type_id != s.type_id || s.namespace.as_ref().is_some_and(|ns| *ns != e.namespace) {
+                    continue;
+                }
+                match s.tx.try_send(Msg::Change(e.clone())) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(_)) => {
+                        s.overflowed.store(true, Ordering::SeqCst);
+                        return false;
+                    }
+                    Err(TrySendError::Disconnected(_)) => return false,
+                }
+            }
+            true
+        });
+    }
+
+    /// Asks every watcher for a bookmark at `revision` (skipped for watchers whose buffer is full).
+    pub(crate) fn bookmark_all(&self, revision: u64) {
+        for s in &self.slots {
+            let _ = s.tx.try_send(Msg::Bookmark(revision));
+        }
+    }
+
+    /// Ends every watch (the store is closing).
+    pub(crate) fn close_all(&mut self) {
+        self.slots.clear();
+    }
+
+    fn register(&mut self, type_id: u32, namespace: Option<String>, capacity: usize) -> (u64, Receiver<Msg>, Arc<AtomicBool>) {
+        let (tx, rx) = crossbeam_channel::bounded(capacity);
+        let overflowed = Arc::new(AtomicBool::new(false));
+        self.next_id += 1;
+        self.slots.push(Slot { id: self.next_id, type_id, namespace, tx, overflowed: overflowed.clone() });
+        (self.next_id, rx, overflowed)
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.slots.retain(|s| s.id != id);
+    }
+}
+
+/// An open watch: an iterator of [`WatchEvent`]s (blocking), or polled with
+/// [`Watch::next_timeout`]. Dropping it unregisters it. A watch keeps the database open: the
+/// directory can be reopened only once the store and its watches are dropped.
+pub struct Watch {
+    core: Arc<Core>,
+    t: Arc<Registered>,
+    id: u64,
+    rx: Receiver<Msg>,
+    overflowed: Arc<AtomicBool>,
+    namespace: Option<String>,
+    labels: Option<LabelSelector>,
+    fields: Option<FieldSelector>,
+    allow_bookmarks: bool,
+    pending: VecDeque<WatchEvent>,
+    /// The change log still to replay: `(next, end]` inclusive bounds as `next..=end`.
+    replay: Option<(u64, u64)>,
+    /// Every change up to this revision has been delivered or skipped.
+    last: u64,
+    last_sent: Instant,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").field("resource", &self.t.spec.resource()).field("last", &self.last).field("ended", &self.ended).finish()
+    }
+}
+
+impl Store {
+    /// Watches a resource in one namespace (or all with `None`).
+    ///
+    /// # Errors
+    /// [`Error::Expired`] when the resourceVersion is before the compacted revision;
+    /// [`Error::BadRequest`] for malformed selectors or resourceVersions.
+    pub fn watch(&self, resource: &str, namespace: Option<&str>, opts: &WatchOptions) -> Result<Watch> {
+        let t = self.resolve(resource)?;
+        let namespace = namespace.filter(|s| !s.is_empty()).map(str::to_string);
+        if let Some(ns) = &namespace {
+            super::validate::namespace(ns)?;
+        }
+        let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
+        let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
+        let rv = super::list::parse_rv(opts.resource_version.as_deref())?;
+        let core = self.inner.core.clone();
+        if let Some(r) = rv.filter(|&r| r > 0) {
+            core.check_compacted(r)?;
+        }
+        let (id, rx, overflowed, reg) = {
+            let mut hub = core.hub.lock();
+            let reg = core.visible.load(Ordering::SeqCst);
+            let (id, rx, overflowed) = hub.register(t.id, namespace.clone(), core.options.watch_buffer);
+            (id, rx, overflowed, reg)
+        };
+        let mut w = Watch {
+            core: core.clone(),
+            t: t.clone(),
+            id,
+            rx,
+            overflowed,
+            namespace: namespace.clone(),
+            labels,
+            fields,
+            allow_bookmarks: opts.allow_bookmarks,
+            pending: VecDeque::new(),
+            replay: None,
+            last: reg,
+            last_sent: Instant::now(),
+            ended: false,
+        };
+        match rv.filter(|&r| r > 0) {
+            Some(r) => {
+                w.last = r.max(reg);
+                if r < reg {
+                    w.replay = Some((r + 1, reg));
+                }
+            }
+            None => {
+                if opts.send_initial_events != Some(false) {
+                    if reg > 0 {
+                        let list = self.list(
+                            &t.spec.resource(),
+                            namespace.as_deref(),
+                            &ListOptions {
+                                label_selector: opts.label_selector.clone(),
+                                field_selector: opts.field_selector.clone(),
+                                resource_version: Some(reg.to_string()),
+                                resource_version_match: Some(ResourceVersionMatch::Exact),
+                                ..ListOptions::default()
+                            },
+                        )?;
+                        w.pending.extend(list.items.into_iter().map(|o| WatchEvent::Added(Arc::new(o))));
+                    }
+                    if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
+                        w.pending.push_back(WatchEvent::Bookmark { revision: reg, initial_events_end: true });
+                    }
+                }
+            }
+        }
+        Ok(w)
+    }
+}
+
+impl Watch {
+    /// Whether the watch has ended (after an error event, or when the store closed).
+    #[must_use]
+    pub fn is_ended(&self) -> bool {
+        self.ended && self.pending.is_empty()
+    }
+
+    /// The next event, waiting at most `timeout`; `None` when nothing came in time or the watch
+    /// has ended (see [`Watch::is_ended`]).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<WatchEvent> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                self.last_sent = Instant::now();
+                return Some(e);
+            }
+            if self.ended {
+                return None;
+            }
+            if let Some((next, end)) = self.replay {
+                self.replay_chunk(next, end);
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            let mut wait = deadline - now;
+            let interval = self.core.options.bookmark_interval;
+            if self.allow_bookmarks {
+                wait = wait.min((self.last_sent + interval).saturating_duration_since(now));
+            }
+            match self.rx.recv_timeout(wait) {
+                Ok(Msg::Change(c)) => {
+                    if c.revision <= self.last {
+                        continue;
+                    }
+                    self.last = c.revision;
+                    if let Some(e) = self.event_for(c.event, &c.object, c.prev.as_deref()) {
+                        self.pending.push_back(e);
+                    }
+                }
+                Ok(Msg::Bookmark(rev)) => {
+                    self.last = self.last.max(rev);
+                    if self.allow_bookmarks {
+                        self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.allow_bookmarks && Instant::now() >= self.last_sent + interval {
+                        // Under the hub lock, an empty channel means every published change has
+                        // been received.
+                        let hub = self.core.hub.lock();
+                        if self.rx.is_empty() {
+                            self.last = self.last.max(self.core.visible.load(Ordering::SeqCst));
+                            drop(hub);
+                            self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    if self.overflowed.load(Ordering::SeqCst) {
+                        self.pending.push_back(WatchEvent::Error(Error::Expired(format!(
+                            "watch closed: the watcher fell more than {} events behind; watch again from resourceVersion {}",
+                            self.core.options.watch_buffer, self.last
+                        ))));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads up to 256 changes of the log to replay.
+    fn replay_chunk(&mut self, next: u64, end: u64) {
+        let compacted = self.core.compacted.load(Ordering::SeqCst);
+        if next.saturating_sub(1) < compacted {
+            self.fail(Error::Expired(format!("too old resource version: {} ({compacted})", next - 1)));
+            return;
+        }
+        let mut changes = Vec::new();
+        let res = self.core.kv.scan(CF_CHANGES, &keys::change_key(next), Some(&keys::change_key(end.saturating_add(1))), &mut |k, v| {
+            changes.push((keys::read_u64(k)?, Change::decode(v)?));
+            Ok(if changes.len() >= 256 { Flow::Stop } else { Flow::Continue })
+        });
+        if let Err(e) = res {
+            self.fail(e);
+            return;
+        }
+        let mut upto = end;
+        if changes.len() >= 256 {
+            upto = changes.last().map_or(end, |(r, _)| *r);
+        }
+        for (rev, ch) in changes {
+            match self.replay_one(rev, &ch) {
+                Ok(Some(e)) => self.pending.push_back(e),
+                Ok(None) => {}
+                Err(e) => {
+                    self.pending.clear();
+                    self.fail(e);
+                    return;
+                }
+            }
+        }
+        self.replay = (upto < end).then_some((upto + 1, end));
+    }
+
+    fn replay_one(&self, rev: u64, ch: &Change) -> Result<Option<WatchEvent>> {
+        let key_tid = ch.object_prefix.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_be_bytes);
+        if key_tid != Some(self.t.id) {
+            return Ok(None);
+        }
+        let key = keys::object_key(&ch.object_prefix, rev);
+        let parsed = keys::parse_object_key(&key)?;
+        if self.namespace.as_deref().is_some_and(|ns| ns != parsed.namespace) {
+            return Ok(None);
+        }
+        let gone = || Error::Expired(format!("too old resource version: {rev} ({})", self.core.compacted.load(Ordering::SeqCst)));
+        let record = self.core.kv.get(CF_OBJECTS, &key)?.ok_or_else(gone)?;
+        let object = object::decode(&record, rev)?;
+        let prev = if ch.event == EventType::Modified || self.labels.is_some() || self.fields.is_some() {
+            match self.core.version_at(&ch.object_prefix, rev - 1)? {
+                Some((r, rec)) if !object::is_tombstone(&rec) => Some(object::decode(&rec, r)?),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        Ok(self.event_for(ch.event, &Arc::new(object), prev.as_ref()))
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.pending.push_back(WatchEvent::Error(e));
+        self.ended = true;
+        self.replay = None;
+    }
+
+    fn selected(&self, o: &Value) -> bool {
+        let meta = o.get("metadata");
+        let s = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+        self.labels.as_ref().is_none_or(|l| l.matches(meta.and_then(|m| m.get("labels"))))
+            && self.fields.as_ref().is_none_or(|f| f.matches(s("name"), s("namespace")))
+    }
+
+    /// The event a change is for this watch, with selectors turning entries and exits into
+    /// `ADDED` and `DELETED`.
+    fn event_for(&self, event: EventType, object: &Arc<Value>, prev: Option<&Value>) -> Option<WatchEvent> {
+        if self.labels.is_none() && self.fields.is_none() {
+            return Some(match event {
+                EventType::Added => WatchEvent::Added(object.clone()),
+                EventType::Modified => WatchEvent::Modified(object.clone()),
+                EventType::Deleted => WatchEvent::Deleted(object.clone()),
+            });
+        }
+        let now = self.selected(object);
+        let before = prev.is_some_and(|p| self.selected(p));
+        match event {
+            EventType::Added => now.then(|| WatchEvent::Added(object.clone())),
+            EventType::Deleted => (now || before).then(|| WatchEvent::Deleted(object.clone())),
+            EventType::Modified => match (before, now) {
+                (true, true) => Some(WatchEvent::Modified(object.clone())),
+                (false, true) => Some(WatchEvent::Added(object.clone())),
+                (true, false) => Some(WatchEvent::Deleted(object.clone())),
+                (false, false) => None,
+            },
+        }
+    }
+}
+
+impl Iterator for Watch {
+    type Item = WatchEvent;
+
+    /// Blocks until the next event; `None` once the watch has ended.
+    fn next(&mut self) -> Option<WatchEvent> {
+        loop {
+            if let Some(e) = self.next_timeout(Duration::from_secs(3600)) {
+                return Some(e);
+            }
+            if self.is_ended() {
+                return None;
+            }
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.core.hub.lock().remove(self.id);
+    }
+}

@@ -1,0 +1,312 @@
+//! Server-Side Apply on arbitrary JSON: a short history of applies and updates by two or three
+//! managers must never panic, and every validated op must end in one of the outcomes the rules
+//! allow.
+//!
+//! Input layout (so that seeds can be written by hand or converted from `gen.py` scenarios):
+//!
+//! - byte 0, flags: bit 0 picks the schema (0: the `gen.py` schema, 1: the deduced schema of
+//!   schemaless objects); bit 1 gives three managers instead of two;
+//! - the rest, split on `\0` (a byte no JSON text contains), is up to four ops; each op is one
+//!   control byte then a JSON document: bit 0 update (else apply), bits 1–2 the manager, bit 3
+//!   force.
+//!
+//! Ops whose document is not JSON or does not validate are skipped, like a rejected request.
+//! Checked after every op: an apply of a validated config ends in `Ok` or `Err(Conflict)` (never
+//! a conflict when forced); `changed` agrees with the returned object; the applier's set is
+//! exactly its config's fields (or absent when that is empty) and the new object still
+//! validates; an update ends in `Ok`; no manager is left with an empty set, and every owned path
+//! exists in the object or runs into a `null` on the way (a pruned struct someone still owns is
+//! kept as `null`; this holds for structured-merge-diff on all of gen.py's scenarios).
+#![no_main]
+
+use fieldstore_codec::{value, Path, PathElement};
+use fieldstore_engine::schema::{parse_smd_yaml, Schema, DEDUCED_TYPE};
+use fieldstore_engine::{typed, Error, ManagedFields, ManagerKey, TypeRef, Updater};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The schema of the structured-merge-diff oracle's scenario generator, copied from `SCHEMA` in
+/// `../shared/oracle/smd/gen.py` (fieldstore's oracle tooling): scalars, nested structs, an
+/// atomic struct, granular and atomic maps, map lists with one and two keys, a set and an atomic
+/// list.
+const GEN_SCHEMA: &str = r#"types:
+- name: root
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: paused
+      type:
+        scalar: boolean
+    - name: spec
+      type:
+        namedType: spec
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: selector
+      type:
+        map:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: containers
+      type:
+        list:
+          elementType:
+            namedType: container
+          elementRelationship: associative
+          keys:
+          - name
+    - name: ports
+      type:
+        list:
+          elementType:
+            namedType: port
+          elementRelationship: associative
+          keys:
+          - port
+          - protocol
+    - name: finalizers
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: args
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: spec
+  map:
+    fields:
+    - name: strategy
+      type:
+        scalar: string
+    - name: template
+      type:
+        namedType: template
+    - name: affinity
+      type:
+        namedType: affinity
+- name: template
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+    - name: pullPolicy
+      type:
+        scalar: string
+    - name: resources
+      type:
+        namedType: resources
+- name: resources
+  map:
+    fields:
+    - name: cpu
+      type:
+        scalar: string
+    - name: memory
+      type:
+        scalar: string
+- name: affinity
+  map:
+    elementRelationship: atomic
+    fields:
+    - name: zone
+      type:
+        scalar: string
+    - name: weight
+      type:
+        scalar: numeric
+- name: container
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: image
+      type:
+        scalar: string
+    - name: env
+      type:
+        list:
+          elementType:
+            namedType: envVar
+          elementRelationship: associative
+          keys:
+          - name
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: envVar
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
+- name: port
+  map:
+    fields:
+    - name: port
+      type:
+        scalar: numeric
+    - name: protocol
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+"#;
+
+struct Schemas {
+    gen: (Schema, TypeRef),
+    deduced: (Schema, TypeRef),
+}
+
+fn schemas() -> &'static Schemas {
+    static S: OnceLock<Schemas> = OnceLock::new();
+    S.get_or_init(|| {
+        let gen = parse_smd_yaml(GEN_SCHEMA).expect("gen.py schema parses");
+        let gen_root = gen.named("root").expect("root type");
+        let deduced = Schema::deduced();
+        let deduced_root = deduced.named(DEDUCED_TYPE).expect("deduced root type");
+        Schemas {
+            gen: (gen, gen_root),
+            deduced: (deduced, deduced_root),
+        }
+    })
+}
+
+const MANAGERS: [&str; 3] = ["alice", "bob", "carol"];
+
+/// Whether `path` leads somewhere in `v`, or into a `null` on the way.
+fn resolves_or_null(v: &Value, path: &Path) -> bool {
+    let mut cur = v;
+    for pe in path.elements() {
+        if cur.is_null() {
+            return true;
+        }
+        let next = match (pe, cur) {
+            (PathElement::FieldName(n), Value::Object(m)) => m.get(n),
+            (PathElement::Key(k), Value::Array(a)) => a.iter().find(|item| {
+                k.iter()
+                    .all(|(name, kv)| item.get(name).is_some_and(|iv| value::equals(iv, kv)))
+            }),
+            (PathElement::Value(x), Value::Array(a)) => {
+                a.iter().find(|item| value::equals(item, x))
+            }
+            (PathElement::Index(i), Value::Array(a)) => {
+                usize::try_from(*i).ok().and_then(|i| a.get(i))
+            }
+            _ => None,
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return false,
+        }
+    }
+    true
+}
+
+fn check_managers(live: &Value, managers: &ManagedFields) {
+    for (key, vs) in managers {
+        assert!(!vs.set.is_empty(), "{key} left with an empty set");
+        vs.set.iterate(|p| {
+            assert!(
+                resolves_or_null(live, p),
+                "{key} owns {p}, absent from {live}"
+            )
+        });
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let (schema, root) = if flags & 1 == 0 {
+        &schemas().gen
+    } else {
+        &schemas().deduced
+    };
+    let n_managers = if flags & 2 == 0 { 2 } else { 3 };
+    let updater = Updater::new(schema, root);
+
+    let mut live = Value::Object(Default::default());
+    let mut managers = ManagedFields::new();
+    for chunk in rest.split(|&b| b == 0).take(4) {
+        let Some((&ctrl, doc)) = chunk.split_first() else {
+            continue;
+        };
+        let Ok(object) = serde_json::from_slice::<Value>(doc) else {
+            continue;
+        };
+        if updater.validate(&object).is_err() {
+            continue;
+        }
+        let name = MANAGERS[usize::from((ctrl >> 1) & 3) % n_managers];
+        if ctrl & 1 == 1 {
+            let key = ManagerKey::update(name, "v1");
+            match updater.update(&live, &object, "v1", managers.clone(), &key) {
+                Ok(m) => {
+                    live = object;
+                    managers = m;
+                }
+                Err(e) => panic!("update of a validated object failed: {e:?}"),
+            }
+        } else {
+            let key = ManagerKey::apply(name);
+            let force = ctrl & 8 != 0;
+            match updater.apply(&live, &object, "v1", managers.clone(), &key, force) {
+                Ok(a) => {
+                    assert_eq!(
+                        a.changed,
+                        a.object.is_some(),
+                        "changed disagrees with the returned object"
+                    );
+                    let want = typed::to_field_set(schema, root, &object)
+                        .expect("a validated config has a field set");
+                    match a.managers.get(&key) {
+                        Some(vs) => {
+                            assert_eq!(vs.set, want, "the applier's set is not its config's fields")
+                        }
+                        None => assert!(
+                            want.is_empty(),
+                            "the applier's entry vanished though its config has fields"
+                        ),
+                    }
+                    if let Some(o) = a.object {
+                        live = o;
+                    }
+                    managers = a.managers;
+                    if let Err(e) = updater.validate(&live) {
+                        panic!("the applied object {live} does not validate: {e}");
+                    }
+                }
+                Err(Error::Conflict(c)) => {
+                    assert!(!force, "a forced apply conflicted: {c}");
+                    assert!(!c.is_empty(), "a conflict error without conflicts");
+                }
+                Err(e) => panic!("apply of a validated config failed: {e:?}"),
+            }
+        }
+        check_managers(&live, &managers);
+    }
+});
