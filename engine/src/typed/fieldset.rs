@@ -1,7 +1,8 @@
 //! The set of fields a value holds (`ToFieldSet`), and the named-fields closure used by pruning.
 
 use super::{deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
-use crate::schema::{ElementRelationship, Schema, TypeRef};
+use super::ItemKey;
+use crate::schema::{ElementRelationship, List, Schema, TypeRef};
 use fieldstore_codec::{PathElement, Set};
 use serde_json::Value;
 
@@ -105,6 +106,32 @@ pub fn is_field_set_of(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> b
     matches!(same_node(schema, tr, v, set), Some(_))
 }
 
+type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;
+
+/// The members and children of a list's set, by the [`ItemKey`] each path element stands for.
+fn index_by_key<'a>(list: &List, set: &'a Set) -> (HashMap<ItemKey<'a>, ()>, HashMap<ItemKey<'a>, usize>) {
+    let members = set.members().iter().filter_map(|pe| pe_key(list, pe)).map(|k| (k, ())).collect();
+    let children = set.children().iter().enumerate().filter_map(|(j, (pe, _))| pe_key(list, pe).map(|k| (k, j))).collect();
+    (members, children)
+}
+
+/// The [`ItemKey`] a list item's path element stands for, borrowing its values.
+fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
+    match pe {
+        PathElement::Index(i) => usize::try_from(*i).ok().map(ItemKey::Index),
+        PathElement::Value(v) if list.keys.is_empty() => Some(ItemKey::One(v)),
+        PathElement::Key(fields) if !list.keys.is_empty() && fields.len() == list.keys.len() => {
+            let value = |name: &String| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            if list.keys.len() == 1 {
+                value(&list.keys[0]).map(ItemKey::One)
+            } else {
+                list.keys.iter().map(value).collect::<Option<Vec<_>>>().map(ItemKey::Many)
+            }
+        }
+        _ => None,
+    }
+}
+
 static EMPTY: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
 
 fn empty() -> &'static Set {
@@ -128,30 +155,35 @@ fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool
             }
             let mut with_children = 0;
             // Cursors into the sorted set: items in key order are found where the last one ended.
+            // At the first item out of order, the set's elements are indexed by key instead: a
+            // binary search per item would miss the cache at every step on large lists.
             let (mut mc, mut cc) = (0usize, 0usize);
+            let mut index: Option<(HashMap<ItemKey<'_>, ()>, HashMap<ItemKey<'_>, usize>)> = None;
             for (i, item) in items.iter().enumerate() {
                 let key = super::item_key(schema, list, i, item).ok()?;
                 let find = |pe: &PathElement| super::cmp_item_pe(list, &key, pe);
-                match set.members().get(mc) {
-                    Some(pe) if find(pe).is_eq() => mc += 1,
-                    _ => {
-                        mc = set.members().binary_search_by(|pe| find(pe).reverse()).ok()? + 1;
+                let in_order = index.is_none()
+                    && set.members().get(mc).is_some_and(|pe| find(pe).is_eq());
+                let child = if in_order {
+                    mc += 1;
+                    match set.children().get(cc) {
+                        Some((pe, c)) if find(pe).is_eq() => {
+                            cc += 1;
+                            with_children += 1;
+                            c
+                        }
+                        _ => empty(),
                     }
-                }
-                let child = match set.children().get(cc) {
-                    Some((pe, c)) if find(pe).is_eq() => {
-                        cc += 1;
-                        with_children += 1;
-                        c
-                    }
-                    _ => match set.children().binary_search_by(|(pe, _)| find(pe).reverse()) {
-                        Ok(j) => {
-                            cc = j + 1;
+                } else {
+                    let (members, children) = index.get_or_insert_with(|| index_by_key(list, set));
+                    members.get(&key)?;
+                    match children.get(&key) {
+                        Some(&j) => {
                             with_children += 1;
                             &set.children()[j].1
                         }
-                        Err(_) => empty(),
-                    },
+                        None => empty(),
+                    }
                 };
                 same_node(schema, &list.element_type, item, child)?;
             }
