@@ -113,6 +113,26 @@ pub fn apply(patch_type: PatchType, original: &Value, patch: &Value, meta: &Patc
     }
 }
 
+/// Applies a patch to `live` and records the result as an Update by `manager` through the field
+/// manager, as the apiserver does for every non-apply patch: fields whose value changed move to
+/// the manager, removed fields leave every manager, and a patch that sets
+/// `metadata.managedFields` to `[{}]` clears the recorded ownership before the write is tracked.
+///
+/// # Errors
+/// The patch's own errors (object untouched), or the field manager's.
+pub fn apply_and_track(
+    fm: &crate::fieldmanager::FieldManager<'_>,
+    live: &Value,
+    patch_type: PatchType,
+    patch: &Value,
+    meta: &PatchMeta<'_>,
+    manager: &str,
+    now: &crate::fieldmanager::Time,
+) -> Result<crate::fieldmanager::UpdateOutcome> {
+    let patched = apply(patch_type, live, patch, meta)?;
+    fm.update(Some(live), patched, manager, now)
+}
+
 /// Parses a document or patch body; empty input is the empty object, as Kubernetes treats a
 /// missing body.
 ///
