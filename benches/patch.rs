@@ -12,15 +12,19 @@
 //!
 //! `parse` in each group times `serde_json::from_slice` of the live object, the baseline of the
 //! ratios (`python3 benches/ratios.py patch parse`); `clone` times copying the live object, the
-//! floor of any patch that leaves the live object untouched. Every operation includes what the API does
-//! for the caller: copying the live object (it is never modified). Results (and parsed objects)
-//! are dropped outside the timing (`iter_with_large_drop`): freeing a large object is the
-//! caller's business, and costs the same after a parse as after a patch. The live object is
-//! decoded from its JSON bytes, as a store holds it, so its memory layout is that of a decoded
-//! object.
+//! floor of any patch that leaves the live object untouched. `BENCH_CLOCK=cpu` measures thread
+//! CPU time instead of wall time (see [`Clock`]), for figures that hold on a busy machine.
+//!
+//! Every operation includes what the API does for the caller: copying the live object (it is
+//! never modified). Results (and parsed objects) are dropped outside the timing
+//! (`iter_with_large_drop`): freeing a large object is the caller's business, and costs the same
+//! after a parse as after a patch. The live object is decoded from its JSON bytes, as a store
+//! holds it, so its memory layout is that of a decoded object.
 
 use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use fieldstore::engine::patch::{
     create_two_way, json_patch, merge_patch, strategic_merge, PatchMeta,
 };
@@ -203,6 +207,11 @@ fn group<'c>(
 ) -> criterion::BenchmarkGroup<'c, Clock> {
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Bytes(bytes as u64));
+    if std::env::var("BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
+        // Few equal samples, each long enough for the scheduler's CPU-time accounting.
+        g.sampling_mode(SamplingMode::Flat).sample_size(10);
+        return g;
+    }
     if n >= 10_000 {
         g.sample_size(20).warm_up_time(Duration::from_millis(500));
     }
