@@ -12,6 +12,7 @@ pub mod fieldpath;
 pub mod fields_binary;
 pub mod fields_v1;
 pub mod managed_fields;
+pub mod rfc3339;
 pub mod value;
 
 pub use envelope::Envelope;
