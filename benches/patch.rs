@@ -127,48 +127,9 @@ impl ValueFormatter for Nanoseconds {
     }
 }
 
-const SCHEMA: &str = "types:
-- name: root
-  map:
-    fields:
-    - name: spec
-      type:
-        namedType: spec
-    - name: data
-      type:
-        map:
-          elementType:
-            scalar: string
-- name: spec
-  map:
-    fields:
-    - name: items
-      type:
-        list:
-          elementType:
-            namedType: item
-          elementRelationship: associative
-          keys:
-          - name
-- name: item
-  map:
-    fields:
-    - name: name
-      type:
-        scalar: string
-    - name: image
-      type:
-        scalar: string
-    - name: value
-      type:
-        scalar: string
-    - name: port
-      type:
-        scalar: numeric
-    - name: flag
-      type:
-        scalar: boolean
-";
+#[path = "support/shapes.rs"]
+mod shapes;
+use shapes::SCHEMA;
 
 fn item(i: usize, value: &str) -> Value {
     json!({
