@@ -1,39 +1,15 @@
 //! Compaction: 410 for reads, lists, tokens and watches before the compacted revision; the state
 //! at it stays readable; the compacted revision persists.
-// Needs the RocksDB-backed store: `cargo test --features store` (a C++ build of several minutes).
+// Needs the RocksDB-backed store (the facade's default `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::engine::store::{GetOptions, ListOptions, Options, ResourceVersionMatch, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore::engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// A store in a temporary directory, removed when dropped.
-struct TestStore {
-    store: Option<Store>,
-    dir: tempfile::TempDir,
-    options: Options,
-}
-
-impl TestStore {
-    fn new(options: Options) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), options.clone()).unwrap();
-        store.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true)).unwrap();
-        TestStore { store: Some(store), dir, options }
-    }
-    fn reopen(&mut self) {
-        self.store = None;
-        self.store = Some(Store::open(self.dir.path(), self.options.clone()).unwrap());
-    }
-}
-
-impl std::ops::Deref for TestStore {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.store.as_ref().unwrap()
-    }
-}
+mod support;
+use support::TestStore;
 
 fn cm(name: &str, v: i64) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": v.to_string()}})

@@ -4,7 +4,7 @@
 //! The child is this test binary run again with `FIELDSTORE_CRASH_CHILD` set to the data
 //! directory: it runs only [`crash_child`], which writes and prints `ack <revision> <name> <v>`
 //! after each acknowledged write.
-// Needs the RocksDB-backed store: `cargo test --features store` (a C++ build of several minutes).
+// Needs the RocksDB-backed store (the facade's default `store` feature).
 #![cfg(feature = "store")]
 
 use fieldstore::engine::store::{GetOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};

@@ -1,6 +1,6 @@
 //! Lists: pages from one snapshot revision, continue tokens, remainingItemCount, selectors and
 //! the resourceVersion rules of the Kubernetes API concepts.
-// Needs the RocksDB-backed store: `cargo test --features store` (a C++ build of several minutes).
+// Needs the RocksDB-backed store (the facade's default `store` feature).
 #![cfg(feature = "store")]
 
 use fieldstore::engine::store::{ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
@@ -8,25 +8,13 @@ use fieldstore::engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// A store in a temporary directory, removed when dropped.
-struct TestStore {
-    store: Store,
-    _dir: tempfile::TempDir,
-}
-
-impl std::ops::Deref for TestStore {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        &self.store
-    }
-}
+mod support;
+use support::TestStore;
 
 fn store() -> TestStore {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), Options::default().future_revision_wait(Duration::from_millis(100))).unwrap();
-    store.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true)).unwrap();
+    let store = TestStore::new(Options::default().future_revision_wait(Duration::from_millis(100)));
     store.register(TypeSpec::new("", "v1", "Namespace", "namespaces")).unwrap();
-    TestStore { store, _dir: dir }
+    store
 }
 
 fn cm(name: &str, labels: Value) -> Value {

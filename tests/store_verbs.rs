@@ -1,6 +1,6 @@
 //! Every write verb: create, get, update, apply, patch, delete (finalizers), delete-collection,
 //! the status subresource and dry-run.
-// Needs the RocksDB-backed store: `cargo test --features store` (a C++ build of several minutes).
+// Needs the RocksDB-backed store (the facade's default `store` feature).
 #![cfg(feature = "store")]
 
 use fieldstore::engine::patch::PatchType;
@@ -8,17 +8,12 @@ use fieldstore::engine::store::{DeleteOptions, GetOptions, ListOptions, Options,
 use fieldstore::engine::{Error, Reason};
 use serde_json::{json, Value};
 
-/// A store in a temporary directory with configmaps and widgets (status subresource).
-struct TestStore {
-    store: Store,
-    _dir: tempfile::TempDir,
-}
+mod support;
+use support::{cm, TestStore};
 
-impl TestStore {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), Options::default()).unwrap();
-        store.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true)).unwrap();
+/// A store in a temporary directory with configmaps and widgets (status subresource).
+fn new_store() -> TestStore {
+        let store = TestStore::new(Options::default());
         let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "widgets.example.com"},
             "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
@@ -30,19 +25,7 @@ impl TestStore {
         assert!(spec.status_subresource);
         assert!(matches!(spec.schema, SchemaSource::Crd(_)));
         store.register(spec).unwrap();
-        TestStore { store, _dir: dir }
-    }
-}
-
-impl std::ops::Deref for TestStore {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        &self.store
-    }
-}
-
-fn cm(name: &str, data: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data})
+        store
 }
 
 fn widget(name: &str, size: i64) -> Value {
@@ -59,7 +42,7 @@ fn get(s: &Store, res: &str, name: &str) -> Result<Value, Error> {
 
 #[test]
 fn create_sets_server_fields_and_rejects_duplicates() {
-    let s = TestStore::new();
+    let s = new_store();
     let o = s.create("configmaps", Some("ns"), &cm("a", json!({"k": "v"})), &w()).unwrap();
     let m = &o["metadata"];
     assert_eq!(m["uid"].as_str().unwrap().len(), 36);
@@ -78,7 +61,7 @@ fn create_sets_server_fields_and_rejects_duplicates() {
 
 #[test]
 fn generate_name_makes_a_unique_name() {
-    let s = TestStore::new();
+    let s = new_store();
     let o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "job-"}});
     let a = s.create("configmaps", Some("ns"), &o, &w()).unwrap();
     let b = s.create("configmaps", Some("ns"), &o, &w()).unwrap();
@@ -89,7 +72,7 @@ fn generate_name_makes_a_unique_name() {
 
 #[test]
 fn update_with_a_stale_resource_version_conflicts() {
-    let s = TestStore::new();
+    let s = new_store();
     let a = s.create("configmaps", Some("ns"), &cm("a", json!({"k": "1"})), &w()).unwrap();
     let mut first = a.clone();
     first["data"]["k"] = json!("2");
@@ -109,7 +92,7 @@ fn update_with_a_stale_resource_version_conflicts() {
 
 #[test]
 fn apply_creates_is_idempotent_and_reports_conflicts() {
-    let s = TestStore::new();
+    let s = new_store();
     let cfg = cm("a", json!({"k": "1"}));
     let a = s.apply("configmaps", Some("ns"), &cfg, &WriteOptions::new("alice")).unwrap();
     assert_eq!(a["metadata"]["resourceVersion"], "1");
@@ -127,7 +110,7 @@ fn apply_creates_is_idempotent_and_reports_conflicts() {
 
 #[test]
 fn generation_moves_only_with_the_spec() {
-    let s = TestStore::new();
+    let s = new_store();
     let o = s.create("widgets.example.com", Some("ns"), &widget("w", 1), &w()).unwrap();
     assert_eq!(o["metadata"]["generation"], 1);
     let mut labelled = o.clone();
@@ -142,7 +125,7 @@ fn generation_moves_only_with_the_spec() {
 
 #[test]
 fn status_subresource_separates_spec_and_status() {
-    let s = TestStore::new();
+    let s = new_store();
     let mut o = widget("w", 1);
     o["status"] = json!({"ready": true});
     let created = s.create("widgets.example.com", Some("ns"), &o, &w()).unwrap();
@@ -172,7 +155,7 @@ fn status_subresource_separates_spec_and_status() {
 
 #[test]
 fn patch_types() {
-    let s = TestStore::new();
+    let s = new_store();
     s.create("configmaps", Some("ns"), &cm("a", json!({"x": "1", "y": "2"})), &w()).unwrap();
     let m = s.patch("configmaps", Some("ns"), "a", PatchType::Merge, &json!({"data": {"x": null, "z": "3"}}), &w()).unwrap();
     assert_eq!(m["data"], json!({"y": "2", "z": "3"}));
@@ -193,7 +176,7 @@ fn patch_types() {
 
 #[test]
 fn delete_waits_for_finalizers() {
-    let s = TestStore::new();
+    let s = new_store();
     let mut o = cm("a", json!({}));
     o["metadata"]["finalizers"] = json!(["example.com/keep"]);
     let created = s.create("configmaps", Some("ns"), &o, &w()).unwrap();
@@ -216,7 +199,7 @@ fn delete_waits_for_finalizers() {
 
 #[test]
 fn delete_collection_deletes_the_selection() {
-    let s = TestStore::new();
+    let s = new_store();
     for (n, app) in [("a", "x"), ("b", "x"), ("c", "y")] {
         let mut o = cm(n, json!({}));
         o["metadata"]["labels"] = json!({"app": app});
@@ -232,7 +215,7 @@ fn delete_collection_deletes_the_selection() {
 
 #[test]
 fn dry_run_persists_nothing_for_every_verb() {
-    let s = TestStore::new();
+    let s = new_store();
     let a = s.create("configmaps", Some("ns"), &cm("a", json!({"k": "1"})), &w()).unwrap();
     let dry = w().dry_run(true);
     let mut changed = a.clone();

@@ -1,31 +1,18 @@
 //! Watches: from a revision (in order, none lost, none repeated), from "0" (synthetic ADDED),
 //! watch-list, bookmarks, selectors, and slow watchers.
-// Needs the RocksDB-backed store: `cargo test --features store` (a C++ build of several minutes).
+// Needs the RocksDB-backed store (the facade's default `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{Options, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore::engine::Error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-/// A store in a temporary directory, removed when dropped.
-struct TestStore {
-    store: Store,
-    _dir: tempfile::TempDir,
-}
-
-impl std::ops::Deref for TestStore {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        &self.store
-    }
-}
+mod support;
+use support::TestStore;
 
 fn store(options: Options) -> TestStore {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), options).unwrap();
-    store.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true)).unwrap();
-    TestStore { store, _dir: dir }
+    TestStore::new(options)
 }
 
 fn cm(name: &str, v: i64) -> Value {

@@ -7,7 +7,9 @@
 #![deny(missing_docs)]
 
 mod error;
+mod status;
 pub mod fieldmanager;
+pub mod history;
 pub mod merge;
 pub mod patch;
 pub mod replay;

@@ -63,7 +63,7 @@ impl Conflicts {
 /// How the apiserver's `printManager` names a manager in conflict messages: the quoted name,
 /// `with subresource "…"` for writes through a subresource, and `using <apiVersion>` for updaters
 /// (`"kubelet" with subresource "status" using v1`).
-fn display_manager(k: &ManagerKey) -> String {
+pub(crate) fn display_manager(k: &ManagerKey) -> String {
     let mut s = format!("{:?}", k.manager);
     if !k.subresource.is_empty() {
         s.push_str(&format!(" with subresource {:?}", k.subresource));

@@ -2,7 +2,7 @@
 //! that applies configurations and records updates over a set of [`ManagedFields`], and the
 //! [`Conflicts`] an apply can meet.
 
-mod conflicts;
+pub(crate) mod conflicts;
 mod managers;
 mod updater;
 

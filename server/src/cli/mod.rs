@@ -8,8 +8,10 @@ mod envelope;
 mod fields;
 mod patch_local;
 mod replay;
+mod store;
 
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,9 @@ const EXIT_FAILURE: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "fieldstore", version, about)]
 struct Cli {
+    /// The data directory of the store verbs (created when missing).
+    #[arg(long, global = true, env = "FIELDSTORE_DATA", default_value = "./fieldstore-data")]
+    data: PathBuf,
     #[command(subcommand)]
     command: Command,
 }
@@ -37,6 +42,9 @@ enum Command {
     Replay,
     /// Apply a patch to an object, or compute one, without storage (JSON on stdin and stdout).
     PatchLocal(patch_local::PatchLocalArgs),
+    /// Store verbs, run in-process on the data directory (`--data DIR`).
+    #[command(flatten)]
+    Store(store::StoreCommand),
 }
 
 /// Why a command failed; the `Display` text is the message printed after `error: `.
@@ -57,9 +65,21 @@ enum CliError {
     /// A replay scenario is unusable as a whole; printed as the oracle prints it.
     #[error("{0}")]
     ReplayFatal(String),
-    /// An engine operation failed (a patch, a schema).
+    /// An engine operation failed (a patch, a schema, a store verb).
     #[error(transparent)]
     Engine(#[from] fieldstore_engine::Error),
+    /// A file could not be read.
+    #[error("reading {path}: {source}")]
+    ReadFile {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// The command line or an input file is unusable as given.
+    #[error("{0}")]
+    Usage(String),
 }
 
 type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -67,11 +87,16 @@ type Result<T, E = CliError> = std::result::Result<T, E>;
 /// Parses the arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let mut output = None;
     let outcome = match cli.command {
         Command::Envelope(command) => envelope::run(command),
         Command::Fields(command) => fields::run(command),
         Command::Replay => replay::run(),
         Command::PatchLocal(args) => patch_local::run(args),
+        Command::Store(command) => {
+            output = Some(command.output());
+            store::run(&cli.data, command)
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,6 +107,17 @@ pub fn main() -> ExitCode {
         Err(CliError::ReplayFatal(msg)) => {
             // The oracle's format: one JSON line on stdout, exit status 1.
             println!("{}", serde_json::json!({ "fatal": msg }));
+            ExitCode::from(1)
+        }
+        // A store verb failed: the Kubernetes Status, as JSON with `-o json`, exit status 1.
+        Err(CliError::Engine(err)) if output == Some(store::Output::Json) => {
+            let status = err.to_status();
+            println!("{}", serde_json::to_string_pretty(&status).unwrap_or_default());
+            ExitCode::from(1)
+        }
+        Err(CliError::Engine(err)) if output.is_some() => {
+            let reason = err.reason();
+            eprintln!("error: {} ({}): {}", reason.as_str(), reason.code(), one_line(&err.to_string()));
             ExitCode::from(1)
         }
         Err(err) => {
@@ -104,6 +140,14 @@ fn read_stdin() -> Result<Vec<u8>> {
         .read_to_end(&mut input)
         .map_err(CliError::ReadInput)?;
     Ok(input)
+}
+
+/// Reads a file, or stdin for `-`.
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        return read_stdin();
+    }
+    std::fs::read(path).map_err(|source| CliError::ReadFile { path: path.display().to_string(), source })
 }
 
 /// Writes `bytes` to stdout and flushes.

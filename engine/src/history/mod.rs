@@ -1,0 +1,178 @@
+//! Field-level history: what one write changed, leaf by leaf, and how to undo it.
+//!
+//! A write from object `before` to object `after` is described by its [`FieldChange`]s — every
+//! leaf field (a FieldsV1 path, as the schema decides granularity: a scalar, an atomic list or
+//! map, a set member) added, modified or removed, with the values before and after — and by an
+//! [`Undo`]: the few operations that turn `after` back into `before`. The store keeps both per
+//! revision (see `engine/STORAGE.md`), so that `blame`, field timelines and objects at
+//! compacted revisions can be answered.
+//!
+//! `metadata.managedFields` and `metadata.resourceVersion` are not fields of history: they
+//! describe versions rather than being part of them.
+
+mod diff;
+mod paths;
+
+pub use diff::{diff, Diff};
+pub use paths::{path_matches, value_at};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Values larger than this (compact JSON bytes) are kept as a digest and size, by default.
+pub const DEFAULT_INLINE_LIMIT: usize = 1024;
+
+/// How a leaf field changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChangeKind {
+    /// The field did not exist before.
+    Added,
+    /// The field's value changed.
+    Modified,
+    /// The field no longer exists.
+    Removed,
+}
+
+impl ChangeKind {
+    /// `added`, `modified` or `removed`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "added",
+            ChangeKind::Modified => "modified",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// A field's value as history keeps it: the value itself, or — above the inline limit — its
+/// SHA-256 and size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StoredValue {
+    /// The value, as compact JSON text.
+    Inline(String),
+    /// A value too large to keep: the SHA-256 (hex) and length of its compact JSON.
+    Digest {
+        /// SHA-256 of the compact JSON, lowercase hex.
+        sha256: String,
+        /// Length of the compact JSON in bytes.
+        size: usize,
+    },
+}
+
+impl StoredValue {
+    /// Keeps `v` inline when its compact JSON is at most `limit` bytes, as a digest otherwise.
+    #[must_use]
+    pub fn of(v: &Value, limit: usize) -> Self {
+        let json = serde_json::to_string(v).unwrap_or_default();
+        if json.len() <= limit {
+            return StoredValue::Inline(json);
+        }
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(json.as_bytes());
+        let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+        StoredValue::Digest { sha256, size: json.len() }
+    }
+
+    /// The value, when kept inline.
+    #[must_use]
+    pub fn value(&self) -> Option<Value> {
+        match self {
+            StoredValue::Inline(s) => serde_json::from_str(s).ok(),
+            StoredValue::Digest { .. } => None,
+        }
+    }
+
+    /// The JSON form API clients see: the value itself, or `{"sha256": …, "size": …}`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        match self {
+            StoredValue::Inline(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+            StoredValue::Digest { sha256, size } => serde_json::json!({"sha256": sha256, "size": size}),
+        }
+    }
+}
+
+/// One leaf field changed by a write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldChange {
+    /// The field, as Kubernetes prints paths: `.spec.containers[name="nginx"].image`.
+    pub path: String,
+    /// Added, modified or removed.
+    pub kind: ChangeKind,
+    /// The value before (absent for added fields).
+    pub before: Option<StoredValue>,
+    /// The value after (absent for removed fields).
+    pub after: Option<StoredValue>,
+}
+
+/// The operations that turn a write's result back into the object it replaced, in the order
+/// they apply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Undo {
+    /// The operations.
+    pub ops: Vec<UndoOp>,
+}
+
+/// One undo operation at a concrete position.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum UndoOp {
+    /// Remove the subtree the write added.
+    Remove(Vec<Step>),
+    /// Put back a list item the write removed, at its former index (compact JSON).
+    Insert(Vec<Step>, String),
+    /// Put back a map entry the write removed, or a value it modified (compact JSON).
+    Set(Vec<Step>, String),
+}
+
+/// One step of a path through a JSON object, as the undo stores it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Step {
+    /// A map key.
+    Field(String),
+    /// A list item at this index (of the object the step is applied to).
+    Index(usize),
+}
+
+impl Undo {
+    /// Applies the operations to `v` (a write's result), giving the object it replaced.
+    /// Returns false when an operation does not fit `v`.
+    #[must_use]
+    pub fn apply(&self, v: &mut Value) -> bool {
+        for op in &self.ops {
+            let (steps, value) = match op {
+                UndoOp::Remove(steps) => (steps, None),
+                UndoOp::Insert(steps, json) | UndoOp::Set(steps, json) => match serde_json::from_str::<Value>(json) {
+                    Ok(x) => (steps, Some(x)),
+                    Err(_) => return false,
+                },
+            };
+            let Some((last, parent)) = steps.split_last() else { return false };
+            let Some(container) = paths::at_steps_mut(v, parent) else { return false };
+            let ok = match (container, last, op, value) {
+                (Value::Object(m), Step::Field(n), UndoOp::Remove(_), _) => m.remove(n).is_some(),
+                (Value::Array(a), Step::Index(i), UndoOp::Remove(_), _) if *i < a.len() => {
+                    a.remove(*i);
+                    true
+                }
+                (Value::Array(a), Step::Index(i), UndoOp::Insert(..), Some(x)) if *i <= a.len() => {
+                    a.insert(*i, x);
+                    true
+                }
+                (Value::Object(m), Step::Field(n), UndoOp::Set(..), Some(x)) => {
+                    m.insert(n.clone(), x);
+                    true
+                }
+                (Value::Array(a), Step::Index(i), UndoOp::Set(..), Some(x)) if *i < a.len() => {
+                    a[*i] = x;
+                    true
+                }
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,477 @@
+//! The store's verbs on the command line: `fieldstore --data DIR <verb>` opens the data directory
+//! in-process, runs one verb and closes it (the embedded mode; no server involved).
+//!
+//! Objects are read from files or stdin (`-f -`) as JSON or YAML (several YAML documents are
+//! applied one after another); the resource of an object comes from its `apiVersion` and `kind`.
+//! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
+//! kind (`ConfigMap`, any case) or singular (`configmap`).
+
+use super::{read_input, write_stdout, CliError, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{DeleteOptions, GetOptions, ListOptions, Options, Store, TypeSpec, WriteOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The field manager of non-apply writes when `--manager` is not given.
+pub const DEFAULT_MANAGER: &str = "fieldstore";
+
+/// A store verb.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Resource types: register a CustomResourceDefinition, or list the registered types.
+    #[command(subcommand)]
+    Types(TypesCommand),
+    /// Server-side apply objects (creating them when absent).
+    Apply(WriteArgs),
+    /// Create objects.
+    Create(WriteArgs),
+    /// Replace objects (a `metadata.resourceVersion` in the file is a precondition).
+    Replace(WriteArgs),
+    /// Patch one object.
+    Patch(PatchArgs),
+    /// Print one object.
+    Get(GetArgs),
+    /// List objects of a resource.
+    List(ListArgs),
+    /// Delete one object (with finalizers: mark it for deletion).
+    Delete(DeleteArgs),
+    /// Compact history before a revision (default: the current revision).
+    Compact {
+        /// The revision; history before it is discarded.
+        revision: Option<u64>,
+    },
+    /// Print the current revision.
+    Revision,
+}
+
+/// `types` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TypesCommand {
+    /// Register (or re-register) the types of CustomResourceDefinitions (apiextensions.k8s.io/v1,
+    /// YAML or JSON).
+    Register {
+        /// The CRD file, `-` for stdin.
+        #[arg(short = 'f', long = "filename")]
+        file: PathBuf,
+    },
+    /// List the registered types.
+    List {
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// A short human-readable summary.
+    Text,
+    /// JSON (errors as a Kubernetes `Status`).
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// Arguments of apply, create and replace.
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The object file (JSON or YAML, several YAML documents allowed), `-` for stdin.
+    #[arg(short = 'f', long = "filename")]
+    file: PathBuf,
+    /// The field manager (required for apply; `fieldstore` otherwise).
+    #[arg(long)]
+    manager: Option<String>,
+    /// Apply only: take conflicting fields from their managers.
+    #[arg(long)]
+    force: bool,
+    /// Validate and merge, but persist nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The namespace for objects that name none (default `default`).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Write through a subresource (`status`).
+    #[arg(long)]
+    subresource: Option<Subresource>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+/// A subresource a write can go through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Subresource {
+    /// The `status` subresource.
+    Status,
+}
+
+/// Arguments of patch.
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// The resource.
+    resource: String,
+    /// The object's name.
+    name: String,
+    /// The patch type.
+    #[arg(long = "type", value_enum, default_value_t = PatchKind::Strategic)]
+    patch_type: PatchKind,
+    /// The patch (JSON or YAML).
+    #[arg(short = 'p', long = "patch")]
+    patch: String,
+    /// The field manager (default `fieldstore`).
+    #[arg(long)]
+    manager: Option<String>,
+    /// Validate and merge, but persist nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The object's namespace (default `default`).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Write through a subresource (`status`).
+    #[arg(long)]
+    subresource: Option<Subresource>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+/// Patch types, as kubectl names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PatchKind {
+    /// Strategic merge patch.
+    Strategic,
+    /// JSON merge patch (RFC 7386).
+    Merge,
+    /// JSON patch (RFC 6902).
+    Json,
+}
+
+/// Arguments of get.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// The resource.
+    resource: String,
+    /// The object's name.
+    name: String,
+    /// The object's namespace (default `default`).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Read at least at this resourceVersion.
+    #[arg(long)]
+    resource_version: Option<String>,
+    /// Output format (default YAML).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
+    output: Output,
+}
+
+/// Arguments of list.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The resource.
+    resource: String,
+    /// The namespace (default `default`).
+    #[arg(short = 'n', long, conflicts_with = "all_namespaces")]
+    namespace: Option<String>,
+    /// List across all namespaces.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    /// At most this many objects; the output then carries a continue token.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Continue a paged list.
+    #[arg(long = "continue")]
+    continue_token: Option<String>,
+    /// The resourceVersion parameter (unset: latest; `0`: any; `N`: not older than N).
+    #[arg(long)]
+    resource_version: Option<String>,
+    /// Label selector (`a=b,c!=d,e in (f,g),!h`).
+    #[arg(short = 'l', long)]
+    selector: Option<String>,
+    /// Field selector (`metadata.name=x`, `metadata.namespace!=y`).
+    #[arg(long)]
+    field_selector: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+/// Arguments of delete.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The resource.
+    resource: String,
+    /// The object's name.
+    name: String,
+    /// The object's namespace (default `default`).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Only delete the object at this resourceVersion.
+    #[arg(long)]
+    resource_version: Option<String>,
+    /// Validate, but persist nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+impl StoreCommand {
+    /// The output format the command asked for (errors are printed in it too).
+    pub fn output(&self) -> Output {
+        match self {
+            StoreCommand::Types(TypesCommand::List { output }) => *output,
+            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.output,
+            StoreCommand::Patch(a) => a.output,
+            StoreCommand::Get(a) => a.output,
+            StoreCommand::List(a) => a.output,
+            StoreCommand::Delete(a) => a.output,
+            _ => Output::Text,
+        }
+    }
+}
+
+/// Opens the data directory and runs the verb.
+pub fn run(data: &Path, command: StoreCommand) -> Result<()> {
+    // The CLI is short-lived: no background compaction, and no waiting for future revisions.
+    let options = Options::default().retention(None).keep_revisions(None);
+    let store = Store::open(data, options)?;
+    run_on(&store, command)
+}
+
+fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
+    match command {
+        StoreCommand::Types(TypesCommand::Register { file }) => {
+            let mut out = String::new();
+            for doc in read_documents(&file)? {
+                let spec = TypeSpec::from_crd(&doc)?;
+                out.push_str(&format!("registered {} ({} {})\n", spec.resource(), spec.api_version(), spec.kind));
+                store.register(spec)?;
+            }
+            write_stdout(out.as_bytes())
+        }
+        StoreCommand::Types(TypesCommand::List { output }) => {
+            let types = store.types();
+            match output {
+                Output::Text => {
+                    let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
+                    for t in &types {
+                        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource(), t.api_version(), t.kind, t.namespaced, t.status_subresource));
+                    }
+                    write_stdout(out.as_bytes())
+                }
+                _ => {
+                    let list: Vec<Value> = types
+                        .iter()
+                        .map(|t| serde_json::json!({"resource": t.resource(), "apiVersion": t.api_version(), "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
+                        .collect();
+                    print_value(&Value::Array(list), output)
+                }
+            }
+        }
+        StoreCommand::Apply(args) => write_each(store, Verb::Apply, &args),
+        StoreCommand::Create(args) => write_each(store, Verb::Create, &args),
+        StoreCommand::Replace(args) => write_each(store, Verb::Replace, &args),
+        StoreCommand::Patch(args) => {
+            let spec = resolve(store, &args.resource)?;
+            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+            let patch = store.parse_object(args.patch.as_bytes())?;
+            let patch_type = match args.patch_type {
+                PatchKind::Strategic => PatchType::Strategic,
+                PatchKind::Merge => PatchType::Merge,
+                PatchKind::Json => PatchType::Json,
+            };
+            let opts = WriteOptions::new(args.manager.unwrap_or_else(|| DEFAULT_MANAGER.into()))
+                .dry_run(args.dry_run)
+                .status(args.subresource == Some(Subresource::Status));
+            let out = store.patch(&spec.resource(), ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
+            print_written(&out, &spec, "patched", args.dry_run, args.output)
+        }
+        StoreCommand::Get(args) => {
+            let spec = resolve(store, &args.resource)?;
+            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+            let opts = GetOptions { resource_version: args.resource_version, ..GetOptions::default() };
+            let obj = store.get(&spec.resource(), ns.as_deref(), &args.name, &opts)?;
+            match args.output {
+                Output::Text => print_value(&obj, Output::Yaml),
+                o => print_value(&obj, o),
+            }
+        }
+        StoreCommand::List(args) => {
+            let spec = resolve(store, &args.resource)?;
+            let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
+            let opts = ListOptions {
+                label_selector: args.selector,
+                field_selector: args.field_selector,
+                limit: args.limit,
+                continue_token: args.continue_token,
+                resource_version: args.resource_version,
+                ..ListOptions::default()
+            };
+            let list = store.list(&spec.resource(), ns.as_deref(), &opts)?;
+            match args.output {
+                Output::Text => {
+                    let mut out = String::new();
+                    if spec.namespaced {
+                        out.push_str("NAMESPACE\t");
+                    }
+                    out.push_str("NAME\tRESOURCEVERSION\n");
+                    for item in &list.items {
+                        let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+                        if spec.namespaced {
+                            out.push_str(&m("namespace"));
+                            out.push('\t');
+                        }
+                        out.push_str(&format!("{}\t{}\n", m("name"), m("resourceVersion")));
+                    }
+                    if let Some(token) = &list.continue_token {
+                        out.push_str(&format!("# more: --continue {token}\n"));
+                    }
+                    write_stdout(out.as_bytes())
+                }
+                o => print_value(&list.to_json(&spec.api_version(), &spec.kind), o),
+            }
+        }
+        StoreCommand::Delete(args) => {
+            let spec = resolve(store, &args.resource)?;
+            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+            let opts = DeleteOptions { resource_version: args.resource_version, dry_run: args.dry_run, ..DeleteOptions::default() };
+            let out = store.delete(&spec.resource(), ns.as_deref(), &args.name, &opts)?;
+            let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+            print_written(&out, &spec, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
+        }
+        StoreCommand::Compact { revision } => {
+            let rv = revision.unwrap_or_else(|| store.revision());
+            store.compact(rv)?;
+            write_stdout(format!("compacted {}\n", store.compacted_revision()).as_bytes())
+        }
+        StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()).as_bytes()),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Apply,
+    Create,
+    Replace,
+}
+
+/// Applies, creates or replaces every object of the file, stopping at the first error.
+fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
+    let manager = match (&args.manager, verb) {
+        (Some(m), _) => m.clone(),
+        (None, Verb::Apply) => return Err(CliError::Usage("apply needs --manager NAME (the field manager)".into())),
+        (None, _) => DEFAULT_MANAGER.into(),
+    };
+    let opts = WriteOptions::new(manager).dry_run(args.dry_run).force(args.force).status(args.subresource == Some(Subresource::Status));
+    let docs = read_documents(&args.file)?;
+    if docs.is_empty() {
+        return Err(CliError::Usage(format!("{} holds no object", args.file.display())));
+    }
+    for doc in docs {
+        let spec = resolve_object(store, &doc)?;
+        let ns = namespace_for(&spec, args.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
+        let resource = spec.resource();
+        let (out, what) = match verb {
+            Verb::Apply => {
+                let before = store.revision();
+                let out = store.apply(&resource, ns.as_deref(), &doc, &opts)?;
+                let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
+                let what = if args.dry_run || rv.is_some_and(|r| r > before) { "applied" } else { "unchanged" };
+                (out, what)
+            }
+            Verb::Create => (store.create(&resource, ns.as_deref(), &doc, &opts)?, "created"),
+            Verb::Replace => (store.update(&resource, ns.as_deref(), &doc, &opts)?, "replaced"),
+        };
+        print_written(&out, &spec, what, args.dry_run, args.output)?;
+    }
+    Ok(())
+}
+
+/// The namespace of a request: the flag, else the object's, else `default`; none for
+/// cluster-scoped types.
+fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
+    if !spec.namespaced {
+        return flag.map(str::to_string);
+    }
+    Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
+}
+
+/// The registered type a command-line resource name means.
+fn resolve(store: &Store, name: &str) -> Result<TypeSpec> {
+    let lower = name.to_ascii_lowercase();
+    store
+        .types()
+        .into_iter()
+        .find(|t| t.resource() == name || t.plural == name || t.kind.to_ascii_lowercase() == lower || format!("{}.{}", t.kind.to_ascii_lowercase(), t.group) == lower)
+        .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: name.into() }.into())
+}
+
+/// The registered type of an object, from its apiVersion and kind.
+fn resolve_object(store: &Store, obj: &Value) -> Result<TypeSpec> {
+    let s = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (s("apiVersion"), s("kind"));
+    if api_version.is_empty() || kind.is_empty() {
+        return Err(fieldstore_engine::Error::BadRequest("the object needs apiVersion and kind".into()).into());
+    }
+    store
+        .types()
+        .into_iter()
+        .find(|t| t.api_version() == api_version && t.kind == kind)
+        .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") }.into())
+}
+
+/// The objects of a file: one JSON document, or one or more YAML documents.
+fn read_documents(file: &Path) -> Result<Vec<Value>> {
+    let bytes = read_input(file)?;
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'{') | Some(b'[')) {
+        let v: Value = serde_json::from_slice(&bytes).map_err(CliError::InputJson)?;
+        return Ok(match v {
+            Value::Array(items) => items,
+            v if v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some() => {
+                v.get("items").and_then(Value::as_array).cloned().unwrap_or_default()
+            }
+            v => vec![v],
+        });
+    }
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_slice(&bytes) {
+        let v: Value = serde::Deserialize::deserialize(doc).map_err(|e| CliError::Usage(format!("{}: invalid YAML: {e}", file.display())))?;
+        if !v.is_null() {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// Prints a written object: `resource/name verb (resourceVersion N)` or the object itself.
+fn print_written(obj: &Value, spec: &TypeSpec, what: &str, dry_run: bool, output: Output) -> Result<()> {
+    if output != Output::Text {
+        return print_value(obj, output);
+    }
+    let m = |f: &str| obj.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut line = format!("{}/{} {what}", spec.resource(), m("name"));
+    if dry_run {
+        line.push_str(" (dry run)");
+    } else if !m("resourceVersion").is_empty() {
+        line.push_str(&format!(" (resourceVersion {})", m("resourceVersion")));
+    }
+    line.push('\n');
+    write_stdout(line.as_bytes())
+}
+
+/// Prints a value as pretty JSON or YAML.
+pub fn print_value(v: &Value, output: Output) -> Result<()> {
+    let text = match output {
+        Output::Yaml => serde_yaml::to_string(v).map_err(|e| CliError::Usage(e.to_string()))?,
+        _ => {
+            let mut s = serde_json::to_string_pretty(v).map_err(CliError::InputJson)?;
+            s.push('\n');
+            s
+        }
+    };
+    write_stdout(text.as_bytes())
+}

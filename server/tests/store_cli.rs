@@ -1,0 +1,169 @@
+//! The embedded CLI door: `fieldstore --data DIR <verb>` against a real data directory —
+//! types register from a CRD, apply/create/replace/patch/get/list/delete/compact/revision, and
+//! errors as Kubernetes `Status` JSON with `-o json`.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn run(data: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fieldstore");
+    let _ = child.stdin.take().expect("stdin is piped").write_all(stdin);
+    child.wait_with_output().expect("wait for fieldstore")
+}
+
+fn ok(data: &Path, args: &[&str], stdin: &[u8]) -> String {
+    let out = run(data, args, stdin);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn json(data: &Path, args: &[&str], stdin: &[u8]) -> Value {
+    serde_json::from_str(&ok(data, args, stdin)).expect("JSON output")
+}
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [port]
+                items:
+                  type: object
+                  required: [port]
+                  properties:
+                    port: {type: integer}
+                    name: {type: string}
+          status:
+            type: object
+            properties:
+              ready: {type: boolean}
+"#;
+
+const WIDGET: &str = r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w1
+spec:
+  replicas: 2
+  ports:
+  - {port: 80, name: http}
+"#;
+
+#[test]
+fn crd_register_apply_get_list_patch_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    assert!(ok(&data, &["types", "register", "-f", "-"], CRD.as_bytes()).contains("widgets.example.com"));
+    let types = json(&data, &["types", "list", "-o", "json"], b"");
+    assert_eq!(types[0]["kind"], "Widget");
+    assert_eq!(types[0]["statusSubresource"], true);
+
+    // Apply creates, then a second identical apply writes nothing.
+    let created = json(&data, &["apply", "-f", "-", "--manager", "alice", "-o", "json"], WIDGET.as_bytes());
+    assert_eq!(created["metadata"]["namespace"], "default");
+    let rv = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    assert_eq!(created["metadata"]["managedFields"][0]["manager"], "alice");
+    assert!(ok(&data, &["apply", "-f", "-", "--manager", "alice"], WIDGET.as_bytes()).contains("unchanged"));
+    assert_eq!(ok(&data, &["revision"], b"").trim(), rv);
+
+    // Another manager applying a different replicas value conflicts, naming the field.
+    let conflicting = WIDGET.replace("replicas: 2", "replicas: 5");
+    let out = run(&data, &["apply", "-f", "-", "--manager", "bob", "-o", "json"], conflicting.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let status: Value = serde_json::from_slice(&out.stdout).expect("Status JSON");
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["code"], 409);
+    assert_eq!(status["details"]["causes"][0]["field"], ".spec.replicas");
+    assert_eq!(status["details"]["causes"][0]["message"], "conflict with \"alice\"");
+    // Forced, it moves the field.
+    let forced = json(&data, &["apply", "-f", "-", "--manager", "bob", "--force", "-o", "json"], conflicting.as_bytes());
+    assert_eq!(forced["spec"]["replicas"], 5);
+
+    // Patch (merge) as the default manager, then get in YAML and JSON.
+    ok(&data, &["patch", "widgets", "w1", "--type", "merge", "-p", r#"{"spec":{"replicas":7}}"#], b"");
+    let got = json(&data, &["get", "widget", "w1", "-o", "json"], b"");
+    assert_eq!(got["spec"]["replicas"], 7);
+    let managers: Vec<&str> = got["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
+    assert!(managers.contains(&"fieldstore"), "{managers:?}");
+    assert!(ok(&data, &["get", "Widget", "w1"], b"").contains("replicas: 7"));
+
+    // Status subresource write through apply.
+    let status_cfg = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nstatus: {ready: true}\n";
+    let st = json(&data, &["apply", "-f", "-", "--manager", "ctrl", "--subresource", "status", "-o", "json"], status_cfg.as_bytes());
+    assert_eq!(st["status"]["ready"], true);
+
+    // A second object, then a paged list.
+    ok(&data, &["create", "-f", "-"], WIDGET.replace("name: w1", "name: w2").as_bytes());
+    let page = json(&data, &["list", "widgets", "--limit", "1", "-o", "json"], b"");
+    assert_eq!(page["kind"], "WidgetList");
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
+    assert_eq!(page["metadata"]["remainingItemCount"], 1);
+    let token = page["metadata"]["continue"].as_str().unwrap().to_string();
+    let rest = json(&data, &["list", "widgets", "--limit", "1", "--continue", &token, "-o", "json"], b"");
+    assert_eq!(rest["items"][0]["metadata"]["name"], "w2");
+    assert!(ok(&data, &["list", "widgets", "-A"], b"").contains("w2"));
+
+    // Delete, then get → NotFound as a Status; compact.
+    assert!(ok(&data, &["delete", "widgets", "w2"], b"").contains("deleted"));
+    let out = run(&data, &["get", "widgets", "w2", "-o", "json"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["reason"], "NotFound");
+    let before = ok(&data, &["revision"], b"");
+    assert_eq!(ok(&data, &["compact"], b"").trim(), format!("compacted {}", before.trim()));
+}
+
+#[test]
+fn errors_without_json_are_one_line_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = run(&data, &["get", "widgets", "nope"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: NotFound (404): "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1);
+
+    // Apply without a manager is a usage error (exit 2).
+    ok(&data, &["types", "register", "-f", "-"], CRD.as_bytes());
+    let out = run(&data, &["apply", "-f", "-"], WIDGET.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    // Invalid name → 422 Invalid naming metadata.name.
+    let bad = WIDGET.replace("name: w1", "name: Not_Valid");
+    let out = run(&data, &["apply", "-f", "-", "--manager", "m", "-o", "json"], bad.as_bytes());
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["code"], 422);
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
+    // Nothing was written.
+    assert_eq!(ok(&data, &["revision"], b"").trim(), "0");
+}
