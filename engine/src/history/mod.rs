@@ -16,6 +16,12 @@ mod paths;
 pub use diff::{diff, Diff};
 pub use paths::{path_matches, value_at};
 
+/// Every member of `set` present in `v`, as (printed path, value), in the set's order.
+#[must_use]
+pub fn resolve_paths<'v>(v: &'v Value, set: &fieldstore_codec::Set) -> Vec<(String, &'v Value)> {
+    paths::resolve_set(v, set).into_iter().map(|r| (r.path.to_string(), r.value)).collect()
+}
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -3,7 +3,8 @@
 //! The compacted revision is persisted first, so readers refuse old revisions before their data
 //! goes. Then, for each object, every version older than the newest one at or before the
 //! compacted revision is deleted (and that one too when it is a tombstone), as well as the change
-//! log up to it. Deletes go in batches of 1000 without sync (losing them in a crash leaves only
+//! log up to it; field history is not touched (it has its own retention, applied by the same
+//! background loop). Deletes stream in batches of 1000 without sync (losing them in a crash leaves only
 //! unreachable garbage, swept by the next compaction); the committer is never blocked: it only
 //! writes newer versions, which compaction does not touch.
 
@@ -35,10 +36,12 @@ pub(crate) fn compact(core: &Core, revision: u64) -> Result<()> {
 }
 
 fn sweep(core: &Core, revision: u64) -> Result<()> {
+    // Streams: deletes are written every 1000 keys while the scan goes on, so memory stays
+    // bounded whatever the number of versions.
     let mut batch = Batch::default();
     let mut current_object: Option<Vec<u8>> = None;
     let mut kept = false;
-    let mut pending = Vec::new();
+    let mut failed = Ok(());
     core.kv.scan(CF_OBJECTS, &[], None, &mut |k, v| {
         let key = keys::parse_object_key(k)?;
         if current_object.as_deref() != Some(key.prefix) {
@@ -56,14 +59,18 @@ fn sweep(core: &Core, revision: u64) -> Result<()> {
                 return Ok(Flow::Continue);
             }
         }
-        pending.push(k.to_vec());
+        batch.delete(CF_OBJECTS, k.to_vec());
+        if batch.ops.len() >= 1000 {
+            if let Err(e) = core.kv.write(std::mem::take(&mut batch), false) {
+                failed = Err(e);
+                return Ok(Flow::Stop);
+            }
+        }
         Ok(Flow::Continue)
     })?;
-    for chunk in pending.chunks(1000) {
-        for k in chunk {
-            batch.delete(CF_OBJECTS, k.clone());
-        }
-        core.kv.write(std::mem::take(&mut batch), false)?;
+    failed?;
+    if !batch.ops.is_empty() {
+        core.kv.write(batch, false)?;
     }
     let mut b = Batch::default();
     b.delete_range(CF_CHANGES, keys::change_key(0).to_vec(), keys::change_key(revision.saturating_add(1)).to_vec());
@@ -116,6 +123,8 @@ pub(crate) fn auto(core: &Core) {
         if let Ok(Some(t)) = target(core) {
             let _ = compact(core, t);
         }
+        // Field history has its own retention, independent of compaction.
+        let _ = super::history::prune(core);
         next = Instant::now() + interval;
     }
 }

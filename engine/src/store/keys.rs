@@ -15,8 +15,12 @@ pub(crate) const CF_TYPES: &str = "types";
 pub(crate) const CF_OBJECTS: &str = "objects";
 /// Column family of the change log: `revision (u64 BE)` → change record (see [`Change`]).
 pub(crate) const CF_CHANGES: &str = "changes";
+/// Column family of field history: object version key → history record (`history.rs`).
+pub(crate) const CF_HISTORY: &str = "history";
+/// Column family of the owner index (`owners.rs`).
+pub(crate) const CF_OWNERS: &str = "owners";
 /// Every column family but RocksDB's mandatory `default`, which the store leaves empty.
-pub(crate) const ALL_CFS: [&str; 4] = [CF_META, CF_TYPES, CF_OBJECTS, CF_CHANGES];
+pub(crate) const ALL_CFS: [&str; 6] = [CF_META, CF_TYPES, CF_OBJECTS, CF_CHANGES, CF_HISTORY, CF_OWNERS];
 
 /// `meta` key of the current revision (u64 BE), written in the batch of every write.
 pub(crate) const META_REVISION: &[u8] = b"revision";
@@ -101,6 +105,22 @@ pub(crate) fn parse_object_key(key: &[u8]) -> Result<ObjectKey<'_>> {
     let namespace = std::str::from_utf8(ns).map_err(|_| bad())?;
     let name = std::str::from_utf8(name).map_err(|_| bad())?;
     Ok(ObjectKey { prefix, type_id, namespace, name, revision })
+}
+
+/// Splits an object prefix (`type id ‖ ns ‖ 0x00 ‖ name ‖ 0x00`) into type id, namespace and
+/// name.
+pub(crate) fn parse_object_prefix(prefix: &[u8]) -> Result<(u32, &str, &str)> {
+    let bad = || Error::Corrupt(format!("malformed object prefix {prefix:?}"));
+    if prefix.len() < 4 + 2 {
+        return Err(bad());
+    }
+    let (tid, rest) = prefix.split_at(4);
+    let type_id = u32::from_be_bytes(tid.try_into().map_err(|_| bad())?);
+    let rest = rest.strip_suffix(&[SEP]).ok_or_else(bad)?;
+    let sep = rest.iter().position(|&b| b == SEP).ok_or_else(bad)?;
+    let namespace = std::str::from_utf8(&rest[..sep]).map_err(|_| bad())?;
+    let name = std::str::from_utf8(&rest[sep + 1..]).map_err(|_| bad())?;
+    Ok((type_id, namespace, name))
 }
 
 /// The smallest key greater than every key starting with `prefix` (`None`: no bound).

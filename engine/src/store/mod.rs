@@ -30,16 +30,20 @@
 //! ```
 
 mod compact;
+mod history;
 mod keys;
 mod kv;
 mod list;
 mod object;
+mod owners;
 mod rocks;
 mod types;
 mod validate;
 mod watch;
 
+pub use history::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryPolicy, HistoryQuery, WriteEntry};
 pub use keys::EventType;
+pub use owners::{ManagedObject, ManagerSummary, Owner};
 pub use list::{ListOptions, ObjectList, ResourceVersionMatch};
 pub use types::{SchemaSource, TypeSpec};
 pub use watch::{Watch, WatchEvent, WatchOptions};
@@ -48,7 +52,8 @@ use crate::fieldmanager::{FieldManager, Time};
 use crate::patch::{PatchMeta, PatchType};
 use crate::{Error, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
-use keys::{Change, CF_CHANGES, CF_META, CF_OBJECTS, CF_TYPES};
+use history::Who;
+use keys::{Change, CF_CHANGES, CF_HISTORY, CF_META, CF_OBJECTS, CF_TYPES};
 use kv::{Batch, Flow, Kv};
 use parking_lot::{Condvar, Mutex, RwLock};
 use serde_json::{Map, Value};
@@ -258,6 +263,10 @@ struct Commit {
     event: EventType,
     object: Value,
     prev: Option<Arc<Value>>,
+    /// The history record (stored under the revision the committer assigns).
+    history: Option<Vec<u8>>,
+    /// Owner index changes.
+    index_ops: Vec<kv::Op>,
     reply: Sender<Outcome>,
 }
 
@@ -357,10 +366,9 @@ impl Store {
         let mut threads = Vec::new();
         let c = core.clone();
         threads.push(std::thread::Builder::new().name("fieldstore-commit".into()).spawn(move || committer(&c, &rx)).map_err(io_err)?);
-        if core.options.retention.is_some() || core.options.keep_revisions.is_some() {
-            let c = core.clone();
-            threads.push(std::thread::Builder::new().name("fieldstore-compact".into()).spawn(move || compact::auto(&c)).map_err(io_err)?);
-        }
+        // Automatic compaction (when configured) and history retention (always).
+        let c = core.clone();
+        threads.push(std::thread::Builder::new().name("fieldstore-compact".into()).spawn(move || compact::auto(&c)).map_err(io_err)?);
         Ok(Store { inner: Arc::new(Inner { core, commits: Mutex::new(Some(tx)), threads: Mutex::new(threads) }) })
     }
 
@@ -458,7 +466,7 @@ impl Store {
         };
         validate::name(&name)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, |cur| {
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, "Update"), |cur| {
             if cur.is_some() {
                 return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
             }
@@ -515,7 +523,7 @@ impl Store {
         let name = required_name(object)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, |cur| {
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, "Update"), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
             check_preconditions(&t, &name, live, object)?;
             let new = prepare_update(&t, opts.status, live, object.clone());
@@ -538,7 +546,7 @@ impl Store {
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, |cur| match cur {
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, "Apply"), |cur| match cur {
             None => {
                 if opts.status {
                     return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
@@ -573,7 +581,7 @@ impl Store {
             _ => PatchMeta::new(t.schema, &t.root_name)?,
         };
         let now = now_time();
-        self.write_loop(&t, &ns, name, opts.dry_run, |cur| {
+        self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, "Update"), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let patched = crate::patch::apply(patch_type, live, patch, &meta)?;
             self.check_input(&t, &patched)?;
@@ -594,7 +602,8 @@ impl Store {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
         let now = now_time();
-        self.write_loop(&t, &ns, name, opts.dry_run, |cur| {
+        let deleter = Who { operation: "Delete", ..Who::default() };
+        self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let meta = live.get("metadata");
             let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
@@ -707,13 +716,13 @@ impl Store {
 
     /// Reads the object, plans the write, commits it; retries when another writer committed to
     /// the object in between.
-    fn write_loop(&self, t: &Registered, ns: &str, name: &str, dry_run: bool, mut plan: impl FnMut(Option<&Value>) -> Result<Plan>) -> Result<Value> {
+    fn write_loop(&self, t: &Registered, ns: &str, name: &str, dry_run: bool, who: &Who, mut plan: impl FnMut(Option<&Value>) -> Result<Plan>) -> Result<Value> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
             let cur = self.core().latest(&prefix)?;
-            let (expect, live) = match cur {
-                Some((rev, rec)) if !object::is_tombstone(&rec) => (Expect::Revision(rev), Some(object::decode(&rec, rev)?)),
-                _ => (Expect::Absent, None),
+            let (expect, mut live, prev_record) = match cur {
+                Some((rev, rec)) if !object::is_tombstone(&rec) => (Expect::Revision(rev), Some(object::decode(&rec, rev)?), Some(rec)),
+                _ => (Expect::Absent, None, None),
             };
             let (mut object, event, tombstone) = match plan(live.as_ref())? {
                 Plan::NoOp(v) => return Ok(v),
@@ -724,7 +733,7 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
-            let record = object::encode(&object, tombstone)?;
+            let (record, entries) = object::encode_with_entries(&object, tombstone)?;
             if record.len() > self.core().options.max_object_bytes {
                 return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
             }
@@ -736,6 +745,12 @@ impl Store {
                 }
                 return Ok(object);
             }
+            let old_entries = match &prev_record {
+                Some(rec) => object::entry_fields(rec)?,
+                None => Vec::new(),
+            };
+            let index_ops = owners::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?;
+            let history = if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
             let (reply, rx) = bounded(1);
             let commit = Commit {
                 prefix: prefix.clone(),
@@ -747,6 +762,8 @@ impl Store {
                 event,
                 object,
                 prev: live.map(Arc::new),
+                history,
+                index_ops,
                 reply,
             };
             let tx = self.inner.commits.lock().clone().ok_or_else(|| Error::Corrupt("store is closed".into()))?;
@@ -769,6 +786,43 @@ impl Store {
     pub fn compact(&self, revision: u64) -> Result<()> {
         compact::compact(self.core(), revision)
     }
+
+    /// Applies every type's history retention now (the background loop also does, every
+    /// compaction interval). Returns how many change records were dropped.
+    ///
+    /// # Errors
+    /// [`Error::Storage`]; [`Error::Corrupt`] for unreadable records.
+    pub fn prune_history(&self) -> Result<u64> {
+        history::prune(self.core())
+    }
+}
+
+impl Store {
+    /// The history record of a write (computed on the writer's thread, in parallel with other
+    /// writers): the versions are stripped of what history does not track, then restored.
+    fn history_record(&self, t: &Registered, who: &Who, event: EventType, tombstone: bool, live: Option<&mut Value>, object: &mut Value) -> Vec<u8> {
+        let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
+        let saved_new = history::take_untracked(object);
+        let (before, saved_old) = match live {
+            Some(l) => {
+                let saved = history::take_untracked(l);
+                (Some(l), Some(saved))
+            }
+            None => (None, None),
+        };
+        let after = if tombstone { None } else { Some(&*object) };
+        let record = history::record(t, who, event, before.as_deref(), after, millis).encode();
+        if let (Some(l), Some(saved)) = (before, saved_old) {
+            history::restore_untracked(l, saved);
+        }
+        history::restore_untracked(object, saved_new);
+        record
+    }
+}
+
+/// Who a write is, for history: the request's manager and subresource.
+fn who(opts: &WriteOptions, operation: &'static str) -> Who {
+    Who { manager: opts.manager.clone(), operation, subresource: if opts.status { "status".into() } else { String::new() }, note: String::new() }
 }
 
 /// What a write does after reading the object.
@@ -979,6 +1033,10 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
             batch.put(CF_OBJECTS, keys::object_key(&c.prefix, rev), std::mem::take(&mut c.record));
             let change = Change { event: c.event, unix_millis, object_prefix: c.prefix.clone() };
             batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
+            if let Some(h) = c.history.take() {
+                batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
+            }
+            batch.ops.append(&mut c.index_ops);
             overlay.insert(c.prefix.clone(), (rev, c.tombstone));
             accepted.push((c, rev));
         }

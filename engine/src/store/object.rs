@@ -15,6 +15,7 @@
 //! managedFields back in Kubernetes' JSON form; the object's keys are sorted (serde_json's map),
 //! so the view is byte-stable.
 
+use super::owners::EntryFields;
 use crate::{Error, Result};
 use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, Operation, FIELDS_TYPE_V1};
 use fieldstore_codec::{fields_binary, fields_v1};
@@ -23,8 +24,9 @@ use serde_json::Value;
 const FORMAT: u8 = 1;
 const TOMBSTONE: u8 = 1;
 
-/// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record.
-pub(crate) fn encode(object: &Value, tombstone: bool) -> Result<Vec<u8>> {
+/// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
+/// also returning its managedFields entries as the owner index sees them.
+pub(crate) fn encode_with_entries(object: &Value, tombstone: bool) -> Result<(Vec<u8>, Vec<EntryFields>)> {
     let mut body = object.clone();
     let mut entries: Vec<ManagedFieldsEntry> = Vec::new();
     if let Some(Value::Object(meta)) = body.get_mut("metadata") {
@@ -41,6 +43,7 @@ pub(crate) fn encode(object: &Value, tombstone: bool) -> Result<Vec<u8>> {
     out.push(if tombstone { TOMBSTONE } else { 0 });
     put_bytes(&mut out, &json);
     put_uvarint(&mut out, entries.len() as u64);
+    let mut fields = Vec::with_capacity(entries.len());
     for e in &entries {
         put_bytes(&mut out, e.manager.as_bytes());
         out.push(match e.operation {
@@ -54,7 +57,46 @@ pub(crate) fn encode(object: &Value, tombstone: bool) -> Result<Vec<u8>> {
             Some(json) => fields_v1::from_json(json.as_bytes())?,
             None => fieldstore_codec::Set::new(),
         };
-        put_bytes(&mut out, &fields_binary::encode(&set));
+        let bin = fields_binary::encode(&set);
+        put_bytes(&mut out, &bin);
+        fields.push(EntryFields { manager: e.manager.clone(), operation: operation_name(e.operation, &e.subresource), fields: bin });
+    }
+    Ok((out, fields))
+}
+
+/// `Apply`, `Update`, or `Update/status` for an entry written through a subresource.
+fn operation_name(op: Operation, subresource: &str) -> String {
+    let op = match op {
+        Operation::Apply => "Apply",
+        Operation::Update => "Update",
+    };
+    if subresource.is_empty() {
+        op.to_string()
+    } else {
+        format!("{op}/{subresource}")
+    }
+}
+
+/// The managedFields entries of a record as the owner index sees them (none for a tombstone).
+pub(crate) fn entry_fields(record: &[u8]) -> Result<Vec<EntryFields>> {
+    if is_tombstone(record) {
+        return Ok(Vec::new());
+    }
+    let mut r = Reader { bytes: record.get(2..).unwrap_or_default() };
+    r.bytes()?;
+    let n = r.uvarint()?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let manager = r.string()?;
+        let op = match r.byte()? {
+            0 => Operation::Apply,
+            _ => Operation::Update,
+        };
+        r.bytes()?;
+        r.bytes()?;
+        let subresource = r.string()?;
+        let fields = r.bytes()?.to_vec();
+        out.push(EntryFields { manager, operation: operation_name(op, &subresource), fields });
     }
     Ok(out)
 }
@@ -175,12 +217,14 @@ mod tests {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
             "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
-        let rec = encode(&obj, false).unwrap();
+        let (rec, entries) = encode_with_entries(&obj, false).unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entry_fields(&rec).unwrap(), entries);
         assert!(!is_tombstone(&rec));
         let mut back = decode(&rec, 9).unwrap();
         assert_eq!(back["metadata"]["resourceVersion"], "9");
         back["metadata"]["resourceVersion"] = json!("3");
         assert_eq!(back, obj);
-        assert!(is_tombstone(&encode(&obj, true).unwrap()));
+        assert!(is_tombstone(&encode_with_entries(&obj, true).unwrap().0));
     }
 }

@@ -55,6 +55,9 @@ pub struct TypeSpec {
     /// Whether the `status` subresource exists (then `status` is reset on main-resource writes and
     /// everything else on status writes).
     pub status_subresource: bool,
+    /// How much field history objects of this type keep.
+    #[serde(default)]
+    pub history: super::HistoryPolicy,
 }
 
 impl TypeSpec {
@@ -69,6 +72,7 @@ impl TypeSpec {
             namespaced: false,
             schema: SchemaSource::None,
             status_subresource: false,
+            history: super::HistoryPolicy::default(),
         }
     }
 
@@ -90,6 +94,13 @@ impl TypeSpec {
     #[must_use]
     pub fn with_status_subresource(mut self, status: bool) -> Self {
         self.status_subresource = status;
+        self
+    }
+
+    /// Sets the field-history policy (default: [`HistoryPolicy::default`](super::HistoryPolicy)).
+    #[must_use]
+    pub fn with_history(mut self, history: super::HistoryPolicy) -> Self {
+        self.history = history;
         self
     }
 
@@ -120,6 +131,7 @@ impl TypeSpec {
             namespaced: spec.get("scope").and_then(Value::as_str) != Some("Cluster"),
             schema: SchemaSource::Crd(crd.clone()),
             status_subresource: status,
+            history: super::HistoryPolicy::default(),
         })
     }
 
@@ -156,6 +168,7 @@ pub(crate) struct Registered {
     /// The root type's name (for strategic merge patch metadata).
     pub root_name: String,
     pub schema: &'static Schema,
+    pub root: &'static TypeRef,
     pub main: FieldManager<'static>,
     pub status: Option<FieldManager<'static>>,
 }
@@ -193,7 +206,7 @@ impl Registered {
                     .with_reset_fields(api_version.clone(), "status", spec_set),
             );
         }
-        Ok(Registered { id, spec, api_version, root_name, schema, main, status })
+        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status })
     }
 }
 
@@ -217,6 +230,16 @@ impl Registry {
             .get(resource)
             .cloned()
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: resource.into() })
+    }
+
+    /// The history policy of every type, by id.
+    pub(crate) fn policies(&self) -> HashMap<u32, super::HistoryPolicy> {
+        self.by_id.iter().map(|(id, t)| (*id, t.spec.history.clone())).collect()
+    }
+
+    /// The resource name of every type, by id.
+    pub(crate) fn clone_index(&self) -> HashMap<u32, String> {
+        self.by_id.iter().map(|(id, t)| (*id, t.spec.resource())).collect()
     }
 
     pub(crate) fn next_id(&self) -> u32 {

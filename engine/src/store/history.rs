@@ -1,0 +1,516 @@
+//! Field-level history in the store: one record per write of an object, kept independently of
+//! MVCC compaction, and the queries over it — `blame`, `field_history` and `object_at`.
+//!
+//! Records live in the `history` column family under the object's version key
+//! (`object prefix ‖ !revision`), newest first, and are written in the batch of the write they
+//! describe. See `engine/STORAGE.md` for the record layout and retention.
+
+use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
+use super::kv::{Batch, Flow};
+use super::{object, Core, Store};
+use crate::history::{self, ChangeKind, FieldChange, StoredValue, Undo};
+use crate::typed::to_field_set;
+use crate::{Error, Result};
+use fieldstore_codec::rfc3339;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// How long and how much field history a resource type keeps.
+///
+/// A change is dropped only when it is both older than [`keep_for`](Self::keep_for) and not
+/// among the last [`keep_changes`](Self::keep_changes) changes of its object: by default every
+/// object keeps at least its last 100 changes and every change of the last 30 days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HistoryPolicy {
+    /// Whether writes record history at all.
+    pub enabled: bool,
+    /// Changes per object always kept.
+    pub keep_changes: u64,
+    /// Age below which changes are always kept, in seconds.
+    pub keep_seconds: u64,
+    /// Values whose compact JSON is longer are kept as SHA-256 + size.
+    pub inline_limit: usize,
+}
+
+impl Default for HistoryPolicy {
+    fn default() -> Self {
+        HistoryPolicy { enabled: true, keep_changes: 100, keep_seconds: 30 * 24 * 3600, inline_limit: history::DEFAULT_INLINE_LIMIT }
+    }
+}
+
+impl HistoryPolicy {
+    /// No history.
+    #[must_use]
+    pub fn off() -> Self {
+        HistoryPolicy { enabled: false, ..Self::default() }
+    }
+
+    /// The age below which changes are always kept.
+    #[must_use]
+    pub fn keep_for(&self) -> Duration {
+        Duration::from_secs(self.keep_seconds)
+    }
+}
+
+/// One write as history records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub uid: String,
+    pub unix_millis: u64,
+    pub manager: String,
+    pub operation: String,
+    pub subresource: String,
+    pub event: u8,
+    /// What an administrative write did (`renamed manager "a" to "b"`), empty otherwise.
+    pub note: String,
+    pub changes: Vec<FieldChange>,
+    pub undo: Option<Undo>,
+    /// The previous body (compact JSON, without managedFields and resourceVersion) when the
+    /// write deleted the object or no exact undo exists.
+    pub prev: Option<String>,
+}
+
+const RECORD_FORMAT: u8 = 1;
+
+impl Record {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![RECORD_FORMAT];
+        // bincode of plain data cannot fail.
+        out.extend(bincode::serialize(self).unwrap_or_default());
+        out
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
+        match bytes.split_first() {
+            Some((&RECORD_FORMAT, rest)) => bincode::deserialize(rest).map_err(|e| Error::Corrupt(format!("history record: {e}"))),
+            _ => Err(Error::Corrupt("unknown history record format".into())),
+        }
+    }
+
+    fn event(&self) -> EventType {
+        match self.event {
+            1 => EventType::Added,
+            3 => EventType::Deleted,
+            _ => EventType::Modified,
+        }
+    }
+}
+
+/// Who is writing, for history.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Who {
+    pub manager: String,
+    pub operation: &'static str,
+    pub subresource: String,
+    pub note: String,
+}
+
+/// Removes what history does not track from a version (managedFields, resourceVersion) and
+/// returns it, to be put back with [`restore_untracked`].
+pub(crate) fn take_untracked(v: &mut Value) -> (Option<Value>, Option<Value>) {
+    match v.get_mut("metadata") {
+        Some(Value::Object(m)) => (m.remove("managedFields"), m.remove("resourceVersion")),
+        _ => (None, None),
+    }
+}
+
+/// Puts back what [`take_untracked`] removed.
+pub(crate) fn restore_untracked(v: &mut Value, saved: (Option<Value>, Option<Value>)) {
+    if let Some(Value::Object(m)) = v.get_mut("metadata") {
+        if let Some(mf) = saved.0 {
+            m.insert("managedFields".into(), mf);
+        }
+        if let Some(rv) = saved.1 {
+            m.insert("resourceVersion".into(), rv);
+        }
+    }
+}
+
+/// The history record of a write from `before` to `after` (stripped versions; `after` absent
+/// for a delete).
+pub(crate) fn record(t: &super::types::Registered, who: &Who, event: EventType, before: Option<&Value>, after: Option<&Value>, unix_millis: u64) -> Record {
+    let policy = &t.spec.history;
+    let uid = after.or(before).and_then(|v| v.pointer("/metadata/uid")).and_then(Value::as_str).unwrap_or("").to_string();
+    let (changes, undo) = match history::diff(t.schema, t.root, before, after, policy.inline_limit) {
+        Ok(d) => (d.changes, d.undo),
+        // Versions are validated before they are written; should one not conform, the write
+        // is still recorded, with the whole previous version.
+        Err(_) => (Vec::new(), None),
+    };
+    let prev = match (before, &undo) {
+        (Some(b), None) => Some(serde_json::to_string(b).unwrap_or_default()),
+        _ => None,
+    };
+    Record {
+        uid,
+        unix_millis,
+        manager: who.manager.clone(),
+        operation: who.operation.to_string(),
+        subresource: who.subresource.clone(),
+        event: match event {
+            EventType::Added => 1,
+            EventType::Modified => 2,
+            EventType::Deleted => 3,
+        },
+        note: who.note.clone(),
+        changes,
+        undo,
+        prev,
+    }
+}
+
+/// Who made a change and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attribution {
+    /// The revision of the write.
+    pub revision: u64,
+    /// When, RFC 3339 (seconds).
+    pub time: String,
+    /// Milliseconds since the Unix epoch.
+    pub unix_millis: u64,
+    /// The field manager (empty for deletes).
+    pub manager: String,
+    /// `Apply`, `Update` or `Delete`.
+    pub operation: String,
+    /// The subresource written through (`status`), empty for the main resource.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub subresource: String,
+}
+
+/// One leaf field of an object with its last change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlameLine {
+    /// The field, as Kubernetes prints paths.
+    pub path: String,
+    /// Its current value.
+    pub value: Value,
+    /// The last write that set it; `None` when that write is older than the history kept.
+    pub last_change: Option<Attribution>,
+    /// The managers owning the field now (from managedFields).
+    pub owners: Vec<String>,
+}
+
+/// One change of one field, as a timeline lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldEvent {
+    /// Who and when.
+    #[serde(flatten)]
+    pub by: Attribution,
+    /// The object's uid at that write (a recreated object has a new one).
+    pub uid: String,
+    /// The field.
+    pub path: String,
+    /// `added`, `modified` or `removed`.
+    pub change: ChangeKind,
+    /// The value before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    /// The value after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+    /// What an administrative write did, if it was one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// A page of a field's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldTimeline {
+    /// Newest first.
+    pub events: Vec<FieldEvent>,
+    /// Pass as `before_revision` for the next page; `None` on the last page.
+    pub next_before_revision: Option<u64>,
+}
+
+/// One write of an object, as its log lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteEntry {
+    /// Who and when.
+    #[serde(flatten)]
+    pub by: Attribution,
+    /// The object's uid at that write.
+    pub uid: String,
+    /// `ADDED`, `MODIFIED` or `DELETED`.
+    pub event: String,
+    /// How many leaf fields it changed.
+    pub changed_fields: usize,
+    /// What an administrative write did (`renamed manager "a" to "b"`), if it was one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// Options of [`Store::field_history`].
+#[derive(Debug, Clone, Default)]
+pub struct HistoryQuery {
+    /// Only changes at revisions below this one (paging; `None`: from the newest).
+    pub before_revision: Option<u64>,
+    /// Only changes at or after this revision.
+    pub since_revision: Option<u64>,
+    /// At most this many events (default 100).
+    pub limit: Option<usize>,
+    /// Only this incarnation of the object (`None`: every one).
+    pub uid: Option<String>,
+}
+
+fn attribution(revision: u64, r: &Record) -> Attribution {
+    let secs = i64::try_from(r.unix_millis / 1000).unwrap_or(0);
+    Attribution { revision, time: rfc3339::format(secs), unix_millis: r.unix_millis, manager: r.manager.clone(), operation: r.operation.clone(), subresource: r.subresource.clone() }
+}
+
+impl Core {
+    /// Visits the history records of an object, newest first, starting below `before` (a
+    /// revision; `u64::MAX` for all).
+    fn history_scan(&self, prefix: &[u8], before: u64, f: &mut dyn FnMut(u64, Record) -> Result<Flow>) -> Result<()> {
+        let end = keys::prefix_end(prefix);
+        let start = keys::object_key(prefix, before.saturating_sub(1));
+        self.kv.scan(CF_HISTORY, &start, end.as_deref(), &mut |k, v| {
+            let rev = keys::parse_object_key(k)?.revision;
+            f(rev, Record::decode(v)?)
+        })
+    }
+}
+
+impl Store {
+    /// Every leaf field of the object with the last write that changed it, in field order —
+    /// the object annotated like `git blame`. Inside associative lists and sets each keyed item
+    /// and member is its own line.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the object does not exist.
+    pub fn blame(&self, resource: &str, namespace: Option<&str>, name: &str) -> Result<Vec<BlameLine>> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let mut obj = self.get(resource, Some(&ns).filter(|s| !s.is_empty()).map(String::as_str), name, &Default::default())?;
+        let saved = take_untracked(&mut obj);
+        let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("").to_string();
+        let leaves = to_field_set(t.schema, t.root, &obj).map_err(Error::Invalid)?.leaves();
+        let resolved = crate::history::resolve_paths(&obj, &leaves);
+        let mut lines: Vec<BlameLine> = resolved.into_iter().map(|(path, value)| BlameLine { path, value: value.clone(), last_change: None, owners: Vec::new() }).collect();
+        let mut index: HashMap<String, usize> = lines.iter().enumerate().map(|(i, l)| (l.path.clone(), i)).collect();
+        // Owners from managedFields.
+        if let Some(Value::Array(entries)) = saved.0.as_ref() {
+            for e in entries {
+                let Some(manager) = e.get("manager").and_then(Value::as_str) else { continue };
+                let Some(fields) = e.get("fieldsV1") else { continue };
+                let Ok(set) = fieldstore_codec::fields_v1::from_json(fields.to_string().as_bytes()) else { continue };
+                set.leaves().iterate(|p| {
+                    if let Some(&i) = index.get(&p.to_string()) {
+                        if !lines[i].owners.iter().any(|o| o == manager) {
+                            lines[i].owners.push(manager.to_string());
+                        }
+                    }
+                });
+            }
+        }
+        let prefix = keys::object_prefix(t.id, &ns, name);
+        self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
+            if r.uid != uid {
+                return Ok(Flow::Stop);
+            }
+            for c in &r.changes {
+                if c.kind == ChangeKind::Removed {
+                    continue;
+                }
+                if let Some(i) = index.remove(&c.path) {
+                    lines[i].last_change = Some(attribution(rev, &r));
+                }
+            }
+            Ok(if index.is_empty() { Flow::Stop } else { Flow::Continue })
+        })?;
+        Ok(lines)
+    }
+
+    /// The timeline of one field or subtree (`path` as Kubernetes prints it; `""` or `"."`
+    /// for the whole object), newest first, paged.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource; [`Error::BadRequest`] for a namespace error.
+    pub fn field_history(&self, resource: &str, namespace: Option<&str>, name: &str, path: &str, query: &HistoryQuery) -> Result<FieldTimeline> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let prefix = keys::object_prefix(t.id, &ns, name);
+        let limit = query.limit.unwrap_or(100).max(1);
+        let since = query.since_revision.unwrap_or(0);
+        let mut events = Vec::new();
+        let mut next = None;
+        self.core().history_scan(&prefix, query.before_revision.unwrap_or(u64::MAX), &mut |rev, r| {
+            if rev < since {
+                return Ok(Flow::Stop);
+            }
+            if query.uid.as_ref().is_some_and(|u| *u != r.uid) {
+                return Ok(Flow::Continue);
+            }
+            let matching: Vec<&FieldChange> = r.changes.iter().filter(|c| history::path_matches(&c.path, path)).collect();
+            if matching.is_empty() {
+                return Ok(Flow::Continue);
+            }
+            if events.len() >= limit {
+                next = Some(rev + 1);
+                return Ok(Flow::Stop);
+            }
+            for c in matching {
+                events.push(FieldEvent {
+                    by: attribution(rev, &r),
+                    uid: r.uid.clone(),
+                    path: c.path.clone(),
+                    change: c.kind,
+                    before: c.before.as_ref().map(StoredValue::to_json),
+                    after: c.after.as_ref().map(StoredValue::to_json),
+                    note: r.note.clone(),
+                });
+            }
+            Ok(Flow::Continue)
+        })?;
+        Ok(FieldTimeline { events, next_before_revision: next })
+    }
+
+    /// Every write of the object that history still holds, newest first (at most `limit`):
+    /// who, when, what kind of write, and how many fields it changed.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource.
+    pub fn object_log(&self, resource: &str, namespace: Option<&str>, name: &str, limit: Option<usize>) -> Result<Vec<WriteEntry>> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let prefix = keys::object_prefix(t.id, &ns, name);
+        let limit = limit.unwrap_or(usize::MAX);
+        let mut out = Vec::new();
+        self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
+            out.push(WriteEntry { by: attribution(rev, &r), uid: r.uid.clone(), event: r.event().as_str().to_string(), changed_fields: r.changes.len(), note: r.note });
+            Ok(if out.len() >= limit { Flow::Stop } else { Flow::Continue })
+        })?;
+        Ok(out)
+    }
+
+    /// The object as it was at `revision`: from its MVCC version when still kept, otherwise
+    /// rebuilt from field history (exact for every revision history still covers; rebuilt
+    /// objects carry no managedFields). `None` when the object did not exist then.
+    ///
+    /// # Errors
+    /// [`Error::Expired`] when neither versions nor history reach back to `revision`;
+    /// [`Error::TooLargeResourceVersion`] for a future revision.
+    pub fn object_at(&self, resource: &str, namespace: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        self.core().wait_for(revision)?;
+        let prefix = keys::object_prefix(t.id, &ns, name);
+        let core = self.core();
+        if let Some((rev, rec)) = core.version_at(&prefix, revision)? {
+            // Compaction keeps the newest version at or before the compacted revision, so a
+            // version found at or before `revision` is the state there.
+            return if object::is_tombstone(&rec) { Ok(None) } else { object::decode(&rec, rev).map(Some) };
+        }
+        if revision >= core.compacted.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(None);
+        }
+        // The oldest surviving version after `revision` (or none), then undo history down to it.
+        let mut start: Option<(u64, Vec<u8>)> = None;
+        let end = keys::prefix_end(&prefix);
+        core.kv.scan(CF_OBJECTS, &prefix, end.as_deref(), &mut |k, v| {
+            start = Some((keys::parse_object_key(k)?.revision, v.to_vec()));
+            Ok(Flow::Continue)
+        })?;
+        let (from, mut state) = match start {
+            Some((rev, rec)) if !object::is_tombstone(&rec) => {
+                let mut v = object::decode(&rec, rev)?;
+                take_untracked(&mut v);
+                (rev, Some(v))
+            }
+            Some((rev, _)) => (rev, None),
+            None => (u64::MAX, None),
+        };
+        let mut reached = false;
+        let mut last_write = None;
+        let mut broken = None;
+        core.history_scan(&prefix, from.saturating_add(1), &mut |rev, r| {
+            if rev <= revision {
+                reached = true;
+                last_write = Some(rev);
+                return Ok(Flow::Stop);
+            }
+            state = match (r.event(), state.take()) {
+                (EventType::Added, _) => None,
+                (_, cur) => match (&r.undo, &r.prev, cur) {
+                    (_, Some(prev), _) => Some(serde_json::from_str(prev).map_err(|e| Error::Corrupt(format!("history record: {e}")))?),
+                    (Some(undo), None, Some(mut cur)) => {
+                        if !undo.apply(&mut cur) {
+                            broken = Some(rev);
+                            return Ok(Flow::Stop);
+                        }
+                        Some(cur)
+                    }
+                    _ => {
+                        broken = Some(rev);
+                        return Ok(Flow::Stop);
+                    }
+                },
+            };
+            if r.event() == EventType::Added {
+                // Before a create the object did not exist; an older incarnation may have.
+                reached = true;
+            }
+            Ok(Flow::Continue)
+        })?;
+        if let Some(rev) = broken {
+            return Err(Error::Corrupt(format!("history of {name} cannot be undone at revision {rev}")));
+        }
+        if !reached {
+            return Err(Error::Expired(format!("too old resource version: {revision} is older than the history kept for {name}")));
+        }
+        if let (Some(Value::Object(root)), Some(rv)) = (state.as_mut(), last_write) {
+            if let Some(Value::Object(m)) = root.get_mut("metadata") {
+                m.insert("resourceVersion".into(), Value::String(rv.to_string()));
+            }
+        }
+        Ok(state)
+    }
+}
+
+/// Drops history beyond each type's retention; runs with automatic compaction.
+pub(crate) fn prune(core: &Core) -> Result<u64> {
+    let policies: HashMap<u32, HistoryPolicy> = core.registry.read().policies();
+    let now_ms = u64::try_from(super::now_unix().as_millis()).unwrap_or(u64::MAX);
+    let mut current: Option<Vec<u8>> = None;
+    let mut seen = 0u64;
+    let mut dropped = 0u64;
+    let mut batch = Batch::default();
+    let mut result = Ok(());
+    core.kv.scan(CF_HISTORY, &[], None, &mut |k, v| {
+        let key = keys::parse_object_key(k)?;
+        if current.as_deref() != Some(key.prefix) {
+            current = Some(key.prefix.to_vec());
+            seen = 0;
+        }
+        seen += 1;
+        let policy = policies.get(&key.type_id).cloned().unwrap_or_default();
+        if seen <= policy.keep_changes {
+            return Ok(Flow::Continue);
+        }
+        let r = Record::decode(v)?;
+        if now_ms.saturating_sub(r.unix_millis) <= policy.keep_seconds.saturating_mul(1000) {
+            return Ok(Flow::Continue);
+        }
+        batch.delete(CF_HISTORY, k.to_vec());
+        dropped += 1;
+        if batch.ops.len() >= 1000 {
+            if let Err(e) = core.kv.write(std::mem::take(&mut batch), false) {
+                result = Err(e);
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    })?;
+    result?;
+    if !batch.ops.is_empty() {
+        core.kv.write(batch, false)?;
+    }
+    Ok(dropped)
+}

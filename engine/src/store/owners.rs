@@ -1,0 +1,354 @@
+//! The owner index: which objects each field manager owns fields of, and which managers own a
+//! field path across the objects of a resource — maintained in the batch of every write, so
+//! that [`Store::objects_managed_by`], [`Store::owners_of`] and [`Store::managers`] are index
+//! scans rather than scans of every object. Also the administrative writes built on it:
+//! [`Store::rename_manager`] and [`Store::release`].
+//!
+//! Keys (column family `owners`, see `engine/STORAGE.md`):
+//! - `M ‖ manager ‖ 0x00 ‖ object prefix` → [`Owned`] (the manager's entries and fields there);
+//! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per field path
+//!   (every member of the manager's field set, printed as Kubernetes prints paths).
+
+use super::history::Who;
+use super::keys::{self, CF_OWNERS};
+use super::kv::{Flow, Op};
+use super::list::LabelSelector;
+use super::{EventType, Plan, Store};
+use crate::{Error, Result};
+use fieldstore_codec::{fields_binary, fields_v1, Set};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A managedFields entry as the index sees it: whose, which operation, and its set (binary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EntryFields {
+    pub manager: String,
+    pub operation: String,
+    pub fields: Vec<u8>,
+}
+
+/// What the `M` entry of a (manager, object) pair holds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Owned {
+    /// The manager's entries: `Apply`, `Update`, `Update/status`, …
+    operations: Vec<String>,
+    /// Number of field paths (set members) owned.
+    fields: u64,
+    /// The union of the entries' sets, binary FieldsV1.
+    set: Vec<u8>,
+}
+
+/// Keys never contain the separator: a NUL in a manager name or path is written escaped.
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\\u0000"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+fn manager_key(manager: &str, object_prefix: &[u8]) -> Vec<u8> {
+    let m = esc(manager);
+    let mut k = Vec::with_capacity(2 + m.len() + object_prefix.len());
+    k.push(b'M');
+    k.extend_from_slice(m.as_bytes());
+    k.push(0);
+    k.extend_from_slice(object_prefix);
+    k
+}
+
+fn path_key(type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Vec<u8> {
+    let (p, m) = (esc(path), esc(manager));
+    let mut k = Vec::with_capacity(7 + p.len() + m.len() + object_prefix.len());
+    k.push(b'P');
+    k.extend_from_slice(&type_id.to_be_bytes());
+    k.extend_from_slice(p.as_bytes());
+    k.push(0);
+    k.extend_from_slice(m.as_bytes());
+    k.push(0);
+    k.extend_from_slice(object_prefix);
+    k
+}
+
+fn union(entries: &[&EntryFields]) -> Result<Set> {
+    let mut set = Set::new();
+    for e in entries {
+        set = set.union(&fields_binary::decode(&e.fields)?);
+    }
+    Ok(set)
+}
+
+/// The index changes of a write whose object had `old` entries and now has `new` (empty for a
+/// delete). Managers whose entries did not change cost nothing.
+pub(crate) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields], new: &[EntryFields]) -> Result<Vec<Op>> {
+    let mut by_manager: BTreeMap<&str, (Vec<&EntryFields>, Vec<&EntryFields>)> = BTreeMap::new();
+    for e in old {
+        by_manager.entry(&e.manager).or_default().0.push(e);
+    }
+    for e in new {
+        by_manager.entry(&e.manager).or_default().1.push(e);
+    }
+    let mut ops = Vec::new();
+    for (manager, (olds, news)) in by_manager {
+        if olds == news {
+            continue;
+        }
+        let old_set = union(&olds)?;
+        let new_set = union(&news)?;
+        old_set.difference(&new_set).iterate(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix) }));
+        new_set.difference(&old_set).iterate(|p| ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix), value: Vec::new() }));
+        let key = manager_key(manager, object_prefix);
+        if news.is_empty() {
+            ops.push(Op::Delete { cf: CF_OWNERS, key });
+        } else {
+            let owned = Owned { operations: news.iter().map(|e| e.operation.clone()).collect(), fields: new_set.size() as u64, set: fields_binary::encode(&new_set) };
+            ops.push(Op::Put { cf: CF_OWNERS, key, value: bincode::serialize(&owned).unwrap_or_default() });
+        }
+    }
+    Ok(ops)
+}
+
+/// One object a manager owns fields of.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedObject {
+    /// The resource (`plural` or `plural.group`).
+    pub resource: String,
+    /// The namespace (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// The object's name.
+    pub name: String,
+    /// The manager's managedFields entries there: `Apply`, `Update`, `Update/status`, …
+    pub operations: Vec<String>,
+    /// How many field paths it owns.
+    pub field_count: u64,
+    /// The fields it owns, as FieldsV1 JSON.
+    pub fields: Value,
+}
+
+/// Who owns a field path of one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    /// The namespace (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// The object's name.
+    pub name: String,
+    /// The field (the path asked for, or one under it).
+    pub path: String,
+    /// The manager owning it.
+    pub manager: String,
+}
+
+/// A manager and how much it owns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagerSummary {
+    /// The manager's name.
+    pub manager: String,
+    /// Objects it owns fields of.
+    pub objects: u64,
+    /// Field paths it owns, summed over those objects.
+    pub fields: u64,
+}
+
+/// Splits `bytes` at the first NUL.
+fn split_nul(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let i = bytes.iter().position(|&b| b == 0)?;
+    Some((&bytes[..i], &bytes[i + 1..]))
+}
+
+fn corrupt() -> Error {
+    Error::Corrupt("malformed owner index key".into())
+}
+
+fn utf8(b: &[u8]) -> Result<String> {
+    String::from_utf8(b.to_vec()).map_err(|_| corrupt())
+}
+
+impl Store {
+    /// The objects `manager` owns fields of (of one resource, or of all), in key order, with
+    /// the fields owned in each; at most `limit` (all with `None`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource.
+    pub fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>) -> Result<Vec<ManagedObject>> {
+        let mut start = manager_key(manager, &[]);
+        if let Some(r) = resource {
+            start.extend_from_slice(&keys::type_prefix(self.resolve(r)?.id));
+        }
+        let end = keys::prefix_end(&start);
+        let reg = self.core().registry.read().clone_index();
+        let mut out = Vec::new();
+        let plen = manager_key(manager, &[]).len();
+        self.core().kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
+            let (type_id, namespace, name) = keys::parse_object_prefix(&k[plen..])?;
+            let owned: Owned = bincode::deserialize(v).map_err(|_| corrupt())?;
+            let set = fields_binary::decode(&owned.set)?;
+            let fields = serde_json::from_str(&fields_v1::to_json_string(&set)).unwrap_or(Value::Null);
+            out.push(ManagedObject {
+                resource: reg.get(&type_id).cloned().unwrap_or_default(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                operations: owned.operations,
+                field_count: owned.fields,
+                fields,
+            });
+            Ok(if limit.is_some_and(|l| out.len() >= l) { Flow::Stop } else { Flow::Continue })
+        })?;
+        Ok(out)
+    }
+
+    /// Which objects of `resource` have the field `path` (or fields under it; printed as
+    /// Kubernetes prints paths) and who owns it in each, ordered by path, manager and object.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource.
+    pub fn owners_of(&self, resource: &str, path: &str) -> Result<Vec<Owner>> {
+        let t = self.resolve(resource)?;
+        let path = if path == "." { "" } else { path };
+        let mut start = vec![b'P'];
+        start.extend_from_slice(&t.id.to_be_bytes());
+        let head = start.len();
+        start.extend_from_slice(esc(path).as_bytes());
+        let end = keys::prefix_end(&start);
+        let mut out = Vec::new();
+        self.core().kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, _| {
+            let (p, rest) = split_nul(&k[head..]).ok_or_else(corrupt)?;
+            let p = utf8(p)?;
+            if !crate::history::path_matches(&p, path) {
+                return Ok(Flow::Continue);
+            }
+            let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
+            let (_, namespace, name) = keys::parse_object_prefix(prefix)?;
+            out.push(Owner { namespace: namespace.to_string(), name: name.to_string(), path: p, manager: utf8(m)? });
+            Ok(Flow::Continue)
+        })?;
+        Ok(out)
+    }
+
+    /// Every manager owning fields (of one resource, or of any) with counts of objects and
+    /// fields, by name.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource.
+    pub fn managers(&self, resource: Option<&str>) -> Result<Vec<ManagerSummary>> {
+        let type_id = resource.map(|r| self.resolve(r).map(|t| t.id)).transpose()?;
+        let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        self.core().kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
+            let (m, prefix) = split_nul(&k[1..]).ok_or_else(corrupt)?;
+            let (tid, _, _) = keys::parse_object_prefix(prefix)?;
+            if type_id.is_some_and(|t| t != tid) {
+                return Ok(Flow::Continue);
+            }
+            let owned: Owned = bincode::deserialize(v).map_err(|_| corrupt())?;
+            let e = by.entry(utf8(m)?).or_default();
+            e.0 += 1;
+            e.1 += owned.fields;
+            Ok(Flow::Continue)
+        })?;
+        Ok(by.into_iter().map(|(manager, (objects, fields))| ManagerSummary { manager, objects, fields }).collect())
+    }
+
+    /// Renames field manager `from` to `to` in every object it owns fields of (its entries
+    /// merge with `to`'s entries of the same operation, API version and subresource). Each
+    /// object changed is an Update, recorded in history. Returns how many objects changed.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for an empty name; storage errors.
+    pub fn rename_manager(&self, from: &str, to: &str) -> Result<usize> {
+        if from.is_empty() || to.is_empty() {
+            return Err(Error::BadRequest("manager names may not be empty".into()));
+        }
+        let who = Who { manager: to.into(), operation: "Update", subresource: String::new(), note: format!("renamed manager {from:?} to {to:?}") };
+        self.rewrite_managed(from, None, None, &who, |entries| {
+            for e in entries.iter_mut() {
+                if e.get("manager").and_then(Value::as_str) == Some(from) {
+                    e["manager"] = Value::String(to.into());
+                }
+            }
+            merge_duplicate_entries(entries)
+        })
+    }
+
+    /// Drops `manager`'s ownership (every entry of it) from the objects it owns fields of,
+    /// optionally only of one resource and only those matching a label selector; the fields
+    /// keep their values. Each object changed is an Update, recorded in history. Returns how
+    /// many objects changed.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for a malformed selector; storage errors.
+    pub fn release(&self, manager: &str, resource: Option<&str>, label_selector: Option<&str>) -> Result<usize> {
+        let selector = label_selector.filter(|s| !s.is_empty()).map(LabelSelector::parse).transpose()?;
+        let who = Who { manager: manager.into(), operation: "Update", subresource: String::new(), note: format!("released ownership of manager {manager:?}") };
+        self.rewrite_managed(manager, resource, selector.as_ref(), &who, |entries| {
+            entries.retain(|e| e.get("manager").and_then(Value::as_str) != Some(manager));
+            Ok(())
+        })
+    }
+
+    /// Rewrites the managedFields of every object `manager` owns fields of.
+    fn rewrite_managed(&self, manager: &str, resource: Option<&str>, selector: Option<&LabelSelector>, who: &Who, edit: impl Fn(&mut Vec<Value>) -> Result<()>) -> Result<usize> {
+        let objects = self.objects_managed_by(manager, resource, None)?;
+        let mut changed = 0;
+        for o in objects {
+            let t = self.resolve(&o.resource)?;
+            let wrote = std::cell::Cell::new(false);
+            self.write_loop(&t, &o.namespace, &o.name, false, who, |cur| {
+                wrote.set(false);
+                let Some(live) = cur else { return Ok(Plan::NoOp(Value::Null)) };
+                if selector.is_some_and(|s| !s.matches(live.pointer("/metadata/labels"))) {
+                    return Ok(Plan::NoOp(live.clone()));
+                }
+                let mut new = live.clone();
+                let mut entries = match new.pointer_mut("/metadata/managedFields") {
+                    Some(Value::Array(a)) => std::mem::take(a),
+                    _ => Vec::new(),
+                };
+                edit(&mut entries)?;
+                if let Some(Value::Object(m)) = new.get_mut("metadata") {
+                    if entries.is_empty() {
+                        m.remove("managedFields");
+                    } else {
+                        m.insert("managedFields".into(), Value::Array(entries));
+                    }
+                }
+                if &new == live {
+                    return Ok(Plan::NoOp(new));
+                }
+                wrote.set(true);
+                Ok(Plan::Put(new, EventType::Modified))
+            })?;
+            if wrote.get() {
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+/// Merges managedFields entries that now share manager, operation, API version and
+/// subresource: their field sets are united, the latest time kept.
+fn merge_duplicate_entries(entries: &mut Vec<Value>) -> Result<()> {
+    let id = |e: &Value| {
+        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        (s("manager"), s("operation"), s("apiVersion"), s("subresource"))
+    };
+    let mut out: Vec<Value> = Vec::with_capacity(entries.len());
+    for e in entries.drain(..) {
+        match out.iter_mut().find(|o| id(o) == id(&e)) {
+            None => out.push(e),
+            Some(o) => {
+                let set = |v: &Value| -> Result<Set> { Ok(fields_v1::from_json(v.get("fieldsV1").map(Value::to_string).unwrap_or_else(|| "{}".into()).as_bytes())?) };
+                let merged = set(o)?.union(&set(&e)?);
+                o["fieldsV1"] = serde_json::from_str(&fields_v1::to_json_string(&merged)).unwrap_or(Value::Null);
+                let t = |v: &Value| v.get("time").and_then(Value::as_str).unwrap_or("").to_string();
+                if t(&e) > t(o) {
+                    o["time"] = Value::String(t(&e));
+                }
+            }
+        }
+    }
+    *entries = out;
+    Ok(())
+}
