@@ -167,3 +167,51 @@ fn errors_without_json_are_one_line_with_the_reason() {
     // Nothing was written.
     assert_eq!(ok(&data, &["revision"], b"").trim(), "0");
 }
+
+#[test]
+fn history_and_ownership_verbs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    ok(&data, &["types", "register", "-f", "-"], CRD.as_bytes());
+    ok(&data, &["apply", "-f", "-", "--manager", "alice"], WIDGET.as_bytes());
+    ok(&data, &["patch", "widgets", "w1", "--type", "merge", "-p", r#"{"spec":{"replicas":9}}"#, "--manager", "hpa"], b"");
+    ok(&data, &["apply", "-f", "-", "--manager", "alice"], WIDGET.replace("name: http", "name: web").replace("replicas: 2", "replicas: 9").as_bytes());
+
+    // Blame: YAML with each leaf annotated; JSON: one record per leaf with its pointer.
+    let text = ok(&data, &["blame", "widgets", "w1"], b"");
+    let replicas = text.lines().find(|l| l.trim_start().starts_with("replicas:")).expect("replicas line");
+    assert!(replicas.contains("# hpa (Update)") && replicas.contains("rv 2"), "{text}");
+    let port_name = text.lines().find(|l| l.contains("\"web\"")).expect("port name line");
+    assert!(port_name.contains("# alice (Apply)") && port_name.contains("rv 3"), "{text}");
+    let records = json(&data, &["blame", "widgets", "w1", "-o", "json"], b"");
+    let rec = records.as_array().unwrap().iter().find(|r| r["path"] == ".spec.ports[port=80].name").expect("keyed item field");
+    assert_eq!(rec["pointer"], "/spec/ports/0/name");
+    assert_eq!(rec["lastChange"]["revision"], 3);
+    assert_eq!(rec["owners"], serde_json::json!(["alice"]));
+
+    // The field's timeline, newest first.
+    let h = json(&data, &["history", "widgets", "w1", "--path", ".spec.ports", "-o", "json"], b"");
+    let events = h["events"].as_array().unwrap();
+    assert_eq!(events[0]["after"], "web");
+    assert_eq!(events[0]["before"], "http");
+    assert_eq!(events[0]["change"], "Modified");
+
+    // Owners of a field, managers, objects managed by a manager.
+    let owners = json(&data, &["owners", "widgets", "--path", ".spec.replicas", "-o", "json"], b"");
+    let who: Vec<&str> = owners.as_array().unwrap().iter().map(|o| o["manager"].as_str().unwrap()).collect();
+    assert_eq!(who, vec!["alice", "hpa"]);
+    let managers = json(&data, &["managers", "-o", "json"], b"");
+    assert_eq!(managers.as_array().unwrap().len(), 2);
+    assert_eq!(json(&data, &["managed-by", "hpa", "-o", "json"], b"")[0]["fieldCount"], 1);
+
+    // Rename, release, and the object at an old revision after compaction.
+    assert!(ok(&data, &["rename-manager", "hpa", "autoscaler"], b"").contains("in 1 objects"));
+    assert!(ok(&data, &["release", "autoscaler"], b"").contains("from 1 objects"));
+    assert_eq!(json(&data, &["managers", "-o", "json"], b"").as_array().unwrap().len(), 1);
+    ok(&data, &["compact"], b"");
+    let old = json(&data, &["get", "widgets", "w1", "--at-revision", "1", "-o", "json"], b"");
+    assert_eq!(old["spec"]["replicas"], 2);
+    assert_eq!(old["spec"]["ports"][0]["name"], "http");
+    let log = json(&data, &["log", "widgets", "w1", "-o", "json"], b"");
+    assert_eq!(log[0]["note"], "released ownership of manager \"autoscaler\"");
+}

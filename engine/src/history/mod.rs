@@ -16,10 +16,24 @@ mod paths;
 pub use diff::{diff, Diff};
 pub use paths::{path_matches, value_at};
 
-/// Every member of `set` present in `v`, as (printed path, value), in the set's order.
+/// Every member of `set` present in `v`, as (printed path, JSON pointer, value), in the set's
+/// order.
 #[must_use]
-pub fn resolve_paths<'v>(v: &'v Value, set: &fieldstore_codec::Set) -> Vec<(String, &'v Value)> {
-    paths::resolve_set(v, set).into_iter().map(|r| (r.path.to_string(), r.value)).collect()
+pub fn resolve_paths<'v>(v: &'v Value, set: &fieldstore_codec::Set) -> Vec<(String, String, &'v Value)> {
+    paths::resolve_set(v, set).into_iter().map(|r| (r.path.to_string(), pointer(&r.steps), r.value)).collect()
+}
+
+/// The RFC 6901 JSON pointer of concrete steps.
+fn pointer(steps: &[Step]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        out.push('/');
+        match s {
+            Step::Field(n) => out.push_str(&n.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
 }
 
 use serde::{Deserialize, Serialize};

@@ -187,6 +187,8 @@ pub struct Attribution {
 pub struct BlameLine {
     /// The field, as Kubernetes prints paths.
     pub path: String,
+    /// Where it is in the object, as an RFC 6901 JSON pointer (`/spec/containers/1/image`).
+    pub pointer: String,
     /// Its current value.
     pub value: Value,
     /// The last write that set it; `None` when that write is older than the history kept.
@@ -293,7 +295,7 @@ impl Store {
         let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("").to_string();
         let leaves = to_field_set(t.schema, t.root, &obj).map_err(Error::Invalid)?.leaves();
         let resolved = crate::history::resolve_paths(&obj, &leaves);
-        let mut lines: Vec<BlameLine> = resolved.into_iter().map(|(path, value)| BlameLine { path, value: value.clone(), last_change: None, owners: Vec::new() }).collect();
+        let mut lines: Vec<BlameLine> = resolved.into_iter().map(|(path, pointer, value)| BlameLine { path, pointer, value: value.clone(), last_change: None, owners: Vec::new() }).collect();
         let mut index: HashMap<String, usize> = lines.iter().enumerate().map(|(i, l)| (l.path.clone(), i)).collect();
         // Owners from managedFields.
         if let Some(Value::Array(entries)) = saved.0.as_ref() {

@@ -6,6 +6,7 @@
 
 mod envelope;
 mod fields;
+mod history;
 mod patch_local;
 mod replay;
 mod store;

@@ -6,6 +6,7 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
+use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
 use super::{read_input, write_stdout, CliError, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
@@ -43,6 +44,27 @@ pub enum StoreCommand {
     },
     /// Print the current revision.
     Revision,
+    /// The object annotated with the last change of every field (manager, operation, age).
+    Blame(BlameArgs),
+    /// The timeline of a field or subtree, newest first.
+    History(HistoryArgs),
+    /// Every write of an object that history holds, newest first.
+    Log(LogArgs),
+    /// Which objects have a field (or fields under a path) and who owns it in each.
+    Owners(OwnersArgs),
+    /// The objects a field manager owns fields of.
+    ManagedBy(ManagedByArgs),
+    /// Every field manager with counts of objects and fields.
+    Managers(ManagersArgs),
+    /// Rename a field manager across every object (an Update of each, recorded in history).
+    RenameManager {
+        /// The current name.
+        from: String,
+        /// The new name.
+        to: String,
+    },
+    /// Drop a field manager's ownership from objects (fields keep their values).
+    Release(ReleaseArgs),
 }
 
 /// `types` subcommands.
@@ -159,8 +181,11 @@ pub struct GetArgs {
     #[arg(short = 'n', long)]
     namespace: Option<String>,
     /// Read at least at this resourceVersion.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "at_revision")]
     resource_version: Option<String>,
+    /// The object as it was at this revision (rebuilt from field history once compacted).
+    #[arg(long)]
+    at_revision: Option<u64>,
     /// Output format (default YAML).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
     output: Output,
@@ -228,6 +253,12 @@ impl StoreCommand {
             StoreCommand::Get(a) => a.output,
             StoreCommand::List(a) => a.output,
             StoreCommand::Delete(a) => a.output,
+            StoreCommand::Blame(a) => a.output,
+            StoreCommand::History(a) => a.output,
+            StoreCommand::Log(a) => a.output,
+            StoreCommand::Owners(a) => a.output,
+            StoreCommand::ManagedBy(a) => a.output,
+            StoreCommand::Managers(a) => a.output,
             _ => Output::Text,
         }
     }
@@ -292,8 +323,16 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
         StoreCommand::Get(args) => {
             let spec = resolve(store, &args.resource)?;
             let ns = namespace_for(&spec, args.namespace.as_deref(), None);
-            let opts = GetOptions { resource_version: args.resource_version, ..GetOptions::default() };
-            let obj = store.get(&spec.resource(), ns.as_deref(), &args.name, &opts)?;
+            let obj = match args.at_revision {
+                Some(rev) => store.object_at(&spec.resource(), ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
+                    resource: spec.resource(),
+                    name: format!("{} (at revision {rev})", args.name),
+                })?,
+                None => {
+                    let opts = GetOptions { resource_version: args.resource_version, ..GetOptions::default() };
+                    store.get(&spec.resource(), ns.as_deref(), &args.name, &opts)?
+                }
+            };
             match args.output {
                 Output::Text => print_value(&obj, Output::Yaml),
                 o => print_value(&obj, o),
@@ -348,6 +387,14 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
             write_stdout(format!("compacted {}\n", store.compacted_revision()).as_bytes())
         }
         StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()).as_bytes()),
+        StoreCommand::Blame(a) => history::blame(store, &a),
+        StoreCommand::History(a) => history::history(store, &a),
+        StoreCommand::Log(a) => history::log(store, &a),
+        StoreCommand::Owners(a) => history::owners(store, &a),
+        StoreCommand::ManagedBy(a) => history::managed_by(store, &a),
+        StoreCommand::Managers(a) => history::managers(store, &a),
+        StoreCommand::RenameManager { from, to } => history::rename(store, &from, &to),
+        StoreCommand::Release(a) => history::release(store, &a),
     }
 }
 
@@ -392,7 +439,7 @@ fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
 
 /// The namespace of a request: the flag, else the object's, else `default`; none for
 /// cluster-scoped types.
-fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
+pub(super) fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
     if !spec.namespaced {
         return flag.map(str::to_string);
     }
@@ -400,7 +447,7 @@ fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Option<&str>) -
 }
 
 /// The registered type a command-line resource name means.
-fn resolve(store: &Store, name: &str) -> Result<TypeSpec> {
+pub(super) fn resolve(store: &Store, name: &str) -> Result<TypeSpec> {
     let lower = name.to_ascii_lowercase();
     store
         .types()
