@@ -2,7 +2,7 @@
 # prerequisites first (see `setup`); everything else is plain cargo.
 
 CARGO    ?= cargo
-SCENARIO ?= tests/fixtures/smd/cases/03-null-in-apply.json
+DATA     ?= ./fieldstore-data
 
 .PHONY: setup run test
 
@@ -30,9 +30,11 @@ setup:
 	fi; \
 	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
 
-# The main job. Until the server exists: replay one structured-merge-diff scenario through the CLI.
+# The main job until `fieldstore serve` exists: a store session on the embedded data directory
+# $(DATA) (register a CRD, apply, patch, then blame / history / owners).
 run: setup
-	$(CARGO) run --release -p fieldstore-server -- replay < $(SCENARIO)
+	$(CARGO) build --release -p fieldstore-server
+	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile: CI then builds a single profile, the one the binary and the
 # benches use.
