@@ -1,20 +1,13 @@
 //! The `fieldstore` binary end to end: stdin in, stdout out, and the error contract on bad input
 //! (exit status 2, exactly one `error: …` line on stderr, no panic).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+mod common;
 
 fn fieldstore(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fieldstore");
-    // The command may fail before reading everything; a broken pipe here is expected then.
-    let _ = child.stdin.take().expect("stdin is piped").write_all(stdin);
-    child.wait_with_output().expect("wait for fieldstore")
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    common::fieldstore(&args, stdin)
 }
 
 fn assert_one_line_error(output: &Output, expected: &str) {

@@ -3,22 +3,15 @@
 //! errors as Kubernetes `Status` JSON with `-o json`.
 
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+mod common;
 
 fn run(data: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fieldstore");
-    let _ = child.stdin.take().expect("stdin is piped").write_all(stdin);
-    child.wait_with_output().expect("wait for fieldstore")
+    let mut all = vec![std::ffi::OsStr::new("--data"), data.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    common::fieldstore(&all, stdin)
 }
 
 fn ok(data: &Path, args: &[&str], stdin: &[u8]) -> String {

@@ -9,7 +9,7 @@
 //! writes newer versions, which compaction does not touch.
 
 use super::keys::{self, CF_CHANGES, CF_META, CF_OBJECTS, META_COMPACTED};
-use super::kv::{Batch, Flow};
+use super::kv::{Batch, Deleter, Flow};
 use super::{object, Core};
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
@@ -38,10 +38,9 @@ pub(crate) fn compact(core: &Core, revision: u64) -> Result<()> {
 fn sweep(core: &Core, revision: u64) -> Result<()> {
     // Streams: deletes are written every 1000 keys while the scan goes on, so memory stays
     // bounded whatever the number of versions.
-    let mut batch = Batch::default();
+    let mut deleter = Deleter::new(core.kv.as_ref(), CF_OBJECTS);
     let mut current_object: Option<Vec<u8>> = None;
     let mut kept = false;
-    let mut failed = Ok(());
     core.kv.scan(CF_OBJECTS, &[], None, &mut |k, v| {
         let key = keys::parse_object_key(k)?;
         if current_object.as_deref() != Some(key.prefix) {
@@ -59,19 +58,10 @@ fn sweep(core: &Core, revision: u64) -> Result<()> {
                 return Ok(Flow::Continue);
             }
         }
-        batch.delete(CF_OBJECTS, k.to_vec());
-        if batch.ops.len() >= 1000 {
-            if let Err(e) = core.kv.write(std::mem::take(&mut batch), false) {
-                failed = Err(e);
-                return Ok(Flow::Stop);
-            }
-        }
+        deleter.delete(k)?;
         Ok(Flow::Continue)
     })?;
-    failed?;
-    if !batch.ops.is_empty() {
-        core.kv.write(batch, false)?;
-    }
+    deleter.finish()?;
     let mut b = Batch::default();
     b.delete_range(CF_CHANGES, keys::change_key(0).to_vec(), keys::change_key(revision.saturating_add(1)).to_vec());
     core.kv.write(b, false)?;

@@ -6,7 +6,7 @@
 //! describe. See `engine/STORAGE.md` for the record layout and retention.
 
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
-use super::kv::{Batch, Flow};
+use super::kv::{Deleter, Flow};
 use super::{object, Core, Store};
 use crate::history::{self, ChangeKind, FieldChange, StoredValue, Undo};
 use crate::typed::to_field_set;
@@ -483,8 +483,7 @@ pub(crate) fn prune(core: &Core) -> Result<u64> {
     let mut current: Option<Vec<u8>> = None;
     let mut seen = 0u64;
     let mut dropped = 0u64;
-    let mut batch = Batch::default();
-    let mut result = Ok(());
+    let mut deleter = Deleter::new(core.kv.as_ref(), CF_HISTORY);
     core.kv.scan(CF_HISTORY, &[], None, &mut |k, v| {
         let key = keys::parse_object_key(k)?;
         if current.as_deref() != Some(key.prefix) {
@@ -500,19 +499,10 @@ pub(crate) fn prune(core: &Core) -> Result<u64> {
         if now_ms.saturating_sub(r.unix_millis) <= policy.keep_seconds.saturating_mul(1000) {
             return Ok(Flow::Continue);
         }
-        batch.delete(CF_HISTORY, k.to_vec());
+        deleter.delete(k)?;
         dropped += 1;
-        if batch.ops.len() >= 1000 {
-            if let Err(e) = core.kv.write(std::mem::take(&mut batch), false) {
-                result = Err(e);
-                return Ok(Flow::Stop);
-            }
-        }
         Ok(Flow::Continue)
     })?;
-    result?;
-    if !batch.ops.is_empty() {
-        core.kv.write(batch, false)?;
-    }
+    deleter.finish()?;
     Ok(dropped)
 }

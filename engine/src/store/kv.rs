@@ -44,6 +44,35 @@ impl Batch {
     }
 }
 
+/// Deletes issued while a scan runs, written in unsynced batches of 1000 so memory stays
+/// bounded. For cleanup only: deletes lost in a crash leave garbage the next pass removes.
+pub(crate) struct Deleter<'k> {
+    kv: &'k dyn Kv,
+    cf: &'static str,
+    batch: Batch,
+}
+
+impl<'k> Deleter<'k> {
+    pub(crate) fn new(kv: &'k dyn Kv, cf: &'static str) -> Self {
+        Deleter { kv, cf, batch: Batch::default() }
+    }
+
+    pub(crate) fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.batch.delete(self.cf, key.to_vec());
+        if self.batch.ops.len() >= 1000 {
+            self.kv.write(std::mem::take(&mut self.batch), false)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.batch.ops.is_empty() {
+            return Ok(());
+        }
+        self.kv.write(self.batch, false)
+    }
+}
+
 /// What a scan callback tells the scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flow {

@@ -102,16 +102,23 @@ pub struct WriteArgs {
     /// The object file (JSON or YAML, several YAML documents allowed), `-` for stdin.
     #[arg(short = 'f', long = "filename")]
     file: PathBuf,
-    /// The field manager (required for apply; `fieldstore` otherwise).
-    #[arg(long)]
-    manager: Option<String>,
     /// Apply only: take conflicting fields from their managers.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    common: WriteFlags,
+}
+
+/// Flags every write verb takes.
+#[derive(Debug, Args)]
+pub struct WriteFlags {
+    /// The field manager (required for apply; `fieldstore` otherwise).
+    #[arg(long)]
+    manager: Option<String>,
     /// Validate and merge, but persist nothing.
     #[arg(long)]
     dry_run: bool,
-    /// The namespace for objects that name none (default `default`).
+    /// The namespace (for objects that name none; default `default`).
     #[arg(short = 'n', long)]
     namespace: Option<String>,
     /// Write through a subresource (`status`).
@@ -142,21 +149,8 @@ pub struct PatchArgs {
     /// The patch (JSON or YAML).
     #[arg(short = 'p', long = "patch")]
     patch: String,
-    /// The field manager (default `fieldstore`).
-    #[arg(long)]
-    manager: Option<String>,
-    /// Validate and merge, but persist nothing.
-    #[arg(long)]
-    dry_run: bool,
-    /// The object's namespace (default `default`).
-    #[arg(short = 'n', long)]
-    namespace: Option<String>,
-    /// Write through a subresource (`status`).
-    #[arg(long)]
-    subresource: Option<Subresource>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    #[command(flatten)]
+    common: WriteFlags,
 }
 
 /// Patch types, as kubectl names them.
@@ -248,8 +242,8 @@ impl StoreCommand {
     pub fn output(&self) -> Output {
         match self {
             StoreCommand::Types(TypesCommand::List { output }) => *output,
-            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.output,
-            StoreCommand::Patch(a) => a.output,
+            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.common.output,
+            StoreCommand::Patch(a) => a.common.output,
             StoreCommand::Get(a) => a.output,
             StoreCommand::List(a) => a.output,
             StoreCommand::Delete(a) => a.output,
@@ -307,18 +301,19 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
         StoreCommand::Replace(args) => write_each(store, Verb::Replace, &args),
         StoreCommand::Patch(args) => {
             let spec = resolve(store, &args.resource)?;
-            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+            let c = &args.common;
+            let ns = namespace_for(&spec, c.namespace.as_deref(), None);
             let patch = store.parse_object(args.patch.as_bytes())?;
             let patch_type = match args.patch_type {
                 PatchKind::Strategic => PatchType::Strategic,
                 PatchKind::Merge => PatchType::Merge,
                 PatchKind::Json => PatchType::Json,
             };
-            let opts = WriteOptions::new(args.manager.unwrap_or_else(|| DEFAULT_MANAGER.into()))
-                .dry_run(args.dry_run)
-                .status(args.subresource == Some(Subresource::Status));
+            let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
+                .dry_run(c.dry_run)
+                .status(c.subresource == Some(Subresource::Status));
             let out = store.patch(&spec.resource(), ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
-            print_written(&out, &spec, "patched", args.dry_run, args.output)
+            print_written(&out, &spec, "patched", c.dry_run, c.output)
         }
         StoreCommand::Get(args) => {
             let spec = resolve(store, &args.resource)?;
@@ -407,32 +402,33 @@ enum Verb {
 
 /// Applies, creates or replaces every object of the file, stopping at the first error.
 fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
-    let manager = match (&args.manager, verb) {
+    let c = &args.common;
+    let manager = match (&c.manager, verb) {
         (Some(m), _) => m.clone(),
         (None, Verb::Apply) => return Err(CliError::Usage("apply needs --manager NAME (the field manager)".into())),
         (None, _) => DEFAULT_MANAGER.into(),
     };
-    let opts = WriteOptions::new(manager).dry_run(args.dry_run).force(args.force).status(args.subresource == Some(Subresource::Status));
+    let opts = WriteOptions::new(manager).dry_run(c.dry_run).force(args.force).status(c.subresource == Some(Subresource::Status));
     let docs = read_documents(&args.file)?;
     if docs.is_empty() {
         return Err(CliError::Usage(format!("{} holds no object", args.file.display())));
     }
     for doc in docs {
         let spec = resolve_object(store, &doc)?;
-        let ns = namespace_for(&spec, args.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
+        let ns = namespace_for(&spec, c.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
         let resource = spec.resource();
         let (out, what) = match verb {
             Verb::Apply => {
                 let before = store.revision();
                 let out = store.apply(&resource, ns.as_deref(), &doc, &opts)?;
                 let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
-                let what = if args.dry_run || rv.is_some_and(|r| r > before) { "applied" } else { "unchanged" };
+                let what = if c.dry_run || rv.is_some_and(|r| r > before) { "applied" } else { "unchanged" };
                 (out, what)
             }
             Verb::Create => (store.create(&resource, ns.as_deref(), &doc, &opts)?, "created"),
             Verb::Replace => (store.update(&resource, ns.as_deref(), &doc, &opts)?, "replaced"),
         };
-        print_written(&out, &spec, what, args.dry_run, args.output)?;
+        print_written(&out, &spec, what, c.dry_run, c.output)?;
     }
     Ok(())
 }
