@@ -179,7 +179,10 @@ fn history_and_ownership_verbs() {
     let records = json(&data, &["blame", "widgets", "w1", "-o", "json"], b"");
     let rec = records.as_array().unwrap().iter().find(|r| r["path"] == ".spec.ports[port=80].name").expect("keyed item field");
     assert_eq!(rec["pointer"], "/spec/ports/0/name");
-    assert_eq!(rec["lastChange"]["revision"], 3);
+    assert_eq!(rec["revision"], 3);
+    assert_eq!(rec["manager"], "alice");
+    assert_eq!(rec["operation"], "Apply");
+    assert!(rec["time"].as_str().unwrap().ends_with('Z'));
     assert_eq!(rec["owners"], serde_json::json!(["alice"]));
 
     // The field's timeline, newest first.

@@ -191,7 +191,9 @@ pub struct BlameLine {
     pub pointer: String,
     /// Its current value.
     pub value: Value,
-    /// The last write that set it; `None` when that write is older than the history kept.
+    /// The last write that set it (`revision`, `time`, `manager`, `operation`, … flattened
+    /// into the line); absent when that write is older than the history kept.
+    #[serde(flatten)]
     pub last_change: Option<Attribution>,
     /// The managers owning the field now (from managedFields).
     pub owners: Vec<String>,

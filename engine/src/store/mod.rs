@@ -82,6 +82,7 @@ pub struct Options {
     retention: Option<Duration>,
     keep_revisions: Option<u64>,
     compaction_interval: Duration,
+    owner_index: bool,
 }
 
 impl Default for Options {
@@ -96,6 +97,7 @@ impl Default for Options {
             retention: Some(Duration::from_secs(300)),
             keep_revisions: None,
             compaction_interval: Duration::from_secs(30),
+            owner_index: true,
         }
     }
 }
@@ -157,6 +159,15 @@ impl Options {
     #[must_use]
     pub fn keep_revisions(mut self, revisions: Option<u64>) -> Self {
         self.keep_revisions = revisions;
+        self
+    }
+
+    /// Whether the owner index is maintained (default on). Turning it off on a store that had it
+    /// leaves the index stale: it is meant for stores that never query ownership, and for
+    /// measuring what the index costs.
+    #[must_use]
+    pub fn owner_index(mut self, on: bool) -> Self {
+        self.owner_index = on;
         self
     }
 
@@ -745,11 +756,15 @@ impl Store {
                 }
                 return Ok(object);
             }
-            let old_entries = match &prev_record {
-                Some(rec) => object::entry_fields(rec)?,
-                None => Vec::new(),
+            let index_ops = if self.core().options.owner_index {
+                let old_entries = match &prev_record {
+                    Some(rec) => object::entry_fields(rec)?,
+                    None => Vec::new(),
+                };
+                owners::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?
+            } else {
+                Vec::new()
             };
-            let index_ops = owners::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?;
             let history = if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
             let (reply, rx) = bounded(1);
             let commit = Commit {
