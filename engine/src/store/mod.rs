@@ -744,7 +744,7 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
-            let (record, entries) = object::encode_with_entries(&object, tombstone)?;
+            let (record, entries) = object::encode_with_entries(&mut object, tombstone)?;
             if record.len() > self.core().options.max_object_bytes {
                 return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
             }

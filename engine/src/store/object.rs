@@ -26,18 +26,27 @@ const TOMBSTONE: u8 = 1;
 
 /// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
 /// also returning its managedFields entries as the owner index sees them.
-pub(crate) fn encode_with_entries(object: &Value, tombstone: bool) -> Result<(Vec<u8>, Vec<EntryFields>)> {
-    let mut body = object.clone();
-    let mut entries: Vec<ManagedFieldsEntry> = Vec::new();
-    if let Some(Value::Object(meta)) = body.get_mut("metadata") {
-        meta.remove("resourceVersion");
-        if let Some(mf) = meta.remove("managedFields") {
-            if !mf.is_null() {
-                entries = serde_json::from_value(mf).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
-            }
+pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool) -> Result<(Vec<u8>, Vec<EntryFields>)> {
+    // The body is the object without resourceVersion and managedFields: they are taken out for
+    // the serialization and put back, rather than cloning a possibly large object.
+    let saved = match object.get_mut("metadata") {
+        Some(Value::Object(meta)) => (meta.remove("resourceVersion"), meta.remove("managedFields")),
+        _ => (None, None),
+    };
+    let json = serde_json::to_vec(&*object).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}")));
+    let entries: std::result::Result<Vec<ManagedFieldsEntry>, _> = match &saved.1 {
+        Some(mf) if !mf.is_null() => serde::Deserialize::deserialize(mf).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}"))),
+        _ => Ok(Vec::new()),
+    };
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        if let Some(rv) = saved.0 {
+            meta.insert("resourceVersion".into(), rv);
+        }
+        if let Some(mf) = saved.1 {
+            meta.insert("managedFields".into(), mf);
         }
     }
-    let json = serde_json::to_vec(&body).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}")))?;
+    let (json, entries) = (json?, entries?);
     let mut out = Vec::with_capacity(json.len() + 64);
     out.push(FORMAT);
     out.push(if tombstone { TOMBSTONE } else { 0 });
@@ -217,7 +226,7 @@ mod tests {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
             "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
-        let (rec, entries) = encode_with_entries(&obj, false).unwrap();
+        let (rec, entries) = encode_with_entries(&mut obj.clone(), false).unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entry_fields(&rec).unwrap(), entries);
         assert!(!is_tombstone(&rec));
@@ -225,6 +234,6 @@ mod tests {
         assert_eq!(back["metadata"]["resourceVersion"], "9");
         back["metadata"]["resourceVersion"] = json!("3");
         assert_eq!(back, obj);
-        assert!(is_tombstone(&encode_with_entries(&obj, true).unwrap().0));
+        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true).unwrap().0));
     }
 }
