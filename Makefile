@@ -4,7 +4,7 @@
 CARGO    ?= cargo
 DATA     ?= ./fieldstore-data
 
-.PHONY: setup run test
+.PHONY: setup run demo test
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -30,9 +30,13 @@ setup:
 	fi; \
 	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
 
-# The main job until `fieldstore serve` exists: a store session on the embedded data directory
-# $(DATA) (register a CRD, apply, patch, then blame / history / owners).
+# The main job: the gRPC server on the embedded data directory $(DATA), 127.0.0.1:7700, with the
+# built-in types (ConfigMap, Secret, Namespace, Pod, Service, Deployment). Stop it with Ctrl-C.
 run: setup
+	$(CARGO) run --release -p fieldstore-server -- --data $(DATA) serve
+
+# A store session without a server: register a CRD, apply, patch, then blame / history / owners.
+demo: setup
 	$(CARGO) build --release -p fieldstore-server
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 

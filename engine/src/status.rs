@@ -33,10 +33,7 @@ impl Error {
                 causes.push(json!({ "type": "FieldValueInvalid", "message": message, "field": path }));
             }
             Error::NotFound { resource, name } | Error::AlreadyExists { resource, name } | Error::Precondition { resource, name, .. } => {
-                let (kind, group) = match resource.split_once('.') {
-                    Some((g, r)) => (g, r),
-                    None => ("", resource.as_str()),
-                };
+                let (kind, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
                 if !name.is_empty() {
                     details.insert("name".into(), Value::String(name.clone()));
                 }
@@ -111,5 +108,7 @@ mod tests {
         assert_eq!(s["code"], 404);
         assert_eq!(s["details"], json!({"name": "web", "group": "apps", "kind": "deployments"}));
         assert_eq!(s["status"], "Failure");
+        let core = Error::NotFound { resource: "configmaps".into(), name: "a".into() }.to_status();
+        assert_eq!(core["details"], json!({"name": "a", "kind": "configmaps"}));
     }
 }

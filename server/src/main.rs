@@ -1,6 +1,6 @@
-//! The `fieldstore` command-line tool. Argument parsing and the subcommands live in [`cli`].
+//! The `fieldstore` command-line tool; everything is in the library's [`cli`] module.
 
-mod cli;
+use fieldstore_server::cli;
 
 // Merging large objects allocates and frees many small values; mimalloc keeps that linear where
 // the system allocator's consolidation does not (see benches/apply.rs).

@@ -31,10 +31,12 @@ pub fn path_matches(path: &str, prefix: &str) -> bool {
     }
 }
 
-fn item_matches(item: &Value, pe: &PathElement) -> bool {
+/// Whether a list item is the one `pe` names. `lenient` lets key fields the item omits match
+/// (they have schema defaults, which keys carry and items need not).
+fn item_matches(item: &Value, pe: &PathElement, lenient: bool) -> bool {
     match pe {
         PathElement::Key(fields) => match item {
-            Value::Object(m) => fields.iter().all(|(n, v)| m.get(n).is_some_and(|x| equals(x, v))),
+            Value::Object(m) => fields.iter().all(|(n, v)| m.get(n).map_or(lenient, |x| equals(x, v))),
             _ => false,
         },
         PathElement::Value(v) => equals(item, v),
@@ -50,7 +52,11 @@ fn child<'v>(v: &'v Value, pe: &PathElement) -> Option<(Step, &'v Value)> {
             let i = usize::try_from(*i).ok()?;
             items.get(i).map(|c| (Step::Index(i), c))
         }
-        (Value::Array(items), pe) => items.iter().position(|it| item_matches(it, pe)).map(|i| (Step::Index(i), &items[i])),
+        (Value::Array(items), pe) => items
+            .iter()
+            .position(|it| item_matches(it, pe, false))
+            .or_else(|| items.iter().position(|it| item_matches(it, pe, true)))
+            .map(|i| (Step::Index(i), &items[i])),
         _ => None,
     }
 }
@@ -88,7 +94,10 @@ fn walk<'v>(v: &'v Value, set: &Set, path: &mut Vec<PathElement>, steps: &mut Ve
     let find = |pe: &PathElement| -> Option<(Step, &'v Value)> {
         if let (Some(ix), Value::Array(items)) = (&index, v) {
             if !matches!(pe, PathElement::Index(_)) {
-                return ix.get(pe).map(|&i| (Step::Index(i), &items[i]));
+                if let Some(&i) = ix.get(pe) {
+                    return Some((Step::Index(i), &items[i]));
+                }
+                // Items omitting defaulted key fields are not indexed: found by a scan.
             }
         }
         child(v, pe)
@@ -188,6 +197,15 @@ mod tests {
             let Step::Index(i) = r.steps[1] else { panic!("list step") };
             assert_eq!(r.value, &json!(i * 2));
         }
+    }
+
+    #[test]
+    fn key_fields_with_defaults_match_items_that_omit_them() {
+        let v = json!({"ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]});
+        let tcp = Path::from(vec![PathElement::field("ports"), PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("TCP"))])]);
+        let udp = Path::from(vec![PathElement::field("ports"), PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("UDP"))])]);
+        assert_eq!(value_at(&v, &tcp), Some(&json!({"containerPort": 80})));
+        assert_eq!(value_at(&v, &udp), Some(&json!({"containerPort": 80, "protocol": "UDP"})));
     }
 
     #[test]

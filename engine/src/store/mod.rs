@@ -422,6 +422,36 @@ impl Store {
         self.core().registry.read().specs()
     }
 
+    /// The registered type a client names: by plural (`configmaps`), `plural.group`, kind
+    /// (any case) or singular kind (`configmap`, `deployment.apps`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when no type has that name.
+    pub fn find_type(&self, name: &str) -> Result<TypeSpec> {
+        let lower = name.to_ascii_lowercase();
+        self.types()
+            .into_iter()
+            .find(|t| t.resource() == name || t.plural == name || t.kind.to_ascii_lowercase() == lower || format!("{}.{}", t.kind.to_ascii_lowercase(), t.group) == lower)
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
+    }
+
+    /// The registered type of an object, from its `apiVersion` and `kind`.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] when the object names neither; [`Error::NotFound`] when no type
+    /// matches.
+    pub fn type_of(&self, object: &Value) -> Result<TypeSpec> {
+        let s = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (s("apiVersion"), s("kind"));
+        if api_version.is_empty() || kind.is_empty() {
+            return Err(Error::BadRequest("the object needs apiVersion and kind".into()));
+        }
+        self.types()
+            .into_iter()
+            .find(|t| t.api_version() == api_version && t.kind == kind)
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") })
+    }
+
     fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
         self.core().registry.read().resolve(resource)
     }

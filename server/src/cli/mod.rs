@@ -43,6 +43,8 @@ enum Command {
     Replay,
     /// Apply a patch to an object, or compute one, without storage (JSON on stdin and stdout).
     PatchLocal(patch_local::PatchLocalArgs),
+    /// Serve the store over gRPC (health, reflection; see `proto/fieldstore/v1/store.proto`).
+    Serve(crate::serve::ServeArgs),
     /// Store verbs, run in-process on the data directory (`--data DIR`).
     #[command(flatten)]
     Store(store::StoreCommand),
@@ -94,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Fields(command) => fields::run(command),
         Command::Replay => replay::run(),
         Command::PatchLocal(args) => patch_local::run(args),
+        Command::Serve(args) => crate::serve::run(&cli.data, &args).map_err(|e| CliError::Usage(e.to_string())),
         Command::Store(command) => {
             output = Some(command.output());
             store::run(&cli.data, command)

@@ -444,26 +444,12 @@ pub(super) fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Opti
 
 /// The registered type a command-line resource name means.
 pub(super) fn resolve(store: &Store, name: &str) -> Result<TypeSpec> {
-    let lower = name.to_ascii_lowercase();
-    store
-        .types()
-        .into_iter()
-        .find(|t| t.resource() == name || t.plural == name || t.kind.to_ascii_lowercase() == lower || format!("{}.{}", t.kind.to_ascii_lowercase(), t.group) == lower)
-        .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: name.into() }.into())
+    Ok(store.find_type(name)?)
 }
 
 /// The registered type of an object, from its apiVersion and kind.
 fn resolve_object(store: &Store, obj: &Value) -> Result<TypeSpec> {
-    let s = |k: &str| obj.get(k).and_then(Value::as_str).unwrap_or("");
-    let (api_version, kind) = (s("apiVersion"), s("kind"));
-    if api_version.is_empty() || kind.is_empty() {
-        return Err(fieldstore_engine::Error::BadRequest("the object needs apiVersion and kind".into()).into());
-    }
-    store
-        .types()
-        .into_iter()
-        .find(|t| t.api_version() == api_version && t.kind == kind)
-        .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") }.into())
+    Ok(store.type_of(obj)?)
 }
 
 /// The objects of a file: one JSON document, or one or more YAML documents.

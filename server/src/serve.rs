@@ -1,0 +1,183 @@
+//! `fieldstore serve`: the store over gRPC, with health, reflection, authentication,
+//! authorization, limits and graceful shutdown.
+
+use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
+use crate::builtin;
+use crate::service::auth::Auth;
+use crate::service::{Limits, StoreService};
+use clap::Args;
+use fieldstore_engine::store::{Options, Store, TypeSpec};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_stream::wrappers::TcpListenerStream;
+
+/// The default listen address: loopback, port 7700.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7700";
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (`127.0.0.1:0` picks a free port; the address is printed).
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// More types: CustomResourceDefinitions (YAML, several documents allowed, or JSON).
+    #[arg(long = "types")]
+    types: Vec<PathBuf>,
+    /// Bearer tokens, kube-apiserver's static token file format (`token,user,uid[,"groups"]`).
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Authorization rules (YAML; see the README).
+    #[arg(long)]
+    authz_file: Option<PathBuf>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 3 << 20)]
+    max_request_bytes: usize,
+    /// Deepest nesting of an object.
+    #[arg(long, default_value_t = fieldstore_engine::store::DEFAULT_MAX_DEPTH)]
+    max_depth: usize,
+    /// Open watches per identity.
+    #[arg(long, default_value_t = 100)]
+    max_watches_per_client: usize,
+    /// Deadline of a unary request, in seconds.
+    #[arg(long, default_value_t = 60)]
+    request_deadline_seconds: u64,
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] fieldstore_engine::Error),
+    /// An auth file is unusable.
+    #[error(transparent)]
+    AuthFile(#[from] crate::service::auth::AuthFileError),
+    /// A types file is unusable.
+    #[error("{path}: {message}")]
+    TypesFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Listening beyond loopback without authentication.
+    #[error("refusing to listen on {0} without --token-file: only loopback addresses may serve unauthenticated clients")]
+    Unauthenticated(SocketAddr),
+    /// The network or runtime failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_writer(std::io::stderr).init();
+    let mut auth = Auth::open();
+    if let Some(f) = &args.token_file {
+        auth = auth.with_token_file(f)?;
+    }
+    if let Some(f) = &args.authz_file {
+        auth = auth.with_authz_file(f)?;
+    }
+    if !args.listen.ip().is_loopback() && !auth.requires_tokens() {
+        return Err(ServeError::Unauthenticated(args.listen));
+    }
+    let store = Store::open(data, Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES))?;
+    for spec in builtin::types()? {
+        if store.find_type(&spec.resource()).is_err() {
+            store.register(spec)?;
+        }
+    }
+    for file in &args.types {
+        for spec in types_file(file)? {
+            store.register(spec)?;
+        }
+    }
+    let limits = Limits {
+        max_request_bytes: args.max_request_bytes,
+        max_watches_per_client: args.max_watches_per_client,
+        request_deadline: Duration::from_secs(args.request_deadline_seconds.max(1)),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| ServeError::Io(e.to_string()))?;
+    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, data))?;
+    drop(runtime);
+    // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
+    // acknowledged write).
+    drop(store);
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr, data: &Path) -> Result<(), ServeError> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
+    let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let max_message = limits.max_request_bytes + (64 << 10);
+    let service = StoreService::new(store, auth.clone(), limits, stop_rx);
+    let api = StoreServer::new(service).max_decoding_message_size(max_message).max_encoding_message_size(usize::MAX);
+    let api = tonic::service::interceptor::InterceptedService::new(api, move |mut req: tonic::Request<()>| {
+        let id = auth.authenticate(req.metadata())?;
+        req.extensions_mut().insert(id);
+        Ok(req)
+    });
+    let (mut health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<StoreServer<StoreService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServeError::Io(e.to_string()))?;
+    // The first line on stdout is the address, for scripts and tests that listen on port 0.
+    println!("fieldstore: serving on {local} (data {})", data.display());
+    tracing::info!(%local, data = %data.display(), "serving");
+    let shutdown = async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: ending watches with a bookmark");
+        let _ = stop_tx.send(true);
+        // Give open watches a moment to send their last bookmark.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(api)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await
+        .map_err(|e| ServeError::Io(e.to_string()))
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The types of a `--types` file: CustomResourceDefinitions, YAML (multi-document) or JSON.
+fn types_file(path: &Path) -> Result<Vec<TypeSpec>, ServeError> {
+    let err = |message: String| ServeError::TypesFile { path: path.display().to_string(), message };
+    let text = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_slice(&text) {
+        let v: serde_json::Value = serde::Deserialize::deserialize(doc).map_err(|e| err(e.to_string()))?;
+        if v.is_null() {
+            continue;
+        }
+        out.push(TypeSpec::from_crd(&v).map_err(|e| err(e.to_string()))?);
+    }
+    Ok(out)
+}

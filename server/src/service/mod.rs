@@ -1,0 +1,466 @@
+//! The gRPC service: every store verb, watch, compaction, history and the owner index over
+//! `proto/fieldstore/v1/store.proto`, with authentication, authorization and limits.
+//!
+//! The store's calls block (RocksDB, the commit queue), so each request runs on tokio's
+//! blocking pool, bounded by the request deadline. A request that times out answers 504; a
+//! write it started may still commit, as with the apiserver.
+
+pub mod auth;
+pub mod body;
+pub mod status;
+
+use crate::api::pb::{self, store_server};
+use auth::{Auth, Identity};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
+};
+use fieldstore_engine::Error;
+use parking_lot::Mutex;
+use serde_json::Value;
+use status::{refused, to_grpc};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Request, Response, Status};
+
+/// Request limits; every one is enforced with a Kubernetes-style error.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body (default 3 MiB, as the apiserver).
+    pub max_request_bytes: usize,
+    /// Open watches per identity (default 100).
+    pub max_watches_per_client: usize,
+    /// Deadline of a unary request (default 60 s).
+    pub request_deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_request_bytes: 3 << 20, max_watches_per_client: 100, request_deadline: Duration::from_secs(60) }
+    }
+}
+
+/// Names authorization rules use for what is not a stored resource: type registration, and
+/// store-wide calls (compaction, bookmarks, manager administration) under `""`.
+const META_RESOURCES: [&str; 2] = ["customresourcedefinitions", ""];
+
+/// The service over one store.
+#[derive(Clone)]
+pub struct StoreService {
+    store: Store,
+    auth: Arc<Auth>,
+    limits: Limits,
+    watches: Arc<Mutex<HashMap<String, usize>>>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl StoreService {
+    /// A service over `store`; watches end (with a final bookmark) when `shutdown` turns true.
+    pub fn new(store: Store, auth: Arc<Auth>, limits: Limits, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
+        StoreService { store, auth, limits, watches: Arc::default(), shutdown }
+    }
+
+    /// Runs a store call on the blocking pool within the request deadline.
+    async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Status> {
+        let store = self.store.clone();
+        let deadline = self.limits.request_deadline;
+        match tokio::time::timeout(deadline, tokio::task::spawn_blocking(move || f(store))).await {
+            Err(_) => Err(refused(Code::DeadlineExceeded, "Timeout", 504, format!("the request did not complete within {deadline:?}"))),
+            Ok(Err(join)) => Err(Status::internal(format!("request failed: {join}"))),
+            Ok(Ok(r)) => r.map_err(|e| to_grpc(&e)),
+        }
+    }
+
+    /// Authorizes `verb` on `resource` (a client's name for it; resolved to the registered
+    /// type) in `namespace`; returns the caller and the type.
+    fn admit<T>(&self, req: &Request<T>, verb: &str, resource: &str, namespace: &str) -> Result<(Identity, Option<TypeSpec>), Status> {
+        let id = req.extensions().get::<Identity>().cloned().unwrap_or_else(Identity::anonymous);
+        if META_RESOURCES.contains(&resource) {
+            self.auth.authorize(&id, verb, resource, namespace)?;
+            return Ok((id, None));
+        }
+        let spec = if resource.is_empty() { None } else { Some(self.store.find_type(resource).map_err(|e| to_grpc(&e))?) };
+        let name = spec.as_ref().map_or_else(|| resource.to_string(), TypeSpec::resource);
+        self.auth.authorize(&id, verb, &name, namespace)?;
+        Ok((id, spec))
+    }
+
+    fn check_size(&self, bytes: usize) -> Result<(), Status> {
+        if bytes > self.limits.max_request_bytes {
+            return Err(refused(
+                Code::ResourceExhausted,
+                "RequestEntityTooLarge",
+                413,
+                format!("Request entity too large: the request body is {bytes} bytes, the limit is {}", self.limits.max_request_bytes),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A write of an object body (create, update, apply).
+    async fn write(&self, req: Request<pb::WriteRequest>, verb: &'static str) -> Result<Response<pb::ObjectResponse>, Status> {
+        let r = req.get_ref();
+        self.check_size(r.body.as_ref().map_or(0, |b| b.data.len()))?;
+        let object = body::decode(r.body.as_ref(), "body").map_err(|e| to_grpc(&e))?;
+        let resource = if r.resource.is_empty() { self.store.type_of(&object).map_err(|e| to_grpc(&e))?.resource() } else { r.resource.clone() };
+        let ns = if r.namespace.is_empty() { object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string() } else { r.namespace.clone() };
+        let (id, spec) = self.admit(&req, verb, &resource, &ns)?;
+        let r = req.into_inner();
+        let resource = spec.map(|s| s.resource()).unwrap_or(resource);
+        let manager = if r.field_manager.is_empty() && verb != "apply" { id.user.clone() } else { r.field_manager.clone() };
+        let opts = WriteOptions::new(manager).dry_run(r.dry_run).force(r.force).status(subresource(&r.subresource)?);
+        let accept = r.accept;
+        let out = self
+            .call(move |s| {
+                let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
+                match verb {
+                    "create" => s.create(&resource, ns, &object, &opts),
+                    "update" => s.update(&resource, ns, &object, &opts),
+                    _ => s.apply(&resource, ns, &object, &opts),
+                }
+            })
+            .await?;
+        object_response(&out, &accept)
+    }
+}
+
+fn subresource(s: &str) -> Result<bool, Status> {
+    match s {
+        "" => Ok(false),
+        "status" => Ok(true),
+        other => Err(to_grpc(&Error::BadRequest(format!("unknown subresource {other:?}: only \"status\" exists")))),
+    }
+}
+
+fn object_response(v: &Value, accept: &str) -> Result<Response<pb::ObjectResponse>, Status> {
+    Ok(Response::new(pb::ObjectResponse { object: Some(body::encode(v, accept).map_err(|e| to_grpc(&e))?) }))
+}
+
+fn json_response<T: serde::Serialize>(v: &T) -> Result<Response<pb::JsonResponse>, Status> {
+    Ok(Response::new(pb::JsonResponse { json: serde_json::to_vec(v).map_err(|e| Status::internal(e.to_string()))? }))
+}
+
+fn object_ref(r: Option<&pb::ObjectRef>) -> Result<pb::ObjectRef, Status> {
+    let r = r.cloned().unwrap_or_default();
+    if r.resource.is_empty() || r.name.is_empty() {
+        return Err(to_grpc(&Error::BadRequest("object.resource and object.name are required".into())));
+    }
+    Ok(r)
+}
+
+fn ns_opt(ns: &str) -> Option<&str> {
+    Some(ns).filter(|n| !n.is_empty())
+}
+
+fn rv_match(s: &str) -> Result<Option<ResourceVersionMatch>, Status> {
+    match s {
+        "" => Ok(None),
+        "Exact" => Ok(Some(ResourceVersionMatch::Exact)),
+        "NotOlderThan" => Ok(Some(ResourceVersionMatch::NotOlderThan)),
+        other => Err(to_grpc(&Error::BadRequest(format!("invalid resourceVersionMatch {other:?}: Exact or NotOlderThan")))),
+    }
+}
+
+fn list_options(r: &pb::ListRequest) -> Result<ListOptions, Status> {
+    let opt = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+    Ok(ListOptions {
+        label_selector: opt(&r.label_selector),
+        field_selector: opt(&r.field_selector),
+        limit: (r.limit > 0).then_some(r.limit as usize),
+        continue_token: opt(&r.r#continue),
+        resource_version: opt(&r.resource_version),
+        resource_version_match: rv_match(&r.resource_version_match)?,
+    })
+}
+
+/// Releases a watch slot of an identity when the watch ends.
+struct WatchSlot {
+    user: String,
+    watches: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for WatchSlot {
+    fn drop(&mut self) {
+        let mut w = self.watches.lock();
+        if let Some(n) = w.get_mut(&self.user) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl store_server::Store for StoreService {
+    async fn create(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        self.write(req, "create").await
+    }
+
+    async fn update(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        self.write(req, "update").await
+    }
+
+    async fn apply(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        self.write(req, "apply").await
+    }
+
+    async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
+        let r = req.into_inner();
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let opts = GetOptions { resource_version: Some(r.resource_version).filter(|s| !s.is_empty()), resource_version_match: rv_match(&r.resource_version_match)? };
+        let out = self.call(move |s| s.get(&resource, ns_opt(&o.namespace), &o.name, &opts)).await?;
+        object_response(&out, &r.accept)
+    }
+
+    async fn patch(&self, req: Request<pb::PatchRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        self.check_size(req.get_ref().patch.as_ref().map_or(0, |b| b.data.len()))?;
+        let (id, spec) = self.admit(&req, "patch", &o.resource, &o.namespace)?;
+        let r = req.into_inner();
+        let patch_type = match r.patch_type.as_str() {
+            "strategic" | "" => PatchType::Strategic,
+            "merge" => PatchType::Merge,
+            "json" => PatchType::Json,
+            other => return Err(to_grpc(&Error::BadRequest(format!("unknown patch type {other:?}: strategic, merge or json")))),
+        };
+        let patch = body::decode(r.patch.as_ref(), "patch").map_err(|e| to_grpc(&e))?;
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let manager = if r.field_manager.is_empty() { id.user } else { r.field_manager };
+        let opts = WriteOptions::new(manager).dry_run(r.dry_run).status(subresource(&r.subresource)?);
+        let out = self.call(move |s| s.patch(&resource, ns_opt(&o.namespace), &o.name, patch_type, &patch, &opts)).await?;
+        object_response(&out, &r.accept)
+    }
+
+    async fn delete(&self, req: Request<pb::DeleteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        let (_, spec) = self.admit(&req, "delete", &o.resource, &o.namespace)?;
+        let r = req.into_inner();
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let opts = DeleteOptions {
+            uid: Some(r.uid).filter(|s| !s.is_empty()),
+            resource_version: Some(r.resource_version).filter(|s| !s.is_empty()),
+            dry_run: r.dry_run,
+        };
+        let out = self.call(move |s| s.delete(&resource, ns_opt(&o.namespace), &o.name, &opts)).await?;
+        object_response(&out, &r.accept)
+    }
+
+    async fn delete_collection(&self, req: Request<pb::DeleteCollectionRequest>) -> Result<Response<pb::ListResponse>, Status> {
+        let list = req.get_ref().list.clone().unwrap_or_default();
+        let (_, spec) = self.admit(&req, "deletecollection", &list.resource, &list.namespace)?;
+        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("list.resource is required".into())))?;
+        let dry_run = req.get_ref().dry_run;
+        let opts = list_options(&list)?;
+        let resource = spec.resource();
+        let ns = list.namespace.clone();
+        let items = self.call(move |s| s.delete_collection(&resource, ns_opt(&ns), &opts, &DeleteOptions { dry_run, ..Default::default() })).await?;
+        let out = serde_json::json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
+        Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &list.accept).map_err(|e| to_grpc(&e))?) }))
+    }
+
+    async fn list(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListResponse>, Status> {
+        let r = req.get_ref().clone();
+        let (_, spec) = self.admit(&req, "list", &r.resource, &r.namespace)?;
+        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
+        let opts = list_options(&r)?;
+        let resource = spec.resource();
+        let list = self.call(move |s| s.list(&resource, ns_opt(&r.namespace), &opts)).await?;
+        let out = list.to_json(&spec.api_version(), &spec.kind);
+        Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &req.get_ref().accept).map_err(|e| to_grpc(&e))?) }))
+    }
+
+    type WatchStream = ReceiverStream<Result<pb::WatchEvent, Status>>;
+
+    async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
+        let r = req.get_ref().clone();
+        let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
+        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
+        {
+            let mut w = self.watches.lock();
+            let n = w.entry(id.user.clone()).or_default();
+            if *n >= self.limits.max_watches_per_client {
+                return Err(refused(Code::ResourceExhausted, "TooManyRequests", 429, format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client)));
+            }
+            *n += 1;
+        }
+        let slot = WatchSlot { user: id.user, watches: self.watches.clone() };
+        let opts = WatchOptions {
+            resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
+            label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
+            field_selector: Some(r.field_selector.clone()).filter(|s| !s.is_empty()),
+            allow_bookmarks: r.allow_watch_bookmarks,
+            send_initial_events: r.send_initial_events,
+        };
+        let resource = spec.resource();
+        let ns = r.namespace.clone();
+        let mut watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
+        let (tx, rx) = tokio::sync::mpsc::channel(256);
+        let shutdown = self.shutdown.clone();
+        let store = self.store.clone();
+        let (api_version, kind, accept) = (spec.api_version(), spec.kind.clone(), r.accept.clone());
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            let send = |ev: &WatchEvent| -> bool {
+                let msg = body::encode(&ev.to_json(&api_version, &kind)["object"], &accept)
+                    .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
+                    .map_err(|e| to_grpc(&e));
+                tx.blocking_send(msg).is_ok()
+            };
+            loop {
+                if *shutdown.borrow() {
+                    // The server is stopping: a last bookmark tells the client where to resume.
+                    send(&WatchEvent::Bookmark { revision: store.revision(), initial_events_end: false });
+                    return;
+                }
+                match watch.next_timeout(Duration::from_millis(200)) {
+                    Some(ev) => {
+                        let is_error = matches!(ev, WatchEvent::Error(_));
+                        if !send(&ev) || is_error {
+                            return;
+                        }
+                    }
+                    None if watch.is_ended() || tx.is_closed() => return,
+                    None => {}
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn compact(&self, req: Request<pb::CompactRequest>) -> Result<Response<pb::CompactResponse>, Status> {
+        self.admit(&req, "compact", "", "")?;
+        let rev = req.into_inner().revision;
+        let compacted = self
+            .call(move |s| {
+                s.compact(if rev == 0 { s.revision() } else { rev })?;
+                Ok(s.compacted_revision())
+            })
+            .await?;
+        Ok(Response::new(pb::CompactResponse { compacted_revision: compacted }))
+    }
+
+    async fn request_bookmark(&self, req: Request<pb::RequestBookmarkRequest>) -> Result<Response<pb::RequestBookmarkResponse>, Status> {
+        self.admit(&req, "watch", "", "")?;
+        let revision = self
+            .call(|s| {
+                s.request_bookmark();
+                Ok(s.revision())
+            })
+            .await?;
+        Ok(Response::new(pb::RequestBookmarkResponse { revision }))
+    }
+
+    async fn revision(&self, req: Request<pb::RevisionRequest>) -> Result<Response<pb::RevisionResponse>, Status> {
+        self.admit(&req, "get", "", "")?;
+        Ok(Response::new(pb::RevisionResponse { revision: self.store.revision(), compacted_revision: self.store.compacted_revision() }))
+    }
+
+    async fn register_type(&self, req: Request<pb::RegisterTypeRequest>) -> Result<Response<pb::RegisterTypeResponse>, Status> {
+        self.admit(&req, "admin", "customresourcedefinitions", "")?;
+        let crd = body::decode(req.get_ref().definition.as_ref(), "definition").map_err(|e| to_grpc(&e))?;
+        let resource = self
+            .call(move |s| {
+                let spec = TypeSpec::from_crd(&crd)?;
+                let name = spec.resource();
+                s.register(spec)?;
+                Ok(name)
+            })
+            .await?;
+        Ok(Response::new(pb::RegisterTypeResponse { resource }))
+    }
+
+    async fn list_types(&self, req: Request<pb::ListTypesRequest>) -> Result<Response<pb::ListTypesResponse>, Status> {
+        self.admit(&req, "list", "customresourcedefinitions", "")?;
+        let types = self
+            .store
+            .types()
+            .iter()
+            .map(|t| pb::TypeInfo { resource: t.resource(), api_version: t.api_version(), kind: t.kind.clone(), namespaced: t.namespaced, status_subresource: t.status_subresource })
+            .collect();
+        Ok(Response::new(pb::ListTypesResponse { types }))
+    }
+
+    async fn blame(&self, req: Request<pb::ObjectRef>) -> Result<Response<pb::JsonResponse>, Status> {
+        let o = object_ref(Some(req.get_ref()))?;
+        let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let lines = self.call(move |s| s.blame(&resource, ns_opt(&o.namespace), &o.name)).await?;
+        json_response(&lines)
+    }
+
+    async fn field_history(&self, req: Request<pb::FieldHistoryRequest>) -> Result<Response<pb::JsonResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
+        let r = req.into_inner();
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let q = HistoryQuery {
+            limit: (r.limit > 0).then_some(r.limit as usize),
+            before_revision: (r.before_revision > 0).then_some(r.before_revision),
+            ..HistoryQuery::default()
+        };
+        let t = self.call(move |s| s.field_history(&resource, ns_opt(&o.namespace), &o.name, &r.path, &q)).await?;
+        json_response(&t)
+    }
+
+    async fn object_log(&self, req: Request<pb::ObjectLogRequest>) -> Result<Response<pb::JsonResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
+        let limit = req.get_ref().limit;
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let log = self.call(move |s| s.object_log(&resource, ns_opt(&o.namespace), &o.name, (limit > 0).then_some(limit as usize))).await?;
+        json_response(&log)
+    }
+
+    async fn object_at(&self, req: Request<pb::ObjectAtRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
+        let o = object_ref(req.get_ref().object.as_ref())?;
+        let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
+        let r = req.into_inner();
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let out = self.call(move |s| s.object_at(&resource, ns_opt(&o.namespace), &o.name, r.revision)).await?;
+        match out {
+            Some(v) => object_response(&v, &r.accept),
+            None => Ok(Response::new(pb::ObjectResponse { object: None })),
+        }
+    }
+
+    async fn objects_managed_by(&self, req: Request<pb::ObjectsManagedByRequest>) -> Result<Response<pb::JsonResponse>, Status> {
+        let r = req.get_ref().clone();
+        let (_, spec) = self.admit(&req, "list", &r.resource, "")?;
+        let resource = spec.map(|s| s.resource());
+        let out = self.call(move |s| s.objects_managed_by(&r.manager, resource.as_deref(), (r.limit > 0).then_some(r.limit as usize))).await?;
+        json_response(&out)
+    }
+
+    async fn owners_of(&self, req: Request<pb::OwnersOfRequest>) -> Result<Response<pb::JsonResponse>, Status> {
+        let r = req.get_ref().clone();
+        let (_, spec) = self.admit(&req, "list", &r.resource, "")?;
+        let resource = spec.map(|s| s.resource()).unwrap_or_default();
+        let out = self.call(move |s| s.owners_of(&resource, &r.path)).await?;
+        json_response(&out)
+    }
+
+    async fn managers(&self, req: Request<pb::ManagersRequest>) -> Result<Response<pb::JsonResponse>, Status> {
+        let r = req.get_ref().clone();
+        let (_, spec) = self.admit(&req, "list", &r.resource, "")?;
+        let resource = spec.map(|s| s.resource());
+        let out = self.call(move |s| s.managers(resource.as_deref())).await?;
+        json_response(&out)
+    }
+
+    async fn rename_manager(&self, req: Request<pb::RenameManagerRequest>) -> Result<Response<pb::CountResponse>, Status> {
+        self.admit(&req, "admin", "", "")?;
+        let r = req.into_inner();
+        let n = self.call(move |s| s.rename_manager(&r.from, &r.to)).await?;
+        Ok(Response::new(pb::CountResponse { count: n as u64 }))
+    }
+
+    async fn release(&self, req: Request<pb::ReleaseRequest>) -> Result<Response<pb::CountResponse>, Status> {
+        self.admit(&req, "admin", "", "")?;
+        let r = req.into_inner();
+        let resource = if r.resource.is_empty() { None } else { Some(self.store.find_type(&r.resource).map_err(|e| to_grpc(&e))?.resource()) };
+        let n = self.call(move |s| s.release(&r.manager, resource.as_deref(), Some(r.label_selector.as_str()).filter(|l| !l.is_empty()))).await?;
+        Ok(Response::new(pb::CountResponse { count: n as u64 }))
+    }
+}

@@ -1,0 +1,27 @@
+//! Engine errors as gRPC statuses, in one place: the code from the Kubernetes reason, the
+//! message, and the Kubernetes `Status` object (JSON) in the status details.
+
+use fieldstore_engine::Error;
+use serde_json::json;
+use tonic::{Code, Status};
+
+/// The gRPC status of an engine error; `details` holds the Kubernetes `Status` as JSON.
+pub fn to_grpc(err: &Error) -> Status {
+    let k8s = err.to_status();
+    let code = Code::from_i32(err.reason().grpc_code());
+    let details = serde_json::to_vec(&k8s).unwrap_or_default();
+    Status::with_details(code, err.to_string(), details.into())
+}
+
+/// A request refused before reaching the store (authentication, authorization, limits), with a
+/// Kubernetes `Status` in the details like every other error.
+pub fn refused(code: Code, reason: &str, http: u16, message: String) -> Status {
+    let k8s = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": http});
+    Status::with_details(code, message, serde_json::to_vec(&k8s).unwrap_or_default().into())
+}
+
+/// The Kubernetes `Status` a gRPC status carries (for clients), when it has one.
+pub fn k8s_status(status: &Status) -> Option<serde_json::Value> {
+    serde_json::from_slice(status.details()).ok()
+}

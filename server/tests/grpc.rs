@@ -1,0 +1,305 @@
+//! `fieldstore serve` end to end over gRPC: every RPC, watch resume after 410, paging across a
+//! compaction, bookmarks, authentication and authorization refusals, the size limit, health,
+//! and shutdown with open watches. Each test starts its own server on `127.0.0.1:0`.
+
+use fieldstore_server::api::pb::{self, store_client::StoreClient};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+
+struct Server {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(dir, extra)
+    }
+
+    fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fieldstore serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.split_whitespace().nth(3).unwrap_or_else(|| panic!("no address in {line:?}")).to_string();
+        Server { child, addr, _dir: dir }
+    }
+
+    async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr)).unwrap().connect().await.unwrap()
+    }
+
+    async fn client(&self) -> StoreClient<Channel> {
+        StoreClient::new(self.channel().await).max_decoding_message_size(64 << 20)
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn body(v: &Value) -> Option<pb::Body> {
+    Some(pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(v).unwrap() })
+}
+
+fn obj(resp: pb::ObjectResponse) -> Value {
+    serde_json::from_slice(&resp.object.unwrap().data).unwrap()
+}
+
+fn k8s(status: &tonic::Status) -> Value {
+    serde_json::from_slice(status.details()).unwrap_or(Value::Null)
+}
+
+fn cm(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}, "data": data})
+}
+
+fn oref(resource: &str, name: &str) -> Option<pb::ObjectRef> {
+    Some(pb::ObjectRef { resource: resource.into(), namespace: "ns".into(), name: name.into() })
+}
+
+fn write(o: &Value, manager: &str) -> pb::WriteRequest {
+    pb::WriteRequest { body: body(o), field_manager: manager.into(), ..Default::default() }
+}
+
+async fn next_event(stream: &mut tonic::Streaming<pb::WatchEvent>) -> pb::WatchEvent {
+    tokio::time::timeout(Duration::from_secs(10), stream.message()).await.expect("an event in time").unwrap().expect("the stream is open")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rpc() {
+    let server = Server::start(&[]);
+    let mut c = server.client().await;
+
+    // Health.
+    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
+    let h = health.check(tonic_health::pb::HealthCheckRequest { service: "fieldstore.v1.Store".into() }).await.unwrap().into_inner();
+    assert_eq!(h.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+
+    // Types: the built-ins plus a registered CRD.
+    let types = c.list_types(pb::ListTypesRequest {}).await.unwrap().into_inner().types;
+    for r in ["configmaps", "secrets", "namespaces", "pods", "services", "deployments.apps"] {
+        assert!(types.iter().any(|t| t.resource == r), "{r} missing");
+    }
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}\n";
+    let reg = c.register_type(pb::RegisterTypeRequest { definition: Some(pb::Body { content_type: "application/yaml".into(), data: crd.into() }) }).await.unwrap();
+    assert_eq!(reg.into_inner().resource, "widgets.example.com");
+
+    // Create (default field manager: the caller), Get in JSON and protobuf.
+    let created = obj(c.create(write(&cm("a", json!({"k": "1"})), "")).await.unwrap().into_inner());
+    assert_eq!(created["metadata"]["managedFields"][0]["manager"], "anonymous");
+    let got = c
+        .get(pb::GetRequest { object: oref("configmaps", "a"), accept: "application/vnd.kubernetes.protobuf".into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    let b = got.object.unwrap();
+    assert!(b.data.starts_with(b"k8s\0"));
+    let env = fieldstore_codec::Envelope::decode(&b.data).unwrap();
+    assert_eq!((env.api_version.as_str(), env.kind.as_str()), ("v1", "ConfigMap"));
+
+    // Apply, conflict with causes, force.
+    c.apply(write(&cm("a", json!({"k": "1", "x": "1"})), "alice")).await.unwrap();
+    let err = c.apply(write(&cm("a", json!({"x": "2"})), "bob")).await.unwrap_err();
+    assert_eq!(err.code(), Code::Aborted);
+    let st = k8s(&err);
+    assert_eq!(st["reason"], "Conflict");
+    assert_eq!(st["details"]["causes"][0]["field"], ".data.x");
+    assert_eq!(st["details"]["causes"][0]["message"], "conflict with \"alice\"");
+    let forced = obj(c.apply(pb::WriteRequest { force: true, ..write(&cm("a", json!({"x": "2"})), "bob") }).await.unwrap().into_inner());
+    assert_eq!(forced["data"]["x"], "2");
+
+    // Update with a stale resourceVersion: 409; Patch.
+    let mut stale = created.clone();
+    stale["data"]["k"] = json!("9");
+    assert_eq!(c.update(write(&stale, "u")).await.unwrap_err().code(), Code::Aborted);
+    let patched = c
+        .patch(pb::PatchRequest { object: oref("configmaps", "a"), patch_type: "merge".into(), patch: body(&json!({"data": {"p": "1"}})), field_manager: "p".into(), ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(obj(patched.into_inner())["data"]["p"], "1");
+
+    // Watch from the current revision with bookmarks; a write and a requested bookmark arrive.
+    let rev = c.revision(pb::RevisionRequest {}).await.unwrap().into_inner().revision;
+    let mut w = c
+        .watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: rev.to_string(), allow_watch_bookmarks: true, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    c.create(write(&cm("b", json!({})), "w")).await.unwrap();
+    let ev = next_event(&mut w).await;
+    assert_eq!((ev.r#type.as_str(), ev.resource_version), ("ADDED", rev + 1));
+    c.request_bookmark(pb::RequestBookmarkRequest {}).await.unwrap();
+    let mut ev = next_event(&mut w).await;
+    while ev.r#type != "BOOKMARK" {
+        ev = next_event(&mut w).await;
+    }
+    assert_eq!(ev.resource_version, rev + 1);
+
+    // List with paging.
+    let page = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() }).await.unwrap().into_inner();
+    let page: Value = serde_json::from_slice(&page.list.unwrap().data).unwrap();
+    assert_eq!(page["items"].as_array().unwrap().len(), 1);
+    let token = page["metadata"]["continue"].as_str().unwrap().to_string();
+    let rest = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() }).await.unwrap().into_inner();
+    let rest: Value = serde_json::from_slice(&rest.list.unwrap().data).unwrap();
+    assert_eq!(rest["items"][0]["metadata"]["name"], "b");
+
+    // History and ownership.
+    let json_of = |r: pb::JsonResponse| -> Value { serde_json::from_slice(&r.json).unwrap() };
+    let blame = json_of(c.blame(oref("configmaps", "a").unwrap()).await.unwrap().into_inner());
+    let x = blame.as_array().unwrap().iter().find(|l| l["path"] == ".data.x").unwrap().clone();
+    assert_eq!((x["manager"].as_str(), x["operation"].as_str()), (Some("bob"), Some("Apply")));
+    let hist = json_of(c.field_history(pb::FieldHistoryRequest { object: oref("configmaps", "a"), path: ".data.x".into(), ..Default::default() }).await.unwrap().into_inner());
+    assert_eq!(hist["events"][0]["before"], "1");
+    assert_eq!(hist["events"][0]["after"], "2");
+    let log = json_of(c.object_log(pb::ObjectLogRequest { object: oref("configmaps", "a"), limit: 0 }).await.unwrap().into_inner());
+    assert_eq!(log.as_array().unwrap().len(), 4);
+    let owners = json_of(c.owners_of(pb::OwnersOfRequest { resource: "configmaps".into(), path: ".data.x".into() }).await.unwrap().into_inner());
+    assert_eq!(owners[0]["manager"], "bob");
+    let by = json_of(c.objects_managed_by(pb::ObjectsManagedByRequest { manager: "alice".into(), ..Default::default() }).await.unwrap().into_inner());
+    assert_eq!(by[0]["name"], "a");
+    let managers = json_of(c.managers(pb::ManagersRequest::default()).await.unwrap().into_inner());
+    assert!(managers.as_array().unwrap().iter().any(|m| m["manager"] == "bob"));
+    assert_eq!(c.rename_manager(pb::RenameManagerRequest { from: "bob".into(), to: "robert".into() }).await.unwrap().into_inner().count, 1);
+    assert_eq!(c.release(pb::ReleaseRequest { manager: "robert".into(), ..Default::default() }).await.unwrap().into_inner().count, 1);
+
+    // Compact, then the object at an old revision is rebuilt from history.
+    let compacted = c.compact(pb::CompactRequest { revision: 0 }).await.unwrap().into_inner().compacted_revision;
+    assert!(compacted > 3);
+    let old = c.object_at(pb::ObjectAtRequest { object: oref("configmaps", "a"), revision: 1, ..Default::default() }).await.unwrap().into_inner();
+    assert_eq!(obj(old)["data"], json!({"k": "1"}));
+
+    // Delete and DeleteCollection.
+    c.delete(pb::DeleteRequest { object: oref("configmaps", "a"), ..Default::default() }).await.unwrap();
+    let err = c.get(pb::GetRequest { object: oref("configmaps", "a"), ..Default::default() }).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::NotFound, Some(404)));
+    let gone = c
+        .delete_collection(pb::DeleteCollectionRequest { list: Some(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }), dry_run: false })
+        .await
+        .unwrap()
+        .into_inner();
+    let gone: Value = serde_json::from_slice(&gone.list.unwrap().data).unwrap();
+    assert_eq!(gone["items"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_and_watching_across_a_compaction_answer_410_then_resume() {
+    let server = Server::start(&[]);
+    let mut c = server.client().await;
+    for i in 0..3 {
+        c.create(write(&cm(&format!("o{i}"), json!({})), "m")).await.unwrap();
+    }
+    let page = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() }).await.unwrap().into_inner();
+    let page: Value = serde_json::from_slice(&page.list.unwrap().data).unwrap();
+    let token = page["metadata"]["continue"].as_str().unwrap().to_string();
+    c.apply(write(&cm("o0", json!({"v": "1"})), "m")).await.unwrap();
+    c.compact(pb::CompactRequest { revision: 0 }).await.unwrap();
+    let err = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() }).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(k8s(&err)["code"], 410);
+    // A watch from before the compaction ends with 410; relist and watch from the new revision.
+    let outcome = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), ..Default::default() }).await;
+    match outcome {
+        Err(e) => assert_eq!(k8s(&e)["code"], 410),
+        Ok(stream) => {
+            let mut s = stream.into_inner();
+            let ev = next_event(&mut s).await;
+            assert_eq!(ev.r#type, "ERROR");
+            let st: Value = serde_json::from_slice(&ev.object.unwrap().data).unwrap();
+            assert_eq!(st["code"], 410);
+        }
+    }
+    let list = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }).await.unwrap().into_inner();
+    let list: Value = serde_json::from_slice(&list.list.unwrap().data).unwrap();
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut w = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: rv, ..Default::default() }).await.unwrap().into_inner();
+    c.apply(write(&cm("o1", json!({"v": "1"})), "m")).await.unwrap();
+    let ev = next_event(&mut w).await;
+    assert_eq!(ev.r#type, "MODIFIED");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_authorization_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "admintoken,admin,1,\"admins\"\nreadtoken,reader,2\n").unwrap();
+    let authz = dir.path().join("authz.yaml");
+    std::fs::write(&authz, "- {groups: [admins], verbs: ['*'], resources: ['*'], namespaces: ['*']}\n- {users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: ['*']}\n").unwrap();
+    let server = Server::start_in(dir, &["--token-file", tokens.to_str().unwrap(), "--authz-file", authz.to_str().unwrap(), "--max-request-bytes", "4096"]);
+    let mut c = server.client().await;
+    let with = |token: &str, msg: pb::WriteRequest| {
+        let mut r = Request::new(msg);
+        r.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+        r
+    };
+    // No token, unknown token: 401.
+    let err = c.create(write(&cm("a", json!({})), "")).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::Unauthenticated, Some(401)));
+    assert_eq!(c.create(with("nope", write(&cm("a", json!({})), ""))).await.unwrap_err().code(), Code::Unauthenticated);
+    // The admin writes; the default field manager is its user name.
+    let created = obj(c.create(with("admintoken", write(&cm("a", json!({})), ""))).await.unwrap().into_inner());
+    assert_eq!(created["metadata"]["managedFields"][0]["manager"], "admin");
+    // The reader may read but not write: 403.
+    let mut get = Request::new(pb::GetRequest { object: oref("configmaps", "a"), ..Default::default() });
+    get.metadata_mut().insert("authorization", "Bearer readtoken".parse().unwrap());
+    assert!(c.get(get).await.is_ok());
+    let err = c.apply(with("readtoken", write(&cm("a", json!({"x": "1"})), "r"))).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["reason"].as_str()), (Code::PermissionDenied, Some("Forbidden")));
+    // Over the size limit: 413 with a Status.
+    let big = cm("big", json!({"k": "x".repeat(8192)}));
+    let err = c.create(with("admintoken", write(&big, ""))).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::ResourceExhausted, Some(413)));
+    // Beyond loopback without tokens the server refuses to start.
+    let out = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+        .args(["--data", "/nonexistent-never-created", "serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without --token-file"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_open_watches_with_a_bookmark() {
+    let mut server = Server::start(&[]);
+    let mut c = server.client().await;
+    c.create(write(&cm("a", json!({})), "m")).await.unwrap();
+    let mut w = c
+        .watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), allow_watch_bookmarks: true, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    // Nothing is pending; SIGTERM ends the watch with a bookmark at the current revision.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let status = tokio::task::spawn_blocking(move || {
+        let s = server.terminate();
+        (s, server)
+    });
+    let ev = next_event(&mut w).await;
+    assert_eq!((ev.r#type.as_str(), ev.resource_version), ("BOOKMARK", 1));
+    let end = tokio::time::timeout(Duration::from_secs(10), w.message()).await.expect("the stream ends");
+    assert!(matches!(end, Ok(None) | Err(_)));
+    let (exit, _server) = status.await.unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
