@@ -303,3 +303,55 @@ async fn shutdown_ends_open_watches_with_a_bookmark() {
     let (exit, _server) = status.await.unwrap();
     assert!(exit.success(), "{exit:?}");
 }
+
+/// The CLI's verbs against the server (`--server`), as they run on a data directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_verbs_work_against_a_server() {
+    let server = Server::start(&[]);
+    let addr = server.addr.clone();
+    tokio::task::spawn_blocking(move || {
+        let run = |args: &[&str], stdin: &str| {
+            use std::io::Write;
+            let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+                .args(["--server", &addr])
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+            child.wait_with_output().unwrap()
+        };
+        let ok = |args: &[&str], stdin: &str| {
+            let out = run(args, stdin);
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - {name: app, image: app:1}\n";
+        assert!(ok(&["apply", "-f", "-", "--manager", "alice"], deploy).contains("deployments.apps/web applied"));
+        // A conflicting apply: exit 1, the Status on stdout with -o json.
+        let out = run(&["apply", "-f", "-", "--manager", "bob", "-o", "json"], &deploy.replace("replicas: 2", "replicas: 3"));
+        assert_eq!(out.status.code(), Some(1));
+        let st: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(st["details"]["causes"][0]["field"], ".spec.replicas");
+        let out = run(&["apply", "-f", "-", "--manager", "bob"], &deploy.replace("replicas: 2", "replicas: 3"));
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: Conflict (409): Apply failed with 1 conflict"));
+        ok(&["patch", "deployment", "web", "--type", "merge", "-p", r#"{"spec":{"replicas":4}}"#, "--manager", "hpa"], "");
+        assert!(ok(&["get", "deployment", "web"], "").contains("replicas: 4"));
+        assert!(ok(&["list", "deployments"], "").contains("web"));
+        let blame = ok(&["blame", "deployment", "web"], "");
+        assert!(blame.lines().any(|l| l.contains("replicas: 4") && l.contains("# hpa (Update)")), "{blame}");
+        assert!(ok(&["history", "deployment", "web", "--path", ".spec.replicas"], "").contains("modified"));
+        assert!(ok(&["owners", "deployment", "--path", ".spec.replicas"], "").contains("hpa"));
+        assert!(ok(&["managers"], "").contains("alice"));
+        // Watch from 0: the state as ADDED, stopping after one event; JSON events.
+        let w = ok(&["watch", "deployments", "--resource-version", "0", "--max-events", "1", "-o", "json"], "");
+        let ev: Value = serde_json::from_str(w.lines().next().unwrap()).unwrap();
+        assert_eq!((ev["type"].as_str(), ev["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("web")));
+        assert!(ok(&["request-bookmark"], "").contains("revision"));
+        assert_eq!(ok(&["revision"], "").trim(), "2");
+    })
+    .await
+    .unwrap();
+}

@@ -2,10 +2,11 @@
 //! `rename-manager`, `release`. Paths are written as Kubernetes prints them
 //! (`.spec.containers[name="nginx"].image`).
 
-use super::store::{namespace_for, print_value, resolve, Output};
+use super::backend::Backend;
+use super::store::{namespace_for, print_value, Output};
 use super::{write_stdout, Result};
 use clap::Args;
-use fieldstore_engine::store::{Attribution, BlameLine, HistoryQuery, Store};
+use fieldstore_engine::store::{HistoryQuery, WatchOptions};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -120,6 +121,31 @@ pub struct ReleaseArgs {
     selector: Option<String>,
 }
 
+/// Arguments of `watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The resource.
+    resource: String,
+    /// The namespace (default: every namespace).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Start after this resourceVersion (default: the current state as ADDED events, then changes).
+    #[arg(long)]
+    resource_version: Option<String>,
+    /// Ask for BOOKMARK events.
+    #[arg(long)]
+    bookmarks: bool,
+    /// Label selector.
+    #[arg(short = 'l', long)]
+    selector: Option<String>,
+    /// Stop after this many events.
+    #[arg(long)]
+    max_events: Option<usize>,
+    /// `text`: one line per event (type, name, resourceVersion); `json`: one JSON event per line.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
 /// `5s`, `3m`, `2h`, `4d`: how long ago `unix_millis` was.
 fn age(unix_millis: u64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
@@ -132,27 +158,37 @@ fn age(unix_millis: u64) -> String {
     }
 }
 
-fn who(a: &Attribution) -> String {
-    let mut op = a.operation.clone();
-    if !a.subresource.is_empty() {
-        op = format!("{op}/{}", a.subresource);
+fn s<'v>(v: &'v Value, k: &str) -> &'v str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v.get(k).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// `manager (Operation) 5m ago, rv 7` of a record carrying an attribution.
+fn who(a: &Value) -> String {
+    let mut op = s(a, "operation").to_string();
+    if !s(a, "subresource").is_empty() {
+        op = format!("{op}/{}", s(a, "subresource"));
     }
-    format!("{} ({op}) {} ago, rv {}", if a.manager.is_empty() { "-" } else { &a.manager }, age(a.unix_millis), a.revision)
+    let manager = if s(a, "manager").is_empty() { "-" } else { s(a, "manager") };
+    format!("{manager} ({op}) {} ago, rv {}", age(u(a, "unixMillis")), u(a, "revision"))
 }
 
 /// `blame`.
-pub fn blame(store: &Store, a: &BlameArgs) -> Result<()> {
-    let spec = resolve(store, &a.resource)?;
+pub fn blame(store: &dyn Backend, a: &BlameArgs) -> Result<()> {
+    let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
-    let lines = store.blame(&spec.resource(), ns.as_deref(), &a.name)?;
+    let lines = store.blame(&spec.resource, ns.as_deref(), &a.name)?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&lines).unwrap_or(Value::Null), a.output);
+        return print_value(&lines, a.output);
     }
-    let mut obj = store.get(&spec.resource(), ns.as_deref(), &a.name, &Default::default())?;
+    let mut obj = store.get(&spec.resource, ns.as_deref(), &a.name, None)?;
     if let Some(Value::Object(m)) = obj.get_mut("metadata") {
         m.remove("managedFields");
     }
-    let notes: HashMap<&str, &BlameLine> = lines.iter().map(|l| (l.pointer.as_str(), l)).collect();
+    let notes: HashMap<&str, &Value> = lines.as_array().into_iter().flatten().map(|l| (s(l, "pointer"), l)).collect();
     let mut rows: Vec<(String, String)> = Vec::new();
     yaml(&obj, "", "", &notes, &mut rows);
     let width = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0).min(80);
@@ -170,12 +206,10 @@ pub fn blame(store: &Store, a: &BlameArgs) -> Result<()> {
     write_stdout(out.as_bytes())
 }
 
-fn note(notes: &HashMap<&str, &BlameLine>, pointer: &str) -> String {
+fn note(notes: &HashMap<&str, &Value>, pointer: &str) -> String {
     match notes.get(pointer) {
-        Some(l) => match &l.last_change {
-            Some(a) => who(a),
-            None => "(before retained history)".into(),
-        },
+        Some(l) if l.get("revision").is_some() => who(l),
+        Some(_) => "(before retained history)".into(),
         None => String::new(),
     }
 }
@@ -188,7 +222,7 @@ fn scalar(v: &Value) -> String {
     }
 }
 
-fn is_inline(v: &Value, pointer: &str, notes: &HashMap<&str, &BlameLine>) -> bool {
+fn is_inline(v: &Value, pointer: &str, notes: &HashMap<&str, &Value>) -> bool {
     match v {
         Value::Object(m) => m.is_empty() || notes.contains_key(pointer),
         Value::Array(a) => a.is_empty() || notes.contains_key(pointer),
@@ -198,7 +232,7 @@ fn is_inline(v: &Value, pointer: &str, notes: &HashMap<&str, &BlameLine>) -> boo
 
 /// Emits `v` as YAML lines (block style, JSON scalars), each with the note of its leaf.
 /// `first` prefixes the first line (a list item's `- `), `indent` the others.
-fn yaml(v: &Value, indent: &str, pointer: &str, notes: &HashMap<&str, &BlameLine>, rows: &mut Vec<(String, String)>) {
+fn yaml(v: &Value, indent: &str, pointer: &str, notes: &HashMap<&str, &Value>, rows: &mut Vec<(String, String)>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
@@ -232,101 +266,142 @@ fn yaml(v: &Value, indent: &str, pointer: &str, notes: &HashMap<&str, &BlameLine
 }
 
 /// `history`.
-pub fn history(store: &Store, a: &HistoryArgs) -> Result<()> {
-    let spec = resolve(store, &a.resource)?;
+pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
+    let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
     let q = HistoryQuery { limit: a.limit, before_revision: a.before_revision, ..HistoryQuery::default() };
-    let t = store.field_history(&spec.resource(), ns.as_deref(), &a.name, &a.path, &q)?;
+    let t = store.field_history(&spec.resource, ns.as_deref(), &a.name, &a.path, &q)?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&t).unwrap_or(Value::Null), a.output);
+        return print_value(&t, a.output);
     }
     let mut out = String::from("REVISION\tAGE\tMANAGER\tOPERATION\tCHANGE\tPATH\tBEFORE\tAFTER\n");
-    let show = |v: &Option<Value>| v.as_ref().map_or_else(|| "-".to_string(), scalar);
-    for e in &t.events {
+    let show = |v: Option<&Value>| v.map_or_else(|| "-".to_string(), scalar);
+    for e in t["events"].as_array().into_iter().flatten() {
         out.push_str(&format!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
-            e.by.revision,
-            age(e.by.unix_millis),
-            if e.by.manager.is_empty() { "-" } else { &e.by.manager },
-            e.by.operation,
-            e.change.as_str(),
-            e.path,
-            show(&e.before),
-            show(&e.after)
+            u(e, "revision"),
+            age(u(e, "unixMillis")),
+            if s(e, "manager").is_empty() { "-" } else { s(e, "manager") },
+            s(e, "operation"),
+            s(e, "change").to_ascii_lowercase(),
+            s(e, "path"),
+            show(e.get("before")),
+            show(e.get("after"))
         ));
     }
-    if let Some(next) = t.next_before_revision {
+    if let Some(next) = t.get("nextBeforeRevision").and_then(Value::as_u64) {
         out.push_str(&format!("# more: --before-revision {next}\n"));
     }
     write_stdout(out.as_bytes())
 }
 
 /// `log`.
-pub fn log(store: &Store, a: &LogArgs) -> Result<()> {
-    let spec = resolve(store, &a.resource)?;
+pub fn log(store: &dyn Backend, a: &LogArgs) -> Result<()> {
+    let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
-    let entries = store.object_log(&spec.resource(), ns.as_deref(), &a.name, a.limit)?;
+    let entries = store.object_log(&spec.resource, ns.as_deref(), &a.name, a.limit)?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&entries).unwrap_or(Value::Null), a.output);
+        return print_value(&entries, a.output);
     }
     let mut out = String::from("REVISION\tAGE\tEVENT\tMANAGER\tOPERATION\tFIELDS\tNOTE\n");
-    for e in &entries {
-        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", e.by.revision, age(e.by.unix_millis), e.event, e.by.manager, e.by.operation, e.changed_fields, e.note));
+    for e in entries.as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            u(e, "revision"),
+            age(u(e, "unixMillis")),
+            s(e, "event"),
+            s(e, "manager"),
+            s(e, "operation"),
+            u(e, "changedFields"),
+            s(e, "note")
+        ));
     }
     write_stdout(out.as_bytes())
 }
 
 /// `owners`.
-pub fn owners(store: &Store, a: &OwnersArgs) -> Result<()> {
-    let spec = resolve(store, &a.resource)?;
-    let owners = store.owners_of(&spec.resource(), &a.path)?;
+pub fn owners(store: &dyn Backend, a: &OwnersArgs) -> Result<()> {
+    let spec = store.find_type(&a.resource)?;
+    let owners = store.owners_of(&spec.resource, &a.path)?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&owners).unwrap_or(Value::Null), a.output);
+        return print_value(&owners, a.output);
     }
     let mut out = String::from("NAMESPACE\tNAME\tMANAGER\tPATH\n");
-    for o in &owners {
-        out.push_str(&format!("{}\t{}\t{}\t{}\n", o.namespace, o.name, o.manager, o.path));
+    for o in owners.as_array().into_iter().flatten() {
+        out.push_str(&format!("{}\t{}\t{}\t{}\n", s(o, "namespace"), s(o, "name"), s(o, "manager"), s(o, "path")));
     }
     write_stdout(out.as_bytes())
 }
 
 /// `managed-by`.
-pub fn managed_by(store: &Store, a: &ManagedByArgs) -> Result<()> {
-    let resource = a.resource.as_deref().map(|r| resolve(store, r)).transpose()?.map(|s| s.resource());
+pub fn managed_by(store: &dyn Backend, a: &ManagedByArgs) -> Result<()> {
+    let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
     let objects = store.objects_managed_by(&a.manager, resource.as_deref(), a.limit)?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&objects).unwrap_or(Value::Null), a.output);
+        return print_value(&objects, a.output);
     }
     let mut out = String::from("RESOURCE\tNAMESPACE\tNAME\tOPERATIONS\tFIELDS\n");
-    for o in &objects {
-        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", o.resource, o.namespace, o.name, o.operations.join(","), o.field_count));
+    for o in objects.as_array().into_iter().flatten() {
+        let ops: Vec<&str> = o["operations"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", s(o, "resource"), s(o, "namespace"), s(o, "name"), ops.join(","), u(o, "fieldCount")));
     }
     write_stdout(out.as_bytes())
 }
 
 /// `managers`.
-pub fn managers(store: &Store, a: &ManagersArgs) -> Result<()> {
-    let resource = a.resource.as_deref().map(|r| resolve(store, r)).transpose()?.map(|s| s.resource());
+pub fn managers(store: &dyn Backend, a: &ManagersArgs) -> Result<()> {
+    let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
     let managers = store.managers(resource.as_deref())?;
     if a.output != Output::Text {
-        return print_value(&serde_json::to_value(&managers).unwrap_or(Value::Null), a.output);
+        return print_value(&managers, a.output);
     }
     let mut out = String::from("MANAGER\tOBJECTS\tFIELDS\n");
-    for m in &managers {
-        out.push_str(&format!("{}\t{}\t{}\n", m.manager, m.objects, m.fields));
+    for m in managers.as_array().into_iter().flatten() {
+        out.push_str(&format!("{}\t{}\t{}\n", s(m, "manager"), u(m, "objects"), u(m, "fields")));
     }
     write_stdout(out.as_bytes())
 }
 
 /// `rename-manager`.
-pub fn rename(store: &Store, from: &str, to: &str) -> Result<()> {
+pub fn rename(store: &dyn Backend, from: &str, to: &str) -> Result<()> {
     let n = store.rename_manager(from, to)?;
     write_stdout(format!("renamed {from:?} to {to:?} in {n} objects\n").as_bytes())
 }
 
 /// `release`.
-pub fn release(store: &Store, a: &ReleaseArgs) -> Result<()> {
-    let resource = a.resource.as_deref().map(|r| resolve(store, r)).transpose()?.map(|s| s.resource());
+pub fn release(store: &dyn Backend, a: &ReleaseArgs) -> Result<()> {
+    let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
     let n = store.release(&a.manager, resource.as_deref(), a.selector.as_deref())?;
     write_stdout(format!("released {:?} from {n} objects\n", a.manager).as_bytes())
+}
+
+/// `watch`.
+pub fn watch(store: &dyn Backend, a: &WatchArgs) -> Result<()> {
+    let spec = store.find_type(&a.resource)?;
+    let opts = WatchOptions {
+        resource_version: a.resource_version.clone(),
+        label_selector: a.selector.clone(),
+        allow_bookmarks: a.bookmarks,
+        ..WatchOptions::default()
+    };
+    let mut seen = 0usize;
+    let mut failed = None;
+    store.watch(&spec.resource, a.namespace.as_deref(), &opts, &mut |ev| {
+        let line = if a.output == Output::Json {
+            serde_json::to_string(&ev).unwrap_or_default()
+        } else {
+            let o = &ev["object"];
+            let m = |f: &str| o.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+            let name = if m("namespace").is_empty() { m("name") } else { format!("{}/{}", m("namespace"), m("name")) };
+            let name = if s(&ev, "type") == "ERROR" { s(o, "message").to_string() } else { name };
+            format!("{}\t{}\t{}", s(&ev, "type"), name, m("resourceVersion"))
+        };
+        if let Err(e) = write_stdout(format!("{line}\n").as_bytes()) {
+            failed = Some(e);
+            return false;
+        }
+        seen += 1;
+        a.max_events.is_none_or(|max| seen < max)
+    })?;
+    failed.map_or(Ok(()), Err)
 }

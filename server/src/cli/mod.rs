@@ -4,6 +4,7 @@
 //! single `error: <message>` line on stderr and exit with [`EXIT_FAILURE`]; nothing panics on bad
 //! input.
 
+mod backend;
 mod envelope;
 mod fields;
 mod history;
@@ -27,6 +28,12 @@ struct Cli {
     /// The data directory of the store verbs (created when missing).
     #[arg(long, global = true, env = "FIELDSTORE_DATA", default_value = "./fieldstore-data")]
     data: PathBuf,
+    /// Run the store verbs against this server (`host:port`) instead of a data directory.
+    #[arg(long, global = true, env = "FIELDSTORE_SERVER")]
+    server: Option<String>,
+    /// Bearer token for `--server`.
+    #[arg(long, global = true, env = "FIELDSTORE_TOKEN")]
+    token: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -83,6 +90,9 @@ enum CliError {
     /// The command line or an input file is unusable as given.
     #[error("{0}")]
     Usage(String),
+    /// A server refused a request: its Kubernetes `Status`.
+    #[error("{}", .0.get("message").and_then(serde_json::Value::as_str).unwrap_or("request failed"))]
+    Api(serde_json::Value),
 }
 
 type Result<T, E = CliError> = std::result::Result<T, E>;
@@ -99,7 +109,11 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => crate::serve::run(&cli.data, &args).map_err(|e| CliError::Usage(e.to_string())),
         Command::Store(command) => {
             output = Some(command.output());
-            store::run(&cli.data, command)
+            let target = match cli.server {
+                Some(addr) => store::Target::Server(addr, cli.token),
+                None => store::Target::Data(cli.data),
+            };
+            store::run(&target, command)
         }
     };
     match outcome {
@@ -114,21 +128,26 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
         // A store verb failed: the Kubernetes Status, as JSON with `-o json`, exit status 1.
-        Err(CliError::Engine(err)) if output == Some(store::Output::Json) => {
-            let status = err.to_status();
-            println!("{}", serde_json::to_string_pretty(&status).unwrap_or_default());
-            ExitCode::from(1)
-        }
-        Err(CliError::Engine(err)) if output.is_some() => {
-            let reason = err.reason();
-            eprintln!("error: {} ({}): {}", reason.as_str(), reason.code(), one_line(&err.to_string()));
-            ExitCode::from(1)
-        }
+        Err(CliError::Engine(err)) if output.is_some() => api_error(&err.to_status(), output),
+        Err(CliError::Api(status)) => api_error(&status, output),
         Err(err) => {
             eprintln!("error: {}", one_line(&err.to_string()));
             ExitCode::from(EXIT_FAILURE)
         }
     }
+}
+
+/// Prints a failed store verb's Kubernetes `Status`: as JSON with `-o json`, else one line
+/// `error: Reason (code): message`; exit status 1.
+fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitCode {
+    if output == Some(store::Output::Json) {
+        println!("{}", serde_json::to_string_pretty(status).unwrap_or_default());
+    } else {
+        let s = |k: &str| status.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+        let code = status.get("code").and_then(serde_json::Value::as_u64).unwrap_or(500);
+        eprintln!("error: {} ({code}): {}", s("reason"), one_line(s("message")));
+    }
+    ExitCode::from(1)
 }
 
 /// Keeps the promised single line even if a message embeds newlines.

@@ -6,11 +6,12 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
+use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs, WatchArgs};
 use super::{read_input, write_stdout, CliError, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, ListOptions, Options, Store, TypeSpec, WriteOptions};
+use super::backend::{Backend, Remote, TypeInfo, WriteVerb};
+use fieldstore_engine::store::{DeleteOptions, ListOptions, Options, Store, WriteOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,10 @@ pub enum StoreCommand {
     },
     /// Drop a field manager's ownership from objects (fields keep their values).
     Release(ReleaseArgs),
+    /// Watch a resource: one line per event (type, name, resourceVersion), or JSON events.
+    Watch(WatchArgs),
+    /// Make every open watch emit a bookmark at the current revision.
+    RequestBookmark,
 }
 
 /// `types` subcommands.
@@ -253,57 +258,71 @@ impl StoreCommand {
             StoreCommand::Owners(a) => a.output,
             StoreCommand::ManagedBy(a) => a.output,
             StoreCommand::Managers(a) => a.output,
+            StoreCommand::Watch(a) => a.output,
             _ => Output::Text,
         }
     }
 }
 
-/// Opens the data directory and runs the verb.
-pub fn run(data: &Path, command: StoreCommand) -> Result<()> {
-    // The CLI is short-lived: no background compaction, and no waiting for future revisions.
-    let options = Options::default().retention(None).keep_revisions(None);
-    let store = Store::open(data, options)?;
-    run_on(&store, command)
+/// Where the verbs run.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// In-process on a data directory.
+    Data(std::path::PathBuf),
+    /// Against a server, with an optional bearer token.
+    Server(String, Option<String>),
 }
 
-fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
+/// Opens the data directory (or connects to the server) and runs the verb.
+pub fn run(target: &Target, command: StoreCommand) -> Result<()> {
+    match target {
+        Target::Data(data) => {
+            // The CLI is short-lived: no background compaction.
+            let options = Options::default().retention(None).keep_revisions(None);
+            let store = Store::open(data, options)?;
+            run_on(&store, command)
+        }
+        Target::Server(addr, token) => run_on(&Remote::connect(addr, token.as_deref())?, command),
+    }
+}
+
+fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
     match command {
         StoreCommand::Types(TypesCommand::Register { file }) => {
             let mut out = String::new();
             for doc in read_documents(&file)? {
-                let spec = TypeSpec::from_crd(&doc)?;
-                out.push_str(&format!("registered {} ({} {})\n", spec.resource(), spec.api_version(), spec.kind));
-                store.register(spec)?;
+                let t = store.register_crd(&doc)?;
+                out.push_str(&format!("registered {} ({} {})\n", t.resource, t.api_version, t.kind));
             }
             write_stdout(out.as_bytes())
         }
         StoreCommand::Types(TypesCommand::List { output }) => {
-            let types = store.types();
+            let types = store.types()?;
             match output {
                 Output::Text => {
                     let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
                     for t in &types {
-                        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource(), t.api_version(), t.kind, t.namespaced, t.status_subresource));
+                        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource, t.api_version, t.kind, t.namespaced, t.status_subresource));
                     }
                     write_stdout(out.as_bytes())
                 }
                 _ => {
                     let list: Vec<Value> = types
                         .iter()
-                        .map(|t| serde_json::json!({"resource": t.resource(), "apiVersion": t.api_version(), "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
+                        .map(|t| serde_json::json!({"resource": t.resource, "apiVersion": t.api_version, "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
                         .collect();
                     print_value(&Value::Array(list), output)
                 }
             }
         }
-        StoreCommand::Apply(args) => write_each(store, Verb::Apply, &args),
-        StoreCommand::Create(args) => write_each(store, Verb::Create, &args),
-        StoreCommand::Replace(args) => write_each(store, Verb::Replace, &args),
+        StoreCommand::Apply(args) => write_each(store, WriteVerb::Apply, &args),
+        StoreCommand::Create(args) => write_each(store, WriteVerb::Create, &args),
+        StoreCommand::Replace(args) => write_each(store, WriteVerb::Replace, &args),
         StoreCommand::Patch(args) => {
-            let spec = resolve(store, &args.resource)?;
+            let spec = store.find_type(&args.resource)?;
             let c = &args.common;
             let ns = namespace_for(&spec, c.namespace.as_deref(), None);
-            let patch = store.parse_object(args.patch.as_bytes())?;
+            let patch = parse_text(&args.patch)?;
             let patch_type = match args.patch_type {
                 PatchKind::Strategic => PatchType::Strategic,
                 PatchKind::Merge => PatchType::Merge,
@@ -312,21 +331,18 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
             let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
                 .dry_run(c.dry_run)
                 .status(c.subresource == Some(Subresource::Status));
-            let out = store.patch(&spec.resource(), ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
+            let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
             print_written(&out, &spec, "patched", c.dry_run, c.output)
         }
         StoreCommand::Get(args) => {
-            let spec = resolve(store, &args.resource)?;
+            let spec = store.find_type(&args.resource)?;
             let ns = namespace_for(&spec, args.namespace.as_deref(), None);
             let obj = match args.at_revision {
-                Some(rev) => store.object_at(&spec.resource(), ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
-                    resource: spec.resource(),
+                Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
+                    resource: spec.resource.clone(),
                     name: format!("{} (at revision {rev})", args.name),
                 })?,
-                None => {
-                    let opts = GetOptions { resource_version: args.resource_version, ..GetOptions::default() };
-                    store.get(&spec.resource(), ns.as_deref(), &args.name, &opts)?
-                }
+                None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version)?,
             };
             match args.output {
                 Output::Text => print_value(&obj, Output::Yaml),
@@ -334,7 +350,7 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
             }
         }
         StoreCommand::List(args) => {
-            let spec = resolve(store, &args.resource)?;
+            let spec = store.find_type(&args.resource)?;
             let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
             let opts = ListOptions {
                 label_selector: args.selector,
@@ -344,7 +360,7 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
                 resource_version: args.resource_version,
                 ..ListOptions::default()
             };
-            let list = store.list(&spec.resource(), ns.as_deref(), &opts)?;
+            let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
             match args.output {
                 Output::Text => {
                     let mut out = String::new();
@@ -352,7 +368,7 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
                         out.push_str("NAMESPACE\t");
                     }
                     out.push_str("NAME\tRESOURCEVERSION\n");
-                    for item in &list.items {
+                    for item in list["items"].as_array().into_iter().flatten() {
                         let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
                         if spec.namespaced {
                             out.push_str(&m("namespace"));
@@ -360,28 +376,26 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
                         }
                         out.push_str(&format!("{}\t{}\n", m("name"), m("resourceVersion")));
                     }
-                    if let Some(token) = &list.continue_token {
+                    if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
                         out.push_str(&format!("# more: --continue {token}\n"));
                     }
                     write_stdout(out.as_bytes())
                 }
-                o => print_value(&list.to_json(&spec.api_version(), &spec.kind), o),
+                o => print_value(&list, o),
             }
         }
         StoreCommand::Delete(args) => {
-            let spec = resolve(store, &args.resource)?;
+            let spec = store.find_type(&args.resource)?;
             let ns = namespace_for(&spec, args.namespace.as_deref(), None);
             let opts = DeleteOptions { resource_version: args.resource_version, dry_run: args.dry_run, ..DeleteOptions::default() };
-            let out = store.delete(&spec.resource(), ns.as_deref(), &args.name, &opts)?;
+            let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
             let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
             print_written(&out, &spec, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
         }
-        StoreCommand::Compact { revision } => {
-            let rv = revision.unwrap_or_else(|| store.revision());
-            store.compact(rv)?;
-            write_stdout(format!("compacted {}\n", store.compacted_revision()).as_bytes())
-        }
-        StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()).as_bytes()),
+        StoreCommand::Compact { revision } => write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes()),
+        StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
+        StoreCommand::Watch(a) => history::watch(store, &a),
+        StoreCommand::RequestBookmark => write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes()),
         StoreCommand::Blame(a) => history::blame(store, &a),
         StoreCommand::History(a) => history::history(store, &a),
         StoreCommand::Log(a) => history::log(store, &a),
@@ -393,19 +407,12 @@ fn run_on(store: &Store, command: StoreCommand) -> Result<()> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Verb {
-    Apply,
-    Create,
-    Replace,
-}
-
 /// Applies, creates or replaces every object of the file, stopping at the first error.
-fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
+fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<()> {
     let c = &args.common;
     let manager = match (&c.manager, verb) {
         (Some(m), _) => m.clone(),
-        (None, Verb::Apply) => return Err(CliError::Usage("apply needs --manager NAME (the field manager)".into())),
+        (None, WriteVerb::Apply) => return Err(CliError::Usage("apply needs --manager NAME (the field manager)".into())),
         (None, _) => DEFAULT_MANAGER.into(),
     };
     let opts = WriteOptions::new(manager).dry_run(c.dry_run).force(args.force).status(c.subresource == Some(Subresource::Status));
@@ -414,19 +421,21 @@ fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
         return Err(CliError::Usage(format!("{} holds no object", args.file.display())));
     }
     for doc in docs {
-        let spec = resolve_object(store, &doc)?;
+        let spec = store.type_of(&doc)?;
         let ns = namespace_for(&spec, c.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
-        let resource = spec.resource();
-        let (out, what) = match verb {
-            Verb::Apply => {
-                let before = store.revision();
-                let out = store.apply(&resource, ns.as_deref(), &doc, &opts)?;
+        let before = if verb == WriteVerb::Apply { store.revision()? } else { 0 };
+        let out = store.write(verb, &spec.resource, ns.as_deref(), &doc, &opts)?;
+        let what = match verb {
+            WriteVerb::Apply => {
                 let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
-                let what = if c.dry_run || rv.is_some_and(|r| r > before) { "applied" } else { "unchanged" };
-                (out, what)
+                if c.dry_run || rv.is_some_and(|r| r > before) {
+                    "applied"
+                } else {
+                    "unchanged"
+                }
             }
-            Verb::Create => (store.create(&resource, ns.as_deref(), &doc, &opts)?, "created"),
-            Verb::Replace => (store.update(&resource, ns.as_deref(), &doc, &opts)?, "replaced"),
+            WriteVerb::Create => "created",
+            WriteVerb::Replace => "replaced",
         };
         print_written(&out, &spec, what, c.dry_run, c.output)?;
     }
@@ -435,21 +444,19 @@ fn write_each(store: &Store, verb: Verb, args: &WriteArgs) -> Result<()> {
 
 /// The namespace of a request: the flag, else the object's, else `default`; none for
 /// cluster-scoped types.
-pub(super) fn namespace_for(spec: &TypeSpec, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
+pub(super) fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
     if !spec.namespaced {
         return flag.map(str::to_string);
     }
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
-/// The registered type a command-line resource name means.
-pub(super) fn resolve(store: &Store, name: &str) -> Result<TypeSpec> {
-    Ok(store.find_type(name)?)
-}
-
-/// The registered type of an object, from its apiVersion and kind.
-fn resolve_object(store: &Store, obj: &Value) -> Result<TypeSpec> {
-    Ok(store.type_of(obj)?)
+/// A patch given on the command line: JSON, or YAML.
+fn parse_text(text: &str) -> Result<Value> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(json_err) => serde_yaml::from_str(text).map_err(|_| CliError::Usage(format!("the patch is neither JSON ({json_err}) nor YAML"))),
+    }
 }
 
 /// The objects of a file: one JSON document, or one or more YAML documents.
@@ -477,12 +484,12 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
 }
 
 /// Prints a written object: `resource/name verb (resourceVersion N)` or the object itself.
-fn print_written(obj: &Value, spec: &TypeSpec, what: &str, dry_run: bool, output: Output) -> Result<()> {
+fn print_written(obj: &Value, spec: &TypeInfo, what: &str, dry_run: bool, output: Output) -> Result<()> {
     if output != Output::Text {
         return print_value(obj, output);
     }
     let m = |f: &str| obj.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-    let mut line = format!("{}/{} {what}", spec.resource(), m("name"));
+    let mut line = format!("{}/{} {what}", spec.resource, m("name"));
     if dry_run {
         line.push_str(" (dry run)");
     } else if !m("resourceVersion").is_empty() {
