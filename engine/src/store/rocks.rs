@@ -36,11 +36,15 @@ impl Rocks {
             let mut table = BlockBasedOptions::default();
             table.set_block_cache(&cache);
             let mut cf = Options::default();
-            if name == super::keys::CF_OBJECTS {
+            if name == super::keys::CF_OBJECTS || name == super::keys::CF_HISTORY {
                 table.set_block_size(16 << 10);
                 cf.set_compression_type(DBCompressionType::Lz4);
                 cf.set_bottommost_compression_type(DBCompressionType::Lz4);
                 cf.set_write_buffer_size(64 << 20);
+            } else if name == super::keys::CF_OWNERS {
+                // Path keys share long prefixes and compress well.
+                cf.set_compression_type(DBCompressionType::Lz4);
+                cf.set_bottommost_compression_type(DBCompressionType::Lz4);
             } else {
                 cf.set_compression_type(DBCompressionType::None);
             }
