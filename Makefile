@@ -40,7 +40,10 @@ demo: setup
 	$(CARGO) build --release -p fieldstore-server
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
-# All tests, in the release profile: CI then builds a single profile, the one the binary and the
-# benches use.
+# All tests, in the release profile (CI then builds a single profile, the one the binary and the
+# benches use), then an independent client: Python grpcio against a live server.
 test: setup
 	$(CARGO) test --workspace --release
+	$(CARGO) build --release -p fieldstore-server
+	sh tests/python/ensure_grpcio.sh
+	python3 tests/python/test_grpc_client.py target/release/fieldstore
