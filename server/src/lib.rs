@@ -5,5 +5,6 @@
 pub mod api;
 pub mod builtin;
 pub mod cli;
+pub mod metrics;
 pub mod serve;
 pub mod service;

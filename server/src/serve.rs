@@ -3,6 +3,7 @@
 
 use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
 use crate::builtin;
+use crate::metrics::{Metrics, MetricsLayer};
 use crate::service::auth::Auth;
 use crate::service::{Limits, StoreService};
 use clap::Args;
@@ -43,6 +44,9 @@ pub struct ServeArgs {
     /// Deadline of a unary request, in seconds.
     #[arg(long, default_value_t = 60)]
     request_deadline_seconds: u64,
+    /// Serve Prometheus metrics on `http://ADDR/metrics`.
+    #[arg(long)]
+    metrics: Option<SocketAddr>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -100,7 +104,7 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
         request_deadline: Duration::from_secs(args.request_deadline_seconds.max(1)),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| ServeError::Io(e.to_string()))?;
-    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, data))?;
+    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, args.metrics, data))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
     // acknowledged write).
@@ -109,12 +113,22 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr, data: &Path) -> Result<(), ServeError> {
+async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr, metrics_addr: Option<SocketAddr>, data: &Path) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
     let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
+    let metrics = Arc::new(Metrics::default());
+    let metrics_local = match metrics_addr {
+        Some(addr) => {
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| ServeError::Io(format!("cannot listen on {addr} for metrics: {e}")))?;
+            let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
+            tokio::spawn(crate::metrics::serve(l, metrics.clone(), store.clone()));
+            Some(a)
+        }
+        None => None,
+    };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let max_message = limits.max_request_bytes + (64 << 10);
-    let service = StoreService::new(store, auth.clone(), limits, stop_rx);
+    let service = StoreService::new(store, auth.clone(), limits, stop_rx, metrics.clone());
     let api = StoreServer::new(service).max_decoding_message_size(max_message).max_encoding_message_size(usize::MAX);
     let api = tonic::service::interceptor::InterceptedService::new(api, move |mut req: tonic::Request<()>| {
         let id = auth.authenticate(req.metadata())?;
@@ -128,7 +142,10 @@ async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr
         .build_v1()
         .map_err(|e| ServeError::Io(e.to_string()))?;
     // The first line on stdout is the address, for scripts and tests that listen on port 0.
-    println!("fieldstore: serving on {local} (data {})", data.display());
+    match metrics_local {
+        Some(m) => println!("fieldstore: serving on {local} (data {}, metrics http://{m}/metrics)", data.display()),
+        None => println!("fieldstore: serving on {local} (data {})", data.display()),
+    }
     tracing::info!(%local, data = %data.display(), "serving");
     let shutdown = async move {
         wait_for_signal().await;
@@ -138,6 +155,7 @@ async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
     tonic::transport::Server::builder()
+        .layer(MetricsLayer(metrics))
         .add_service(health_service)
         .add_service(reflection)
         .add_service(api)

@@ -13,6 +13,8 @@ use tonic::{Code, Request};
 struct Server {
     child: Child,
     addr: String,
+    /// The first line the server printed.
+    banner: String,
     _dir: tempfile::TempDir,
 }
 
@@ -35,7 +37,7 @@ impl Server {
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let addr = line.split_whitespace().nth(3).unwrap_or_else(|| panic!("no address in {line:?}")).to_string();
-        Server { child, addr, _dir: dir }
+        Server { child, addr, banner: line, _dir: dir }
     }
 
     async fn channel(&self) -> Channel {
@@ -354,4 +356,31 @@ async fn cli_verbs_work_against_a_server() {
     })
     .await
     .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_requests_and_watches() {
+    let server = Server::start(&["--metrics", "127.0.0.1:0"]);
+    let metrics_url = server.banner.split("metrics http://").nth(1).unwrap().trim_end().trim_end_matches(')').to_string();
+    let mut c = server.client().await;
+    c.apply(write(&cm("a", json!({"k": "1"})), "m")).await.unwrap();
+    let _ = c.get(pb::GetRequest { object: oref("configmaps", "missing"), ..Default::default() }).await;
+    let _w = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), ..Default::default() }).await.unwrap();
+    let text = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let (host, path) = metrics_url.split_once('/').unwrap();
+        let mut sock = std::net::TcpStream::connect(host).unwrap();
+        write!(sock, "GET /{path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut out = String::new();
+        sock.read_to_string(&mut out).unwrap();
+        out
+    })
+    .await
+    .unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert!(text.contains("fieldstore_requests_total{method=\"Apply\",code=\"0\"} 1"), "{text}");
+    assert!(text.contains("fieldstore_requests_total{method=\"Get\",code=\"5\"} 1"), "{text}");
+    assert!(text.contains("fieldstore_request_duration_seconds_count{method=\"Apply\"} 1"), "{text}");
+    assert!(text.contains("fieldstore_watches 1"), "{text}");
+    assert!(text.contains("fieldstore_revision 1"), "{text}");
 }

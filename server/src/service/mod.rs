@@ -10,6 +10,7 @@ pub mod body;
 pub mod status;
 
 use crate::api::pb::{self, store_server};
+use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
@@ -54,12 +55,13 @@ pub struct StoreService {
     limits: Limits,
     watches: Arc<Mutex<HashMap<String, usize>>>,
     shutdown: tokio::sync::watch::Receiver<bool>,
+    metrics: Arc<Metrics>,
 }
 
 impl StoreService {
     /// A service over `store`; watches end (with a final bookmark) when `shutdown` turns true.
-    pub fn new(store: Store, auth: Arc<Auth>, limits: Limits, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
-        StoreService { store, auth, limits, watches: Arc::default(), shutdown }
+    pub fn new(store: Store, auth: Arc<Auth>, limits: Limits, shutdown: tokio::sync::watch::Receiver<bool>, metrics: Arc<Metrics>) -> Self {
+        StoreService { store, auth, limits, watches: Arc::default(), shutdown, metrics }
     }
 
     /// Runs a store call on the blocking pool within the request deadline.
@@ -179,10 +181,12 @@ fn list_options(r: &pb::ListRequest) -> Result<ListOptions, Status> {
 struct WatchSlot {
     user: String,
     watches: Arc<Mutex<HashMap<String, usize>>>,
+    metrics: Arc<Metrics>,
 }
 
 impl Drop for WatchSlot {
     fn drop(&mut self) {
+        self.metrics.open_watches.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         let mut w = self.watches.lock();
         if let Some(n) = w.get_mut(&self.user) {
             *n = n.saturating_sub(1);
@@ -285,7 +289,8 @@ impl store_server::Store for StoreService {
             }
             *n += 1;
         }
-        let slot = WatchSlot { user: id.user, watches: self.watches.clone() };
+        self.metrics.open_watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let slot = WatchSlot { user: id.user, watches: self.watches.clone(), metrics: self.metrics.clone() };
         let opts = WatchOptions {
             resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
             label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
