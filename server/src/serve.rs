@@ -47,6 +47,12 @@ pub struct ServeArgs {
     /// Serve Prometheus metrics on `http://ADDR/metrics`.
     #[arg(long)]
     metrics: Option<SocketAddr>,
+    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -104,7 +110,14 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
         request_deadline: Duration::from_secs(args.request_deadline_seconds.max(1)),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| ServeError::Io(e.to_string()))?;
-    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, args.metrics, data))?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let read = |p: &PathBuf| std::fs::read(p).map_err(|e| ServeError::Io(format!("reading {}: {e}", p.display())));
+            Some(tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(read(cert)?, read(key)?)))
+        }
+        _ => None,
+    };
+    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, args.metrics, tls, data))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
     // acknowledged write).
@@ -113,7 +126,15 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr, metrics_addr: Option<SocketAddr>, data: &Path) -> Result<(), ServeError> {
+async fn serve(
+    store: Store,
+    auth: Arc<Auth>,
+    limits: Limits,
+    listen: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    data: &Path,
+) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
     let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
     let metrics = Arc::new(Metrics::default());
@@ -142,9 +163,10 @@ async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr
         .build_v1()
         .map_err(|e| ServeError::Io(e.to_string()))?;
     // The first line on stdout is the address, for scripts and tests that listen on port 0.
+    let scheme = if tls.is_some() { "https" } else { "http" };
     match metrics_local {
-        Some(m) => println!("fieldstore: serving on {local} (data {}, metrics http://{m}/metrics)", data.display()),
-        None => println!("fieldstore: serving on {local} (data {})", data.display()),
+        Some(m) => println!("fieldstore: serving on {local} ({scheme}; data {}, metrics http://{m}/metrics)", data.display()),
+        None => println!("fieldstore: serving on {local} ({scheme}; data {})", data.display()),
     }
     tracing::info!(%local, data = %data.display(), "serving");
     let shutdown = async move {
@@ -154,7 +176,11 @@ async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, listen: SocketAddr
         // Give open watches a moment to send their last bookmark.
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder.tls_config(tls).map_err(|e| ServeError::Io(format!("TLS: {e}")))?;
+    }
+    builder
         .layer(MetricsLayer(metrics))
         .add_service(health_service)
         .add_service(reflection)

@@ -384,3 +384,36 @@ async fn metrics_count_requests_and_watches() {
     assert!(text.contains("fieldstore_watches 1"), "{text}");
     assert!(text.contains("fieldstore_revision 1"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_given_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_pem, key_pem) = (cert.cert.pem(), cert.key_pair.serialize_pem());
+    let cert_file = dir.path().join("cert.pem");
+    let key_file = dir.path().join("key.pem");
+    std::fs::write(&cert_file, &cert_pem).unwrap();
+    std::fs::write(&key_file, &key_pem).unwrap();
+    let server = Server::start_in(dir, &["--tls-cert", cert_file.to_str().unwrap(), "--tls-key", key_file.to_str().unwrap()]);
+    assert!(server.banner.contains("(https;"), "{}", server.banner);
+    let tls = tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(&cert_pem)).domain_name("localhost");
+    let channel = Channel::from_shared(format!("https://{}", server.addr)).unwrap().tls_config(tls).unwrap().connect().await.unwrap();
+    let mut c = StoreClient::new(channel);
+    let out = obj(c.apply(write(&cm("a", json!({"k": "1"})), "m")).await.unwrap().into_inner());
+    assert_eq!(out["data"]["k"], "1");
+    // A plaintext client cannot talk to it.
+    let plain = Channel::from_shared(format!("http://{}", server.addr)).unwrap().connect().await;
+    if let Ok(ch) = plain {
+        assert!(StoreClient::new(ch).revision(pb::RevisionRequest {}).await.is_err());
+    }
+    // The CLI with --tls-ca, by the certificate's name.
+    let addr = format!("https://localhost:{}", server.addr.rsplit(':').next().unwrap());
+    let ca = server._dir.path().join("cert.pem");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_fieldstore")).args(["--server", &addr, "--tls-ca", ca.to_str().unwrap(), "revision"]).output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+}

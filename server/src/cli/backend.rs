@@ -230,12 +230,28 @@ impl tonic::service::Interceptor for Token {
 }
 
 impl Remote {
-    /// Connects to `addr` (`host:port` or a URL).
-    pub fn connect(addr: &str, token: Option<&str>) -> Result<Remote> {
+    /// Connects to `addr` (`host:port`, `http://…` or `https://…`); for https, `ca` is the PEM
+    /// certificate to trust (default: the system's roots are not used, so it is required).
+    pub fn connect(addr: &str, token: Option<&str>, ca: Option<&std::path::Path>) -> Result<Remote> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| CliError::Usage(e.to_string()))?;
         let url = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
+        let tls = match (url.starts_with("https://"), ca) {
+            (true, Some(ca)) => {
+                let pem = std::fs::read(ca).map_err(|source| CliError::ReadFile { path: ca.display().to_string(), source })?;
+                let host = url.trim_start_matches("https://").split([':', '/']).next().unwrap_or("").to_string();
+                Some(tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem)).domain_name(host))
+            }
+            (true, None) => return Err(CliError::Usage("an https server needs --tls-ca FILE (the certificate to trust)".into())),
+            _ => None,
+        };
         let channel = runtime
-            .block_on(async { tonic::transport::Channel::from_shared(url.clone()).map_err(|e| e.to_string())?.connect().await.map_err(|e| e.to_string()) })
+            .block_on(async {
+                let mut endpoint = tonic::transport::Channel::from_shared(url.clone()).map_err(|e| e.to_string())?;
+                if let Some(tls) = tls {
+                    endpoint = endpoint.tls_config(tls).map_err(|e| e.to_string())?;
+                }
+                endpoint.connect().await.map_err(|e| e.to_string())
+            })
             .map_err(|e| CliError::Usage(format!("cannot connect to {url}: {e}")))?;
         let token = match token {
             Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| CliError::Usage("the token must be printable ASCII".into()))?),

@@ -34,6 +34,9 @@ struct Cli {
     /// Bearer token for `--server`.
     #[arg(long, global = true, env = "FIELDSTORE_TOKEN")]
     token: Option<String>,
+    /// The certificate (PEM) to trust for an `https://` server.
+    #[arg(long, global = true, env = "FIELDSTORE_TLS_CA")]
+    tls_ca: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -110,7 +113,7 @@ pub fn main() -> ExitCode {
         Command::Store(command) => {
             output = Some(command.output());
             let target = match cli.server {
-                Some(addr) => store::Target::Server(addr, cli.token),
+                Some(addr) => store::Target::Server(addr, cli.token, cli.tls_ca),
                 None => store::Target::Data(cli.data),
             };
             store::run(&target, command)

@@ -269,8 +269,8 @@ impl StoreCommand {
 pub enum Target {
     /// In-process on a data directory.
     Data(std::path::PathBuf),
-    /// Against a server, with an optional bearer token.
-    Server(String, Option<String>),
+    /// Against a server, with an optional bearer token and CA certificate (for https).
+    Server(String, Option<String>, Option<std::path::PathBuf>),
 }
 
 /// Opens the data directory (or connects to the server) and runs the verb.
@@ -282,7 +282,7 @@ pub fn run(target: &Target, command: StoreCommand) -> Result<()> {
             let store = Store::open(data, options)?;
             run_on(&store, command)
         }
-        Target::Server(addr, token) => run_on(&Remote::connect(addr, token.as_deref())?, command),
+        Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
     }
 }
 
