@@ -7,7 +7,8 @@ use serde_json::{json, Map, Value};
 impl Error {
     /// This error as a Kubernetes `Status` (`kind: Status`, `status: Failure`), with the
     /// reason and HTTP code of [`Error::reason`]. Apply conflicts carry one
-    /// `FieldManagerConflict` cause per conflicting field naming its manager; validation errors
+    /// `FieldManagerConflict` cause per conflicting field naming its manager (and, beyond
+    /// Kubernetes, the `live` and `applied` values when known); validation errors
     /// one `FieldValueInvalid` cause per problem; not-found and already-exists errors name the
     /// object in `details`.
     pub fn to_status(&self) -> Value {
@@ -17,11 +18,19 @@ impl Error {
         match self {
             Error::Conflict(conflicts) => {
                 for c in &conflicts.0 {
-                    causes.push(json!({
+                    let mut cause = json!({
                         "type": "FieldManagerConflict",
                         "message": format!("conflict with {}", crate::merge::conflicts::display_manager(&c.manager)),
                         "field": c.path.to_string(),
-                    }));
+                    });
+                    // Beyond Kubernetes (clients ignore unknown keys): the values in conflict.
+                    if let Some(v) = &c.live {
+                        cause["live"] = v.clone();
+                    }
+                    if let Some(v) = &c.applied {
+                        cause["applied"] = v.clone();
+                    }
+                    causes.push(cause);
                 }
             }
             Error::Invalid(errors) => {
@@ -93,13 +102,14 @@ mod tests {
     fn conflict_status_names_each_field_and_manager() {
         let path = Path::from(vec![PathElement::FieldName("spec".into()), PathElement::FieldName("replicas".into())]);
         let manager = ManagerKey { manager: "hpa".into(), operation: Operation::Update, api_version: "apps/v1".into(), subresource: String::new() };
-        let err = Error::Conflict(Conflicts(vec![Conflict { manager, path, live: None, applied: None }]));
+        let err = Error::Conflict(Conflicts(vec![Conflict { manager, path, live: Some(json!(3)), applied: Some(json!(5)) }]));
         let s = err.to_status();
         assert_eq!(s["code"], 409);
         assert_eq!(s["reason"], "Conflict");
         assert_eq!(s["details"]["causes"][0]["field"], ".spec.replicas");
         assert_eq!(s["details"]["causes"][0]["message"], "conflict with \"hpa\" using apps/v1");
         assert_eq!(s["details"]["causes"][0]["type"], "FieldManagerConflict");
+        assert_eq!((&s["details"]["causes"][0]["live"], &s["details"]["causes"][0]["applied"]), (&json!(3), &json!(5)));
     }
 
     #[test]

@@ -211,3 +211,26 @@ fn history_and_ownership_verbs() {
     let log = json(&data, &["log", "widgets", "w1", "-o", "json"], b"");
     assert_eq!(log[0]["note"], "released ownership of manager \"autoscaler\"");
 }
+
+#[test]
+fn apply_a_directory_list_as_a_table_and_conflicts_show_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let objs = dir.path().join("objs");
+    std::fs::create_dir(&objs).unwrap();
+    std::fs::write(objs.join("crd.txt"), "not an object: skipped").unwrap();
+    std::fs::write(objs.join("a.yaml"), format!("{}---\n{}", WIDGET.replace("w1", "w2"), WIDGET.replace("w1", "w3"))).unwrap();
+    std::fs::write(objs.join("b.json"), serde_json::to_string(&serde_yaml::from_str::<Value>(WIDGET).unwrap()).unwrap()).unwrap();
+    ok(&data, &["types", "register", "-f", "-"], CRD.as_bytes());
+    let out = ok(&data, &["apply", "-f", objs.to_str().unwrap(), "--manager", "ci"], b"");
+    assert_eq!(out.lines().filter(|l| l.contains(" applied ")).count(), 3, "{out}");
+    let table = ok(&data, &["list", "widgets"], b"");
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, vec!["NAME", "AGE", "RESOURCEVERSION"]);
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(ok(&data, &["list", "widgets", "-A"], b"").starts_with("NAMESPACE"));
+    // A conflict names the field, its owner, the live and the applied value.
+    let out = run(&data, &["apply", "-f", "-", "--manager", "other"], WIDGET.replace("replicas: 2", "replicas: 4").as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(".spec.replicas: owned by \"ci\"; live 2, applied 4"), "{stderr}");
+}

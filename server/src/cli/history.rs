@@ -149,12 +149,16 @@ pub struct WatchArgs {
 /// `5s`, `3m`, `2h`, `4d`: how long ago `unix_millis` was.
 fn age(unix_millis: u64) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let s = now.saturating_sub(unix_millis) / 1000;
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=7199 => format!("{}m", s / 60),
-        7200..=172_799 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
+    ago(now.saturating_sub(unix_millis) / 1000)
+}
+
+/// An elapsed time as kubectl prints ages: `45s`, `12m`, `3h`, `5d`.
+pub(super) fn ago(secs: u64) -> String {
+    match secs {
+        0..=119 => format!("{secs}s"),
+        120..=7199 => format!("{}m", secs / 60),
+        7200..=172_799 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
     }
 }
 

@@ -149,6 +149,16 @@ fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitC
         let s = |k: &str| status.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
         let code = status.get("code").and_then(serde_json::Value::as_u64).unwrap_or(500);
         eprintln!("error: {} ({code}): {}", s("reason"), one_line(s("message")));
+        // Apply conflicts: per field, who owns it, its live value and the value applied.
+        for c in status.pointer("/details/causes").and_then(serde_json::Value::as_array).into_iter().flatten() {
+            if c.get("type").and_then(serde_json::Value::as_str) != Some("FieldManagerConflict") {
+                continue;
+            }
+            let field = c.get("field").and_then(serde_json::Value::as_str).unwrap_or("");
+            let owner = c.get("message").and_then(serde_json::Value::as_str).unwrap_or("").trim_start_matches("conflict with ");
+            let show = |k: &str| c.get(k).map_or_else(|| "(none)".to_string(), |v| v.to_string());
+            eprintln!("  {field}: owned by {owner}; live {}, applied {}", show("live"), show("applied"));
+        }
     }
     ExitCode::from(1)
 }

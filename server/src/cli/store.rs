@@ -363,18 +363,24 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
             let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
             match args.output {
                 Output::Text => {
-                    let mut out = String::new();
-                    if spec.namespaced {
-                        out.push_str("NAMESPACE\t");
+                    // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
+                    let mut rows = vec![Vec::new()];
+                    if ns.is_none() && spec.namespaced {
+                        rows[0].push("NAMESPACE".to_string());
                     }
-                    out.push_str("NAME\tRESOURCEVERSION\n");
+                    rows[0].extend(["NAME", "AGE", "RESOURCEVERSION"].map(String::from));
                     for item in list["items"].as_array().into_iter().flatten() {
                         let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-                        if spec.namespaced {
-                            out.push_str(&m("namespace"));
-                            out.push('\t');
+                        let mut row = Vec::new();
+                        if ns.is_none() && spec.namespaced {
+                            row.push(m("namespace"));
                         }
-                        out.push_str(&format!("{}\t{}\n", m("name"), m("resourceVersion")));
+                        row.extend([m("name"), age_since(&m("creationTimestamp")), m("resourceVersion")]);
+                        rows.push(row);
+                    }
+                    let mut out = table(&rows);
+                    if rows.len() == 1 {
+                        out = format!("No resources found{}.\n", ns.as_deref().map(|n| format!(" in {n} namespace")).unwrap_or_default());
                     }
                     if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
                         out.push_str(&format!("# more: --continue {token}\n"));
@@ -416,11 +422,17 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
         (None, _) => DEFAULT_MANAGER.into(),
     };
     let opts = WriteOptions::new(manager).dry_run(c.dry_run).force(args.force).status(c.subresource == Some(Subresource::Status));
-    let docs = read_documents(&args.file)?;
+    let files = object_files(&args.file)?;
+    let mut docs = Vec::new();
+    for f in &files {
+        docs.extend(read_documents(f)?);
+    }
     if docs.is_empty() {
         return Err(CliError::Usage(format!("{} holds no object", args.file.display())));
     }
-    for doc in docs {
+    let progress = Progress::new(docs.len(), files.len() > 1);
+    for (i, doc) in docs.into_iter().enumerate() {
+        progress.show(i);
         let spec = store.type_of(&doc)?;
         let ns = namespace_for(&spec, c.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
         let before = if verb == WriteVerb::Apply { store.revision()? } else { 0 };
@@ -451,11 +463,77 @@ pub(super) fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Opti
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
+/// Rows as columns padded to their widest cell, three spaces apart (kubectl's style).
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r.iter().enumerate().map(|(c, cell)| format!("{cell:<w$}", w = widths[c])).collect();
+        out.push_str(line.join("   ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// How long ago an RFC 3339 time was, as kubectl prints ages (`45s`, `12m`, `3h`, `5d`).
+fn age_since(rfc3339: &str) -> String {
+    let Some((secs, _)) = fieldstore_codec::rfc3339::parse(rfc3339) else { return "<unknown>".into() };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    history::ago(u64::try_from(now - secs).unwrap_or(0))
+}
+
 /// A patch given on the command line: JSON, or YAML.
 fn parse_text(text: &str) -> Result<Value> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
         Err(json_err) => serde_yaml::from_str(text).map_err(|_| CliError::Usage(format!("the patch is neither JSON ({json_err}) nor YAML"))),
+    }
+}
+
+/// The files `-f` names: the file itself, or the `.yaml`, `.yml` and `.json` files of a
+/// directory in name order.
+fn object_files(path: &Path) -> Result<Vec<std::path::PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let read_err = |source| CliError::ReadFile { path: path.display().to_string(), source };
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+        .map_err(read_err)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// A progress bar on stderr for writes of many objects, shown only on a terminal.
+struct Progress {
+    total: usize,
+    on: bool,
+}
+
+impl Progress {
+    fn new(total: usize, many_files: bool) -> Self {
+        use std::io::IsTerminal;
+        Progress { total, on: many_files && total > 1 && std::io::stderr().is_terminal() }
+    }
+
+    fn show(&self, done: usize) {
+        if !self.on {
+            return;
+        }
+        let width = 30;
+        let filled = done * width / self.total.max(1);
+        eprint!("\r[{}{}] {done}/{} objects", "#".repeat(filled), ".".repeat(width - filled), self.total);
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if self.on {
+            eprintln!("\r[{}] {}/{} objects", "#".repeat(30), self.total, self.total);
+        }
     }
 }
 
