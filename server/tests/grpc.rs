@@ -417,3 +417,31 @@ async fn tls_with_a_given_certificate() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_depth_and_deadline_limits() {
+    let server = Server::start(&["--max-watches-per-client", "1", "--max-depth", "6", "--request-deadline-seconds", "1"]);
+    let mut c = server.client().await;
+    let watch = || pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "0".into(), ..Default::default() };
+    let first = c.watch(watch()).await.unwrap();
+    let err = c.watch(watch()).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()), (Code::ResourceExhausted, Some(429), Some("TooManyRequests")));
+    // Closing the first watch frees the slot.
+    drop(first);
+    let mut reopened = None;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Ok(w) = c.watch(watch()).await {
+            reopened = Some(w);
+            break;
+        }
+    }
+    assert!(reopened.is_some(), "the watch slot was not released");
+    // Too deep: 400.
+    let deep = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "ns", "annotations": {}}, "x": {"a": {"b": {"c": {"d": {"e": {}}}}}}});
+    let err = c.apply(write(&deep, "m")).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::InvalidArgument, Some(400)));
+    // A read waiting for a future revision outlives the 1 s deadline: 504.
+    let err = c.get(pb::GetRequest { object: oref("configmaps", "a"), resource_version: "1000".into(), ..Default::default() }).await.unwrap_err();
+    assert_eq!((err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()), (Code::DeadlineExceeded, Some(504), Some("Timeout")));
+}
