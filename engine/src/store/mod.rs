@@ -774,7 +774,12 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
-            let (record, entries) = object::encode_with_entries(&mut object, tombstone)?;
+            let old_entries = match &prev_record {
+                Some(rec) => object::entry_fields(rec)?,
+                None => Vec::new(),
+            };
+            let previous = object::Previous { managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")), entries: &old_entries };
+            let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous))?;
             if record.len() > self.core().options.max_object_bytes {
                 return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
             }
@@ -787,10 +792,6 @@ impl Store {
                 return Ok(object);
             }
             let index_ops = if self.core().options.owner_index {
-                let old_entries = match &prev_record {
-                    Some(rec) => object::entry_fields(rec)?,
-                    None => Vec::new(),
-                };
                 owners::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?
             } else {
                 Vec::new()

@@ -24,9 +24,32 @@ use serde_json::Value;
 const FORMAT: u8 = 1;
 const TOMBSTONE: u8 = 1;
 
+/// A managedFields entry but its field set, as read from the object's JSON form.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryMeta {
+    #[serde(default)]
+    manager: String,
+    operation: Operation,
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    time: Option<String>,
+    #[serde(default)]
+    subresource: String,
+}
+
+/// The version an object replaces: its managedFields (JSON form, from [`decode`]) and their
+/// binary sets in the same order (from [`entry_fields`] of its record).
+pub(crate) struct Previous<'a> {
+    pub managed_fields: Option<&'a Value>,
+    pub entries: &'a [EntryFields],
+}
+
 /// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
-/// also returning its managedFields entries as the owner index sees them.
-pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool) -> Result<(Vec<u8>, Vec<EntryFields>)> {
+/// also returning its managedFields entries as the owner index sees them. An entry whose field
+/// set is unchanged from `previous` reuses its binary form instead of parsing it again.
+pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool, previous: Option<Previous<'_>>) -> Result<(Vec<u8>, Vec<EntryFields>)> {
     // The body is the object without resourceVersion and managedFields: they are taken out for
     // the serialization and put back, rather than cloning a possibly large object.
     let saved = match object.get_mut("metadata") {
@@ -34,10 +57,7 @@ pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool) -> Result
         _ => (None, None),
     };
     let json = serde_json::to_vec(&*object).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}")));
-    let entries: std::result::Result<Vec<ManagedFieldsEntry>, _> = match &saved.1 {
-        Some(mf) if !mf.is_null() => serde::Deserialize::deserialize(mf).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}"))),
-        _ => Ok(Vec::new()),
-    };
+    let entries = encode_entries(saved.1.as_ref(), previous.as_ref());
     if let Some(Value::Object(meta)) = object.get_mut("metadata") {
         if let Some(rv) = saved.0 {
             meta.insert("resourceVersion".into(), rv);
@@ -53,7 +73,7 @@ pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool) -> Result
     put_bytes(&mut out, &json);
     put_uvarint(&mut out, entries.len() as u64);
     let mut fields = Vec::with_capacity(entries.len());
-    for e in &entries {
+    for (e, bin) in entries {
         put_bytes(&mut out, e.manager.as_bytes());
         out.push(match e.operation {
             Operation::Apply => 0,
@@ -62,15 +82,35 @@ pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool) -> Result
         put_bytes(&mut out, e.api_version.as_bytes());
         put_bytes(&mut out, e.time.as_deref().unwrap_or("").as_bytes());
         put_bytes(&mut out, e.subresource.as_bytes());
-        let set = match e.fields_v1_json() {
-            Some(json) => fields_v1::from_json(json.as_bytes())?,
-            None => fieldstore_codec::Set::new(),
-        };
-        let bin = fields_binary::encode(&set);
         put_bytes(&mut out, &bin);
-        fields.push(EntryFields { manager: e.manager.clone(), operation: operation_name(e.operation, &e.subresource), fields: bin });
+        fields.push(EntryFields { manager: e.manager, operation: operation_name(e.operation, &e.subresource), fields: bin });
     }
     Ok((out, fields))
+}
+
+/// The entries of a managedFields list with their sets in binary form.
+fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result<Vec<(EntryMeta, Vec<u8>)>> {
+    let items = match mf {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(Error::BadRequest("invalid managedFields: expected a list".into())),
+    };
+    let old_items: &[Value] = previous.and_then(|p| p.managed_fields).and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let old_bins = previous.map_or(&[][..], |p| p.entries);
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let meta: EntryMeta = serde::Deserialize::deserialize(item).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
+        let fields = item.get("fieldsV1").filter(|f| !f.is_null());
+        let same = |old: &Value| ["manager", "operation", "apiVersion", "subresource"].iter().all(|k| old.get(k) == item.get(k)) && old.get("fieldsV1").filter(|f| !f.is_null()) == fields;
+        let reused = old_items.iter().position(same).filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len()).map(|i| old_bins[i].fields.clone());
+        let bin = match (reused, fields) {
+            (Some(bin), _) => bin,
+            (None, Some(f)) => fields_binary::encode(&fields_v1::from_json(&serde_json::to_vec(f).map_err(|e| Error::BadRequest(e.to_string()))?)?),
+            (None, None) => fields_binary::encode(&fieldstore_codec::Set::new()),
+        };
+        out.push((meta, bin));
+    }
+    Ok(out)
 }
 
 /// `Apply`, `Update`, or `Update/status` for an entry written through a subresource.
@@ -226,7 +266,7 @@ mod tests {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
             "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
-        let (rec, entries) = encode_with_entries(&mut obj.clone(), false).unwrap();
+        let (rec, entries) = encode_with_entries(&mut obj.clone(), false, None).unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entry_fields(&rec).unwrap(), entries);
         assert!(!is_tombstone(&rec));
@@ -234,6 +274,11 @@ mod tests {
         assert_eq!(back["metadata"]["resourceVersion"], "9");
         back["metadata"]["resourceVersion"] = json!("3");
         assert_eq!(back, obj);
-        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true).unwrap().0));
+        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true, None).unwrap().0));
+        // Re-encoding against the decoded version reuses its binary sets, with the same bytes.
+        let mut view = decode(&rec, 9).unwrap();
+        let mf = view["metadata"]["managedFields"].clone();
+        let again = encode_with_entries(&mut view, false, Some(Previous { managed_fields: Some(&mf), entries: &entries })).unwrap();
+        assert_eq!(again.0, rec);
     }
 }
