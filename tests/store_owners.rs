@@ -49,6 +49,12 @@ fn the_index_follows_ownership_changes() {
     let managers = s.managers(Some("configmaps")).unwrap();
     let alice = managers.iter().find(|m| m.manager == "alice").unwrap();
     assert_eq!(alice.objects, 2);
+    // Paged: one object per page, the token leads to the next, a bad token is a 400.
+    let p1 = s.objects_managed_by_page("alice", None, Some(1), None).unwrap();
+    assert_eq!((p1.items.len(), p1.items[0].name.as_str()), (1, "a"));
+    let p2 = s.objects_managed_by_page("alice", None, Some(1), p1.continue_token.as_deref()).unwrap();
+    assert_eq!((p2.items[0].name.as_str(), p2.continue_token.is_none()), ("b", true));
+    assert!(matches!(s.objects_managed_by_page("alice", None, Some(1), Some("zz")), Err(fieldstore::engine::Error::BadRequest(_))));
     // Deleting an object removes it from the index; the index survives reopen.
     s.delete("configmaps", NS, "a", &Default::default()).unwrap();
     s.reopen();

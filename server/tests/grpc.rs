@@ -181,7 +181,7 @@ async fn every_rpc() {
     let owners = json_of(c.owners_of(pb::OwnersOfRequest { resource: "configmaps".into(), path: ".data.x".into() }).await.unwrap().into_inner());
     assert_eq!(owners[0]["manager"], "bob");
     let by = json_of(c.objects_managed_by(pb::ObjectsManagedByRequest { manager: "alice".into(), ..Default::default() }).await.unwrap().into_inner());
-    assert_eq!(by[0]["name"], "a");
+    assert_eq!(by["items"][0]["name"], "a");
     let managers = json_of(c.managers(pb::ManagersRequest::default()).await.unwrap().into_inner());
     assert!(managers.as_array().unwrap().iter().any(|m| m["manager"] == "bob"));
     assert_eq!(c.rename_manager(pb::RenameManagerRequest { from: "bob".into(), to: "robert".into() }).await.unwrap().into_inner().count, 1);

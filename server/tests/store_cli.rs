@@ -198,7 +198,7 @@ fn history_and_ownership_verbs() {
     assert_eq!(who, vec!["alice", "hpa"]);
     let managers = json(&data, &["managers", "-o", "json"], b"");
     assert_eq!(managers.as_array().unwrap().len(), 2);
-    assert_eq!(json(&data, &["managed-by", "hpa", "-o", "json"], b"")[0]["fieldCount"], 1);
+    assert_eq!(json(&data, &["managed-by", "hpa", "-o", "json"], b"")["items"][0]["fieldCount"], 1);
 
     // Rename, release, and the object at an old revision after compaction.
     assert!(ok(&data, &["rename-manager", "hpa", "autoscaler"], b"").contains("in 1 objects"));

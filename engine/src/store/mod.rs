@@ -43,7 +43,7 @@ mod watch;
 
 pub use history::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryPolicy, HistoryQuery, WriteEntry};
 pub use keys::EventType;
-pub use owners::{ManagedObject, ManagerSummary, Owner};
+pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use list::{ListOptions, ObjectList, ResourceVersionMatch};
 pub use types::{SchemaSource, TypeSpec};
 pub use watch::{Watch, WatchEvent, WatchOptions};

@@ -127,6 +127,27 @@ pub struct ManagedObject {
     pub fields: Value,
 }
 
+/// A page of the objects a manager owns fields of.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ManagedPage {
+    /// The objects, in key order (resource, namespace, name).
+    pub items: Vec<ManagedObject>,
+    /// Where the next page starts; `None` on the last page.
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_token: Option<String>,
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
 /// Who owns a field path of one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Owner {
@@ -173,15 +194,41 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] for an unknown resource.
     pub fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>) -> Result<Vec<ManagedObject>> {
-        let mut start = manager_key(manager, &[]);
+        Ok(self.objects_managed_by_page(manager, resource, limit, None)?.items)
+    }
+
+    /// A page of [`Store::objects_managed_by`]: at most `limit` objects starting at
+    /// `continue_token` (from the previous page; `None` for the first).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown resource; [`Error::BadRequest`] for a malformed token.
+    pub fn objects_managed_by_page(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<ManagedPage> {
+        let mut prefix = manager_key(manager, &[]);
+        let plen = prefix.len();
         if let Some(r) = resource {
-            start.extend_from_slice(&keys::type_prefix(self.resolve(r)?.id));
+            prefix.extend_from_slice(&keys::type_prefix(self.resolve(r)?.id));
         }
-        let end = keys::prefix_end(&start);
+        let end = keys::prefix_end(&prefix);
+        let start = match continue_token.filter(|t| !t.is_empty()) {
+            None => prefix.clone(),
+            Some(t) => {
+                let object = unhex(t).filter(|o| keys::parse_object_prefix(o).is_ok()).ok_or_else(|| Error::BadRequest(format!("invalid continue token {t:?}")))?;
+                let mut k = manager_key(manager, &object);
+                if !k.starts_with(&prefix) {
+                    return Err(Error::BadRequest(format!("continue token {t:?} is not of this query")));
+                }
+                k.truncate(plen + object.len());
+                k
+            }
+        };
         let reg = self.core().registry.read().clone_index();
         let mut out = Vec::new();
-        let plen = manager_key(manager, &[]).len();
+        let mut next = None;
         self.core().kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
+            if limit.is_some_and(|l| out.len() >= l) {
+                next = Some(hex(&k[plen..]));
+                return Ok(Flow::Stop);
+            }
             let (type_id, namespace, name) = keys::parse_object_prefix(&k[plen..])?;
             let owned: Owned = bincode::deserialize(v).map_err(|_| corrupt())?;
             let set = fields_binary::decode(&owned.set)?;
@@ -194,9 +241,9 @@ impl Store {
                 field_count: owned.fields,
                 fields,
             });
-            Ok(if limit.is_some_and(|l| out.len() >= l) { Flow::Stop } else { Flow::Continue })
+            Ok(Flow::Continue)
         })?;
-        Ok(out)
+        Ok(ManagedPage { items: out, continue_token: next })
     }
 
     /// Which objects of `resource` have the field `path` (or fields under it; printed as

@@ -79,8 +79,8 @@ pub trait Backend {
     fn object_log(&self, resource: &str, ns: Option<&str>, name: &str, limit: Option<usize>) -> Result<Value>;
     /// Owners of a path.
     fn owners_of(&self, resource: &str, path: &str) -> Result<Value>;
-    /// Objects a manager owns fields of.
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>) -> Result<Value>;
+    /// A page of the objects a manager owns fields of (`{"items", "continue"}`).
+    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value>;
     /// Managers with counts.
     fn managers(&self, resource: Option<&str>) -> Result<Value>;
     /// Renames a manager; returns the objects changed.
@@ -176,8 +176,8 @@ impl Backend for Store {
     fn owners_of(&self, resource: &str, path: &str) -> Result<Value> {
         json(&Store::owners_of(self, resource, path)?)
     }
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>) -> Result<Value> {
-        json(&Store::objects_managed_by(self, manager, resource, limit)?)
+    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value> {
+        json(&Store::objects_managed_by_page(self, manager, resource, limit, continue_token)?)
     }
     fn managers(&self, resource: Option<&str>) -> Result<Value> {
         json(&Store::managers(self, resource)?)
@@ -402,8 +402,13 @@ impl Backend for Remote {
         let req = pb::OwnersOfRequest { resource: resource.into(), path: path.into() };
         parse_json(self.call(|mut c| async move { c.owners_of(req).await })?)
     }
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>) -> Result<Value> {
-        let req = pb::ObjectsManagedByRequest { manager: manager.into(), resource: resource.unwrap_or("").into(), limit: limit.unwrap_or(0) as u64 };
+    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value> {
+        let req = pb::ObjectsManagedByRequest {
+            manager: manager.into(),
+            resource: resource.unwrap_or("").into(),
+            limit: limit.unwrap_or(0) as u64,
+            r#continue: continue_token.unwrap_or("").into(),
+        };
         parse_json(self.call(|mut c| async move { c.objects_managed_by(req).await })?)
     }
     fn managers(&self, resource: Option<&str>) -> Result<Value> {

@@ -92,6 +92,9 @@ pub struct ManagedByArgs {
     /// At most this many objects.
     #[arg(long)]
     limit: Option<usize>,
+    /// Continue a paged answer.
+    #[arg(long = "continue")]
+    continue_token: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -340,14 +343,17 @@ pub fn owners(store: &dyn Backend, a: &OwnersArgs) -> Result<()> {
 /// `managed-by`.
 pub fn managed_by(store: &dyn Backend, a: &ManagedByArgs) -> Result<()> {
     let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
-    let objects = store.objects_managed_by(&a.manager, resource.as_deref(), a.limit)?;
+    let page = store.objects_managed_by(&a.manager, resource.as_deref(), a.limit, a.continue_token.as_deref())?;
     if a.output != Output::Text {
-        return print_value(&objects, a.output);
+        return print_value(&page, a.output);
     }
     let mut out = String::from("RESOURCE\tNAMESPACE\tNAME\tOPERATIONS\tFIELDS\n");
-    for o in objects.as_array().into_iter().flatten() {
+    for o in page["items"].as_array().into_iter().flatten() {
         let ops: Vec<&str> = o["operations"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
         out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", s(o, "resource"), s(o, "namespace"), s(o, "name"), ops.join(","), u(o, "fieldCount")));
+    }
+    if let Some(t) = page.get("continue").and_then(Value::as_str) {
+        out.push_str(&format!("# more: --continue {t}\n"));
     }
     write_stdout(out.as_bytes())
 }

@@ -434,7 +434,9 @@ impl store_server::Store for StoreService {
         let r = req.get_ref().clone();
         let (_, spec) = self.admit(&req, "list", &r.resource, "")?;
         let resource = spec.map(|s| s.resource());
-        let out = self.call(move |s| s.objects_managed_by(&r.manager, resource.as_deref(), (r.limit > 0).then_some(r.limit as usize))).await?;
+        let out = self
+            .call(move |s| s.objects_managed_by_page(&r.manager, resource.as_deref(), (r.limit > 0).then_some(r.limit as usize), Some(r.r#continue.as_str())))
+            .await?;
         json_response(&out)
     }
 
