@@ -56,12 +56,45 @@ pub struct StoreService {
     watches: Arc<Mutex<HashMap<String, usize>>>,
     shutdown: tokio::sync::watch::Receiver<bool>,
     metrics: Arc<Metrics>,
+    encodings: Arc<EventEncodings>,
+}
+
+/// The wire encodings of recent watch events, so that a change fanned out to many watchers is
+/// serialized once per media type rather than once per watcher.
+/// Entries are found by the event object's identity (watchers share the `Arc` the store
+/// broadcasts); a `Weak` keeps the allocation, so the address cannot be reused, without keeping
+/// the object.
+#[derive(Default)]
+struct EventEncodings(Mutex<(std::collections::VecDeque<(std::sync::Weak<Value>, String, pb::Body)>, usize)>);
+
+impl EventEncodings {
+    /// At most this many recent encodings, and this many bytes of them.
+    const KEEP: usize = 64;
+    const KEEP_BYTES: usize = 16 << 20;
+
+    fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<pb::Body, Error> {
+        let found = self.0.lock().0.iter().find(|(o, a, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept).map(|(_, _, b)| b.clone());
+        if let Some(b) = found {
+            return Ok(b);
+        }
+        let b = body::encode(object, accept)?;
+        let mut guard = self.0.lock();
+        let (recent, bytes) = &mut *guard;
+        recent.push_back((Arc::downgrade(object), accept.to_string(), b.clone()));
+        *bytes += b.data.len();
+        while recent.len() > Self::KEEP || (*bytes > Self::KEEP_BYTES && recent.len() > 1) {
+            if let Some((_, _, old)) = recent.pop_front() {
+                *bytes -= old.data.len();
+            }
+        }
+        Ok(b)
+    }
 }
 
 impl StoreService {
     /// A service over `store`; watches end (with a final bookmark) when `shutdown` turns true.
     pub fn new(store: Store, auth: Arc<Auth>, limits: Limits, shutdown: tokio::sync::watch::Receiver<bool>, metrics: Arc<Metrics>) -> Self {
-        StoreService { store, auth, limits, watches: Arc::default(), shutdown, metrics }
+        StoreService { store, auth, limits, watches: Arc::default(), shutdown, metrics, encodings: Arc::default() }
     }
 
     /// Runs a store call on the blocking pool within the request deadline.
@@ -305,10 +338,18 @@ impl store_server::Store for StoreService {
         let shutdown = self.shutdown.clone();
         let store = self.store.clone();
         let (api_version, kind, accept) = (spec.api_version(), spec.kind.clone(), r.accept.clone());
-        tokio::task::spawn_blocking(move || {
+        let encodings = self.encodings.clone();
+        // A thread of its own per watch: watches are long-lived, and tokio's blocking pool (512
+        // threads) is what unary requests run on.
+        let spawned = std::thread::Builder::new().name("fieldstore-watch".into()).spawn(move || {
             let _slot = slot;
             let send = |ev: &WatchEvent| -> bool {
-                let msg = body::encode(&ev.to_json(&api_version, &kind)["object"], &accept)
+                let encoded = match ev {
+                    // Object events: every watcher of the change shares one encoding.
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => encodings.get_or_encode(o, &accept),
+                    _ => body::encode(&ev.to_json(&api_version, &kind)["object"], &accept),
+                };
+                let msg = encoded
                     .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
                     .map_err(|e| to_grpc(&e));
                 tx.blocking_send(msg).is_ok()
@@ -331,6 +372,7 @@ impl store_server::Store for StoreService {
                 }
             }
         });
+        spawned.map_err(|e| Status::internal(format!("cannot start the watch: {e}")))?;
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
