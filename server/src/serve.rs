@@ -22,7 +22,8 @@ pub struct ServeArgs {
     /// Address to listen on (`127.0.0.1:0` picks a free port; the address is printed).
     #[arg(long, default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
-    /// More types: CustomResourceDefinitions (YAML, several documents allowed, or JSON).
+    /// More types: CustomResourceDefinitions (YAML, several documents allowed, or JSON), or an
+    /// API server's OpenAPI document (v2 or v3).
     #[arg(long = "types")]
     types: Vec<PathBuf>,
     /// Bearer tokens, kube-apiserver's static token file format (`token,user,uid[,"groups"]`).
@@ -211,7 +212,8 @@ async fn wait_for_signal() {
     }
 }
 
-/// The types of a `--types` file: CustomResourceDefinitions, YAML (multi-document) or JSON.
+/// The types of a `--types` file: CustomResourceDefinitions (YAML, several documents allowed, or
+/// JSON), or an API server's OpenAPI document (v2 or v3, JSON or YAML).
 fn types_file(path: &Path) -> Result<Vec<TypeSpec>, ServeError> {
     let err = |message: String| ServeError::TypesFile { path: path.display().to_string(), message };
     let text = std::fs::read(path).map_err(|e| err(e.to_string()))?;
@@ -221,7 +223,11 @@ fn types_file(path: &Path) -> Result<Vec<TypeSpec>, ServeError> {
         if v.is_null() {
             continue;
         }
-        out.push(TypeSpec::from_crd(&v).map_err(|e| err(e.to_string()))?);
+        if v.get("paths").is_some() && (v.get("swagger").is_some() || v.get("openapi").is_some()) {
+            out.extend(TypeSpec::from_openapi(&v).map_err(|e| err(e.to_string()))?);
+        } else {
+            out.push(TypeSpec::from_crd(&v).map_err(|e| err(e.to_string()))?);
+        }
     }
     Ok(out)
 }

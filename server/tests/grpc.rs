@@ -445,3 +445,18 @@ async fn watch_depth_and_deadline_limits() {
     let err = c.get(pb::GetRequest { object: oref("configmaps", "a"), resource_version: "1000".into(), ..Default::default() }).await.unwrap_err();
     assert_eq!((err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()), (Code::DeadlineExceeded, Some(504), Some("Timeout")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn types_from_an_openapi_document() {
+    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/openapi-widgets.json");
+    let server = Server::start(&["--types", doc]);
+    let mut c = server.client().await;
+    let types = c.list_types(pb::ListTypesRequest {}).await.unwrap().into_inner().types;
+    let w = types.iter().find(|t| t.resource == "widgets.example.com").expect("widgets registered");
+    assert!(w.namespaced && w.status_subresource);
+    // Its map list merges by key across managers.
+    let widget = |port: i64| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"}, "spec": {"ports": [{"port": port}]}});
+    c.apply(write(&widget(80), "a")).await.unwrap();
+    let out = obj(c.apply(write(&widget(81), "b")).await.unwrap().into_inner());
+    assert_eq!(out["spec"]["ports"].as_array().unwrap().len(), 2);
+}

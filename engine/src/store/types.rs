@@ -26,6 +26,14 @@ pub enum SchemaSource {
     /// A CustomResourceDefinition (apiextensions.k8s.io/v1, as JSON): the registered version's
     /// `openAPIV3Schema`.
     Crd(Value),
+    /// An OpenAPI document as Kubernetes publishes it (v2 `definitions` or v3
+    /// `components.schemas`), with the name of the objects' definition.
+    OpenApi {
+        /// The document.
+        document: Value,
+        /// The definition of the objects (`io.k8s.api.core.v1.Pod`).
+        root: String,
+    },
 }
 
 /// A resource type: its names, scope, schema and subresources.
@@ -135,6 +143,59 @@ impl TypeSpec {
         })
     }
 
+    /// The types an OpenAPI document (v2 or v3, as Kubernetes serves it) describes: every kind
+    /// with a list operation (`x-kubernetes-action: list` and `x-kubernetes-group-version-kind`)
+    /// in its `paths`. The plural is the list path's last segment; a type is namespaced when one
+    /// of its list paths runs through `/namespaces/{namespace}/`, and has the status subresource
+    /// when a `…/{name}/status` path exists; its schema is the definition carrying the same
+    /// group-version-kind.
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when the document has no such kind, or a kind has no definition.
+    pub fn from_openapi(document: &Value) -> Result<Vec<Self>> {
+        let paths = document.get("paths").and_then(Value::as_object).ok_or_else(|| schema_err("paths", "missing: an OpenAPI document of an API server is expected"))?;
+        let defs = document
+            .get("definitions")
+            .or_else(|| document.pointer("/components/schemas"))
+            .and_then(Value::as_object)
+            .ok_or_else(|| schema_err("definitions", "missing (v2 definitions or v3 components.schemas)"))?;
+        let gvk_of = |v: &Value| -> Option<(String, String, String)> {
+            let g = v.get("x-kubernetes-group-version-kind")?;
+            let g = if let Value::Array(a) = g { a.first()? } else { g };
+            let s = |k: &str| g.get(k).and_then(Value::as_str).map(str::to_string);
+            Some((s("group").unwrap_or_default(), s("version")?, s("kind")?))
+        };
+        // (group, version, kind) -> (plural, namespaced)
+        let mut found: std::collections::BTreeMap<(String, String, String), (String, bool)> = Default::default();
+        for (path, item) in paths {
+            let Some(get) = item.get("get") else { continue };
+            if get.get("x-kubernetes-action").and_then(Value::as_str) != Some("list") {
+                continue;
+            }
+            let Some(gvk) = gvk_of(get) else { continue };
+            let plural = path.rsplit('/').next().unwrap_or("").to_string();
+            let namespaced = path.contains("/namespaces/{namespace}/");
+            let e = found.entry(gvk).or_insert((plural, false));
+            e.1 |= namespaced;
+        }
+        if found.is_empty() {
+            return Err(schema_err("paths", "no list operation with x-kubernetes-group-version-kind"));
+        }
+        let mut out = Vec::new();
+        for ((group, version, kind), (plural, namespaced)) in found {
+            let root = defs
+                .iter()
+                .find(|(_, d)| gvk_of(d).is_some_and(|g| g == (group.clone(), version.clone(), kind.clone())))
+                .map(|(name, _)| name.clone())
+                .ok_or_else(|| schema_err("definitions", &format!("no definition of {kind} {group}/{version}")))?;
+            let status = paths.keys().any(|p| p.ends_with(&format!("/{plural}/{{name}}/status")) && (group.is_empty() || p.contains(&format!("/apis/{group}/{version}/"))));
+            let mut spec = TypeSpec::new(group, version, kind, plural).namespaced(namespaced).with_status_subresource(status);
+            spec.schema = SchemaSource::OpenApi { document: document.clone(), root };
+            out.push(spec);
+        }
+        Ok(out)
+    }
+
     /// `group/version`, or `version` for the core group.
     #[must_use]
     pub fn api_version(&self) -> String {
@@ -180,6 +241,10 @@ impl Registered {
         let (schema, root_name) = match &spec.schema {
             SchemaSource::None => (Schema::deduced(), DEDUCED_TYPE.to_string()),
             SchemaSource::SmdYaml { yaml, root } => (schema::parse_smd_yaml(yaml)?, root.clone()),
+            SchemaSource::OpenApi { document, root } => {
+                let schema = if document.get("definitions").is_some() { schema::from_openapi_v2(document)? } else { schema::from_openapi_v3_components(document)? };
+                (schema, root.clone())
+            }
             SchemaSource::Crd(crd) => {
                 let versions = schema::from_crd(crd)?;
                 let (_, schema, root) = versions
@@ -250,5 +315,55 @@ impl Registry {
         let mut v: Vec<_> = self.by_id.values().map(|t| (t.id, t.spec.clone())).collect();
         v.sort_by_key(|(id, _)| *id);
         v.into_iter().map(|(_, s)| s).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A slice of an API server's OpenAPI v2 document: one namespaced kind with a status path,
+    /// one cluster-scoped kind.
+    fn document() -> Value {
+        let gvk = |g: &str, k: &str| json!([{"group": g, "version": "v1", "kind": k}]);
+        json!({
+            "swagger": "2.0",
+            "paths": {
+                "/apis/example.com/v1/namespaces/{namespace}/widgets": {"get": {"x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk("example.com", "Widget")}},
+                "/apis/example.com/v1/widgets": {"get": {"x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk("example.com", "Widget")}},
+                "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status": {"get": {"x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk("example.com", "Widget")}},
+                "/apis/example.com/v1/gadgets": {"get": {"x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk("example.com", "Gadget")}},
+            },
+            "definitions": {
+                "com.example.v1.Widget": {"type": "object", "x-kubernetes-group-version-kind": gvk("example.com", "Widget"), "properties": {
+                    "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "metadata": {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+                    "spec": {"type": "object", "properties": {"ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                        "items": {"type": "object", "properties": {"port": {"type": "integer"}, "name": {"type": "string"}}}}}},
+                    "status": {"type": "object"}}},
+                "com.example.v1.Gadget": {"type": "object", "x-kubernetes-group-version-kind": gvk("example.com", "Gadget"), "properties": {
+                    "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "metadata": {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}}},
+            }
+        })
+    }
+
+    #[test]
+    fn openapi_documents_give_plural_scope_status_and_schema() {
+        let specs = TypeSpec::from_openapi(&document()).unwrap();
+        let w = specs.iter().find(|s| s.kind == "Widget").unwrap();
+        assert_eq!((w.plural.as_str(), w.namespaced, w.status_subresource, w.resource()), ("widgets", true, true, "widgets.example.com".to_string()));
+        let g = specs.iter().find(|s| s.kind == "Gadget").unwrap();
+        assert_eq!((g.plural.as_str(), g.namespaced, g.status_subresource), ("gadgets", false, false));
+        // The schema compiles, and its map list merges by key.
+        let t = Registered::compile(1, w.clone()).unwrap();
+        let live = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"ports": [{"port": 80, "name": "a"}]}});
+        let now = crate::fieldmanager::Time::from_unix_seconds(1_700_000_000);
+        let created = t.main.apply(None, &live, "m1", false, &now).unwrap().object;
+        let other = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"ports": [{"port": 81}]}});
+        let merged = t.main.apply(Some(&created), &other, "m2", false, &now).unwrap().object;
+        assert_eq!(merged["spec"]["ports"].as_array().unwrap().len(), 2);
+        assert!(TypeSpec::from_openapi(&json!({"paths": {}})).is_err());
     }
 }
