@@ -460,3 +460,27 @@ async fn types_from_an_openapi_document() {
     let out = obj(c.apply(write(&widget(81), "b")).await.unwrap().into_inner());
     assert_eq!(out["spec"]["ports"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_lists_the_services() {
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    let server = Server::start(&[]);
+    let mut r = ServerReflectionClient::new(server.channel().await);
+    let ask = |m: MessageRequest| ServerReflectionRequest { host: String::new(), message_request: Some(m) };
+    let requests = tokio_stream::iter(vec![ask(MessageRequest::ListServices(String::new())), ask(MessageRequest::FileContainingSymbol("fieldstore.v1.Store".into()))]);
+    let mut answers = r.server_reflection_info(requests).await.unwrap().into_inner();
+    match answers.message().await.unwrap().unwrap().message_response {
+        Some(MessageResponse::ListServicesResponse(l)) => {
+            let names: Vec<&str> = l.service.iter().map(|s| s.name.as_str()).collect();
+            assert!(names.contains(&"fieldstore.v1.Store"), "{names:?}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    match answers.message().await.unwrap().unwrap().message_response {
+        Some(MessageResponse::FileDescriptorResponse(f)) => assert!(!f.file_descriptor_proto.is_empty()),
+        other => panic!("unexpected {other:?}"),
+    }
+}
