@@ -239,32 +239,7 @@ fn cm_config(name: &str, flip: bool, extra: bool) -> Value {
 
 /// A CRD whose `spec.items` is a map list keyed by `name`, items `{name, value}`.
 fn list_crd() -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "histlists.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"kind": "HistList", "plural": "histlists"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {
-                        "items": {
-                            "type": "array",
-                            "x-kubernetes-list-type": "map",
-                            "x-kubernetes-list-map-keys": ["name"],
-                            "items": {"type": "object", "required": ["name"], "properties": {
-                                "name": {"type": "string"},
-                                "value": {"type": "string"},
-                            }},
-                        },
-                    }},
-                }}},
-            }],
-        },
-    })
+    store_objects::map_list_crd("HistList", "histlists", json!({"value": {"type": "string"}}))
 }
 
 /// The value of item `i`; the changed item alternates between two values.

@@ -68,17 +68,21 @@ pub fn raw_key(name: &str) -> Vec<u8> {
     format!("{NS}/{name}").into_bytes()
 }
 
-/// A CustomResourceDefinition whose `spec.items` is a map list keyed by `name` (items of the 5
-/// scalars of `shapes::list_item`): the CRD form of the apply bench's schema.
-pub fn biglist_crd() -> Value {
+/// A namespaced CustomResourceDefinition in `example.com/v1` whose `spec.items` is a map list
+/// keyed by `name`, its items having `name` and the given other properties.
+pub fn map_list_crd(kind: &str, plural: &str, item_properties: Value) -> Value {
+    let mut props = json!({"name": {"type": "string"}});
+    if let (Value::Object(p), Value::Object(extra)) = (&mut props, item_properties) {
+        p.extend(extra);
+    }
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": "biglists.example.com"},
+        "metadata": {"name": format!("{plural}.example.com")},
         "spec": {
             "group": "example.com",
             "scope": "Namespaced",
-            "names": {"kind": "BigList", "plural": "biglists"},
+            "names": {"kind": kind, "plural": plural},
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
@@ -87,19 +91,22 @@ pub fn biglist_crd() -> Value {
                             "type": "array",
                             "x-kubernetes-list-type": "map",
                             "x-kubernetes-list-map-keys": ["name"],
-                            "items": {"type": "object", "required": ["name"], "properties": {
-                                "name": {"type": "string"},
-                                "image": {"type": "string"},
-                                "value": {"type": "string"},
-                                "port": {"type": "integer"},
-                                "flag": {"type": "boolean"},
-                            }},
+                            "items": {"type": "object", "required": ["name"], "properties": props},
                         },
                     }},
                 }}},
             }],
         },
     })
+}
+
+/// The CRD form of the apply bench's schema: items of the 5 scalars of `shapes::list_item`.
+pub fn biglist_crd() -> Value {
+    map_list_crd(
+        "BigList",
+        "biglists",
+        json!({"image": {"type": "string"}, "value": {"type": "string"}, "port": {"type": "integer"}, "flag": {"type": "boolean"}}),
+    )
 }
 
 /// The API version and kind of [`biglist_crd`] objects.
