@@ -41,9 +41,10 @@ demo: setup
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
-# benches use), then an independent client: Python grpcio against a live server.
+# benches use), then an independent client: Python grpcio against a live server (the binary is
+# the one `cargo test` built for the server's integration tests; a separate `cargo build -p`
+# would resolve features differently and rebuild the engine).
 test: setup
 	$(CARGO) test --workspace --release
-	$(CARGO) build --release -p fieldstore-server
 	sh tests/python/ensure_grpcio.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
