@@ -46,7 +46,7 @@
 use fieldstore::engine::patch::PatchType;
 use fieldstore::engine::store::{HistoryPolicy, Options, Store, TypeSpec, WriteOptions};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -55,6 +55,8 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "support/args.rs"]
+mod args;
 #[path = "support/shapes.rs"]
 mod shapes;
 #[path = "support/store_objects.rs"]
@@ -77,42 +79,6 @@ const LIST_UPDATE: &str = "list-update";
 const LIST_SET: &str = "list-set";
 const APPLIER: &str = "bench-applier";
 const CONTROLLER: &str = "bench-controller";
-
-struct Args {
-    sections: Vec<String>,
-    flags: HashMap<String, String>,
-}
-
-impl Args {
-    fn parse() -> Args {
-        let mut sections = Vec::new();
-        let mut flags = HashMap::new();
-        let mut it = std::env::args().skip(1);
-        while let Some(a) = it.next() {
-            if a == "--bench" {
-                continue; // cargo bench passes it to every harness = false bench
-            }
-            if let Some(k) = a.strip_prefix("--") {
-                let v = it.next().unwrap_or_else(|| panic!("--{k} needs a value"));
-                flags.insert(k.to_string(), v);
-            } else {
-                sections.push(a);
-            }
-        }
-        if sections.is_empty() {
-            sections = vec!["cm".into(), "list".into()];
-        }
-        Args { sections, flags }
-    }
-
-    fn num(&self, k: &str, default: usize) -> usize {
-        self.flags.get(k).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("--{k}: not a number: {v}")))
-    }
-
-    fn has(&self, section: &str) -> bool {
-        self.sections.iter().any(|s| s == section)
-    }
-}
 
 #[repr(C)]
 struct Timespec {
@@ -488,7 +454,7 @@ fn report_storage(label: &str, s: &Storage, names: &[&str]) {
 // ---------------------------------------------------------------------------------------------
 
 fn main() {
-    let args = Args::parse();
+    let args = args::Args::parse(&["cm", "list"], &[]);
     let items = args.num("items", 10_000);
     println!("history bench: field history and the owner index on store writes (sync off unless noted)");
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

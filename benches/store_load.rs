@@ -46,6 +46,9 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "support/args.rs"]
+mod args;
+use args::Args;
 #[path = "support/shapes.rs"]
 mod shapes;
 #[path = "support/store_objects.rs"]
@@ -57,43 +60,6 @@ const ETCD_PUTS_8: f64 = 2_670.0;
 const ETCD_PUTS_SEQ: f64 = 1_376.0;
 const ETCD_LIST_PER_S: f64 = 100_000.0 / 2.4;
 const ETCD_WATCH_S: f64 = 24.6;
-
-struct Args {
-    scenarios: Vec<String>,
-    flags: HashMap<String, String>,
-}
-
-impl Args {
-    fn parse() -> Args {
-        let mut scenarios = Vec::new();
-        let mut flags = HashMap::new();
-        let mut it = std::env::args().skip(1);
-        while let Some(a) = it.next() {
-            if a == "--bench" {
-                continue; // cargo bench passes it to every harness = false bench
-            }
-            if let Some(k) = a.strip_prefix("--") {
-                let boolean = matches!(k, "watch-sync");
-                let v = if boolean { "1".to_string() } else { it.next().unwrap_or_else(|| panic!("--{k} needs a value")) };
-                flags.insert(k.to_string(), v);
-            } else {
-                scenarios.push(a);
-            }
-        }
-        if scenarios.is_empty() {
-            scenarios = ["create", "wal", "list", "watch", "apply10k"].map(String::from).to_vec();
-        }
-        Args { scenarios, flags }
-    }
-
-    fn num(&self, k: &str, default: usize) -> usize {
-        self.flags.get(k).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("--{k}: not a number: {v}")))
-    }
-
-    fn on(&self, k: &str) -> bool {
-        self.flags.contains_key(k)
-    }
-}
 
 /// CPU time of the whole process (every thread, RocksDB's included), from `/proc/self/stat`.
 fn cpu_time() -> Duration {
@@ -679,14 +645,14 @@ fn scenario_apply(args: &Args) {
 }
 
 fn main() {
-    let args = Args::parse();
+    let args = Args::parse(&["create", "wal", "list", "watch", "apply10k"], &["watch-sync"]);
     println!(
         "store_load: {} (pid {}, {} CPUs); every ratio is from this run",
-        args.scenarios.join(" "),
+        args.sections.join(" "),
         std::process::id(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    for s in &args.scenarios {
+    for s in &args.sections {
         let t = Instant::now();
         match s.as_str() {
             "create" => scenario_create(&args),
