@@ -82,7 +82,12 @@ pub enum ServeError {
 
 /// Runs the server until SIGINT or SIGTERM.
 pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_writer(std::io::stderr).init();
+    use std::io::IsTerminal;
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
     let mut auth = Auth::open();
     if let Some(f) = &args.token_file {
         auth = auth.with_token_file(f)?;
