@@ -28,6 +28,32 @@ pub fn to_json_string(set: &Set) -> String {
     out
 }
 
+/// The FieldsV1 document of a set as a JSON value: the value [`to_json_string`]'s text parses
+/// to, built without the text.
+pub fn to_value(set: &Set) -> Value {
+    Value::Object(value_node(set, false))
+}
+
+fn value_node(set: &Set, include_self: bool) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
+        m.insert(".".into(), Value::Object(serde_json::Map::new()));
+    }
+    for pe in set.members() {
+        if set.child(pe).is_none() {
+            let mut key = String::new();
+            serialize_element(&mut key, pe);
+            m.insert(key, Value::Object(serde_json::Map::new()));
+        }
+    }
+    for (pe, child) in set.children() {
+        let mut key = String::new();
+        serialize_element(&mut key, pe);
+        m.insert(key, Value::Object(value_node(child, set.has_member(pe))));
+    }
+    m
+}
+
 /// Writes one node's entries (without the surrounding braces), as structured-merge-diff's
 /// `emitContentsV1` does: members and children merged in element order.
 fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {

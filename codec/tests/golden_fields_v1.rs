@@ -39,6 +39,10 @@ fn json_round_trip_is_byte_identical() {
                 if again != *line {
                     failures.push(format!("line {}:\n  want {line}\n  got  {again}", n + 1));
                 }
+                let parsed: serde_json::Value = serde_json::from_str(line).expect("golden lines are JSON");
+                if fields_v1::to_value(&set) != parsed {
+                    failures.push(format!("line {}: to_value differs from the parsed text", n + 1));
+                }
             }
             Err(e) => failures.push(format!("line {}: {e}\n  {line}", n + 1)),
         }

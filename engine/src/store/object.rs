@@ -17,7 +17,7 @@
 
 use super::owners::EntryFields;
 use crate::{Error, Result};
-use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, Operation, FIELDS_TYPE_V1};
+use fieldstore_codec::managed_fields::{Operation, FIELDS_TYPE_V1};
 use fieldstore_codec::{fields_binary, fields_v1};
 use serde_json::Value;
 
@@ -177,16 +177,28 @@ pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
         let time = r.string()?;
         let subresource = r.string()?;
         let set = fields_binary::decode(r.bytes()?)?;
-        let raw = serde_json::value::RawValue::from_string(fields_v1::to_json_string(&set)).map_err(|e| Error::Corrupt(e.to_string()))?;
-        entries.push(ManagedFieldsEntry {
-            manager,
-            operation,
-            api_version,
-            time: (!time.is_empty()).then_some(time),
-            fields_type: FIELDS_TYPE_V1.to_string(),
-            fields_v1: Some(raw),
-            subresource,
-        });
+        // The entry as ObjectMeta serializes it (empty strings and a missing time omitted), built
+        // as a JSON value directly rather than rendered and parsed again.
+        let mut e = serde_json::Map::new();
+        if !manager.is_empty() {
+            e.insert("manager".into(), Value::String(manager));
+        }
+        e.insert("operation".into(), Value::String(match operation {
+            Operation::Apply => "Apply".into(),
+            Operation::Update => "Update".into(),
+        }));
+        if !api_version.is_empty() {
+            e.insert("apiVersion".into(), Value::String(api_version));
+        }
+        if !time.is_empty() {
+            e.insert("time".into(), Value::String(time));
+        }
+        e.insert("fieldsType".into(), Value::String(FIELDS_TYPE_V1.into()));
+        e.insert("fieldsV1".into(), fields_v1::to_value(&set));
+        if !subresource.is_empty() {
+            e.insert("subresource".into(), Value::String(subresource));
+        }
+        entries.push(Value::Object(e));
     }
     if !r.bytes.is_empty() {
         return Err(Error::Corrupt("trailing bytes in object record".into()));
@@ -198,8 +210,7 @@ pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
     if let Value::Object(meta) = meta {
         meta.insert("resourceVersion".into(), Value::String(revision.to_string()));
         if !entries.is_empty() {
-            let list: Value = serde_json::from_slice(&managed_fields::encode_entries(&entries)).map_err(|e| Error::Corrupt(e.to_string()))?;
-            meta.insert("managedFields".into(), list);
+            meta.insert("managedFields".into(), Value::Array(entries));
         }
     }
     Ok(object)
