@@ -190,7 +190,7 @@ fn history_and_ownership_verbs() {
     let events = h["events"].as_array().unwrap();
     assert_eq!(events[0]["after"], "web");
     assert_eq!(events[0]["before"], "http");
-    assert_eq!(events[0]["change"], "Modified");
+    assert_eq!(events[0]["change"], "modified");
 
     // Owners of a field, managers, objects managed by a manager.
     let owners = json(&data, &["owners", "widgets", "--path", ".spec.replicas", "-o", "json"], b"");

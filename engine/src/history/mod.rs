@@ -44,6 +44,7 @@ pub const DEFAULT_INLINE_LIMIT: usize = 1024;
 
 /// How a leaf field changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ChangeKind {
     /// The field did not exist before.
     Added,

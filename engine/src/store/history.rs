@@ -498,7 +498,7 @@ pub(crate) fn prune(core: &Core) -> Result<u64> {
             return Ok(Flow::Continue);
         }
         let r = Record::decode(v)?;
-        if now_ms.saturating_sub(r.unix_millis) <= policy.keep_seconds.saturating_mul(1000) {
+        if u128::from(now_ms.saturating_sub(r.unix_millis)) <= policy.keep_for().as_millis() {
             return Ok(Flow::Continue);
         }
         deleter.delete(k)?;

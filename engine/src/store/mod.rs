@@ -45,7 +45,7 @@ pub use history::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryPoli
 pub use keys::EventType;
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use list::{ListOptions, ObjectList, ResourceVersionMatch};
-pub use types::{SchemaSource, TypeSpec};
+pub use types::{type_is_named, SchemaSource, TypeSpec};
 pub use watch::{Watch, WatchEvent, WatchOptions};
 
 use crate::fieldmanager::{FieldManager, Time};
@@ -428,10 +428,9 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] when no type has that name.
     pub fn find_type(&self, name: &str) -> Result<TypeSpec> {
-        let lower = name.to_ascii_lowercase();
         self.types()
             .into_iter()
-            .find(|t| t.resource() == name || t.plural == name || t.kind.to_ascii_lowercase() == lower || format!("{}.{}", t.kind.to_ascii_lowercase(), t.group) == lower)
+            .find(|t| types::type_is_named(name, &t.plural, &t.group, &t.kind))
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
     }
 

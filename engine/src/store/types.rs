@@ -217,6 +217,18 @@ impl TypeSpec {
     }
 }
 
+/// Whether a client's `name` for a resource type means the type with this plural, group and
+/// kind: its plural, `plural.group`, its kind (any case), or its singular kind with the group
+/// (`deployment.apps`).
+#[must_use]
+pub fn type_is_named(name: &str, plural: &str, group: &str, kind: &str) -> bool {
+    let qualified = name.strip_suffix(group).and_then(|n| n.strip_suffix('.'));
+    name == plural
+        || qualified == Some(plural)
+        || kind.eq_ignore_ascii_case(name)
+        || qualified.is_some_and(|k| kind.eq_ignore_ascii_case(k))
+}
+
 fn schema_err(path: &str, reason: &str) -> Error {
     Error::Schema { path: path.into(), reason: reason.into() }
 }

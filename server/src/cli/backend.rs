@@ -95,13 +95,12 @@ pub trait Backend {
 
     /// The registered type a client names (plural, `plural.group`, kind or singular).
     fn find_type(&self, name: &str) -> Result<TypeInfo> {
-        let lower = name.to_ascii_lowercase();
         self.types()?
             .into_iter()
             .find(|t| {
                 let group = t.api_version.rsplit_once('/').map_or("", |(g, _)| g);
                 let plural = t.resource.split('.').next().unwrap_or("");
-                t.resource == name || plural == name || t.kind.to_ascii_lowercase() == lower || format!("{}.{group}", t.kind.to_ascii_lowercase()) == lower
+                fieldstore_engine::store::type_is_named(name, plural, group, &t.kind)
             })
             .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: name.into() }.into())
     }

@@ -290,7 +290,7 @@ pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
             age(u(e, "unixMillis")),
             if s(e, "manager").is_empty() { "-" } else { s(e, "manager") },
             s(e, "operation"),
-            s(e, "change").to_ascii_lowercase(),
+            s(e, "change"),
             s(e, "path"),
             show(e.get("before")),
             show(e.get("after"))
