@@ -14,6 +14,10 @@ use fieldstore::codec::{fields_binary, fields_v1, Path, PathElement, Set};
 use serde_json::json;
 use std::hint::black_box;
 
+// The `fieldstore` binary, whose store decodes these sets, runs on mimalloc; so do the benches.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SIZES: [usize; 4] = [100, 1_000, 10_000, 50_000];
 const ITEM_FIELDS: [&str; 5] = ["name", "image", "value", "port", "flag"];
 

@@ -23,11 +23,12 @@
 //! assert_eq!(fields_binary::decode(&bytes).unwrap(), set);
 //! ```
 
-use crate::fieldpath::{PathElement, Set};
+use crate::fieldpath::{KeyFields, Name, PathElement, Set};
 use crate::{Error, Result};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The first bytes of every binary FieldsV1 document: `FSB` (fieldstore set, binary).
 pub const MAGIC: [u8; 3] = *b"FSB";
@@ -126,6 +127,7 @@ pub fn decode(bytes: &[u8]) -> Result<Set> {
         pos: 0,
         pending: 0,
         table: Vec::new(),
+        key_fields: Vec::new(),
     }
     .decode()
 }
@@ -232,7 +234,7 @@ impl<'a> Plan<'a> {
             match pe {
                 PathElement::FieldName(name) => plan.note(name, true),
                 PathElement::Key(fields) => {
-                    for (name, v) in fields {
+                    for (name, v) in fields.iter() {
                         plan.note(name, false);
                         match (fields.len(), v) {
                             (1, Value::String(_)) => {} // written inline, see `write_element`
@@ -413,7 +415,7 @@ fn write_element<'a>(
                     write_varint(out, fields.len() as u64);
                 }
             }
-            for (name, v) in fields {
+            for (name, v) in fields.iter() {
                 write_string_ref(out, name, plan);
                 match (fields.len(), v) {
                     // The value of a one-field key names one item among its siblings, so it is
@@ -515,6 +517,38 @@ struct Frame {
     start: usize,
     /// The byte range of the sub-node of this node's latest child entry.
     last_child: Option<(usize, usize)>,
+    /// Whether the latest entry was a child (else a member, or no entry yet).
+    last_was_child: bool,
+    /// Whether every entry so far came after the one before it, in [`PathElement`] order.
+    in_order: bool,
+}
+
+impl Frame {
+    /// Notes that the next entry is `pe`, checking that it follows the previous entry.
+    #[inline]
+    fn follow(&mut self, pe: &PathElement, child: bool) {
+        let previous = if self.last_was_child {
+            self.children.last().map(|c| &c.0)
+        } else {
+            self.members.last()
+        };
+        if previous.is_some_and(|p| p >= pe) {
+            self.in_order = false;
+        }
+        self.last_was_child = child;
+    }
+
+    /// The finished node, with the element it goes under in its parent and where it started.
+    /// Entries were checked in order as they came, so only a node whose entries were out of
+    /// order is sorted.
+    fn finish(self) -> (Option<PathElement>, usize, Set) {
+        let set = if self.in_order {
+            Set::from_ordered_parts(self.members, self.children)
+        } else {
+            Set::from_parts(self.members, self.children)
+        };
+        (self.element, self.start, set)
+    }
 }
 
 /// A list or map being decoded.
@@ -536,7 +570,9 @@ struct Decoder<'a> {
     /// Items promised by the counts of open nodes, keys, lists and maps but not started yet;
     /// each needs at least one more input byte, so a new count may claim only what is left.
     pending: usize,
-    table: Vec<String>,
+    table: Vec<Name>,
+    /// Scratch space for the fields of the key being read.
+    key_fields: Vec<(Name, Value)>,
 }
 
 impl<'a> Decoder<'a> {
@@ -631,23 +667,46 @@ impl<'a> Decoder<'a> {
         std::str::from_utf8(bytes).map_err(|_| self.error_at(at, "string is not valid UTF-8"))
     }
 
-    fn table_string(&self, i: usize, at: usize) -> Result<String> {
+    fn table_name(&self, i: usize, at: usize) -> Result<Name> {
         match self.table.get(i) {
-            Some(s) => Ok(s.clone()),
+            Some(s) => Ok(Name::clone(s)),
             None => Err(self.error_at(at, "string table index out of range")),
         }
     }
 
-    fn string_ref(&mut self) -> Result<String> {
+    fn table_string(&self, i: usize, at: usize) -> Result<String> {
+        self.table_name(i, at).map(|s| String::from(&*s))
+    }
+
+    /// A string reference: a table index, or an inline string.
+    fn string_or_index(&mut self) -> Result<std::result::Result<usize, &'a str>> {
         let at = self.pos;
         let r = self.varint()?;
         let n = usize::try_from(r >> 1)
             .map_err(|_| self.error_at(at, "length does not fit in memory"))?;
         if r & 1 == 0 {
-            return self.table_string(n, at);
+            return Ok(Ok(n));
         }
         let bytes = self.take(n)?;
-        Ok(self.utf8(bytes, at)?.to_owned())
+        Ok(Err(self.utf8(bytes, at)?))
+    }
+
+    /// A string reference read as a field name (shared with the table when it is there).
+    fn name_ref(&mut self) -> Result<Name> {
+        let at = self.pos;
+        match self.string_or_index()? {
+            Ok(i) => self.table_name(i, at),
+            Err(s) => Ok(Name::from(s)),
+        }
+    }
+
+    /// A string reference read as an owned string (a map key or a string value).
+    fn string_ref(&mut self) -> Result<String> {
+        let at = self.pos;
+        match self.string_or_index()? {
+            Ok(i) => self.table_string(i, at),
+            Err(s) => Ok(s.to_owned()),
+        }
     }
 
     fn decode(mut self) -> Result<Set> {
@@ -668,11 +727,11 @@ impl<'a> Decoder<'a> {
                 let Some(done) = stack.pop() else {
                     return Err(self.error("node stack underflow"));
                 };
-                let set = Set::from_parts(done.members, done.children);
-                match (done.element, stack.last_mut()) {
+                let (element, start, set) = done.finish();
+                match (element, stack.last_mut()) {
                     (Some(pe), Some(parent)) => {
                         parent.children.push((pe, set));
-                        parent.last_child = Some((done.start, self.pos));
+                        parent.last_child = Some((start, self.pos));
                     }
                     _ => break self.finish(set),
                 }
@@ -694,6 +753,7 @@ impl<'a> Decoder<'a> {
             top.children_left -= usize::from(child);
             self.start(usize::from(member) + usize::from(child));
             let pe = self.element(header, at)?;
+            top.follow(&pe, child);
             if !child {
                 top.members.push(pe);
                 continue;
@@ -745,8 +805,8 @@ impl<'a> Decoder<'a> {
                 return Err(self.error_at(at, "string table entry longer than MAX_INTERNED_LEN"));
             }
             let bytes = self.take(len)?;
-            let s = self.utf8(bytes, at)?.to_owned();
-            self.table.push(s);
+            let s = self.utf8(bytes, at)?;
+            self.table.push(Name::from(s));
         }
         Ok(())
     }
@@ -768,6 +828,8 @@ impl<'a> Decoder<'a> {
             children_left,
             start: at,
             last_child: None,
+            last_was_child: false,
+            in_order: true,
         })
     }
 
@@ -775,9 +837,9 @@ impl<'a> Decoder<'a> {
         let nibble = header >> 4;
         match header & 3 {
             KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(
-                self.table_string(usize::from(nibble - 1), at)?,
+                self.table_name(usize::from(nibble - 1), at)?,
             )),
-            KIND_FIELD => Ok(PathElement::FieldName(self.string_ref()?)),
+            KIND_FIELD => Ok(PathElement::FieldName(self.name_ref()?)),
             KIND_KEY => {
                 let count_at = self.pos;
                 let n = if nibble > 0 {
@@ -786,18 +848,31 @@ impl<'a> Decoder<'a> {
                     self.length()?
                 };
                 self.claim(n, count_at)?;
-                let mut fields: Vec<(String, Value)> = Vec::with_capacity(n);
+                if n == 1 {
+                    // The common single-field key, built in place.
+                    self.start(1);
+                    let name = self.name_ref()?;
+                    let v = self.value()?;
+                    let key: KeyFields = Arc::new([(name, v)]);
+                    return Ok(PathElement::Key(key));
+                }
+                let mut fields = std::mem::take(&mut self.key_fields);
+                fields.clear();
+                fields.reserve(n);
                 for _ in 0..n {
                     self.start(1);
                     let name_at = self.pos;
-                    let name = self.string_ref()?;
+                    let name = self.name_ref()?;
                     if fields.last().is_some_and(|(last, _)| *last >= name) {
                         return Err(self.error_at(name_at, "key fields not sorted by name"));
                     }
                     let v = self.value()?;
                     fields.push((name, v));
                 }
-                Ok(PathElement::Key(fields))
+                // One allocation, of exactly the key's size; the scratch vector is kept.
+                let key: KeyFields = fields.drain(..).collect();
+                self.key_fields = fields;
+                Ok(PathElement::Key(key))
             }
             KIND_VALUE if nibble == 0 => Ok(PathElement::Value(self.value()?)),
             KIND_INDEX if nibble == 0 => {
@@ -810,6 +885,15 @@ impl<'a> Decoder<'a> {
 
     /// Reads one value; lists and maps are decoded with an explicit stack.
     fn value(&mut self) -> Result<Value> {
+        // The common case first: a short inline string, such as the name in an item's key.
+        if let Some(&t) = self.input.get(self.pos) {
+            if t >= TAG_INLINE_SHORT {
+                let at = self.pos;
+                self.pos += 1;
+                let bytes = self.take(usize::from(t - TAG_INLINE_SHORT))?;
+                return Ok(Value::String(self.utf8(bytes, at)?.to_owned()));
+            }
+        }
         let mut stack: Vec<Container> = Vec::new();
         loop {
             // Start the next item of the innermost open container (for a map, its key first).
@@ -975,6 +1059,30 @@ mod tests {
         ];
         assert_eq!(encode(&set), want);
         assert_eq!(decode(want).unwrap(), set);
+    }
+
+    #[test]
+    fn entries_out_of_order_decode_to_the_sorted_set() {
+        // The node of `f:a` lists `f:b` before `f:a`, and `f:b` twice: no encoder writes this,
+        // but the set is still the one its paths make.
+        let bytes: &[u8] = &[
+            b'F', b'S', b'B', 1, // magic, version
+            1, 1, b'a', // table: ["a"]
+            1, 1,    // root: one member, one child
+            0x14, // FieldName, both, table index 0
+            3, 0,    // node: three members, no children
+            0x00, 3, b'b', // FieldName, member, inline "b"
+            0x10, // FieldName, member, table index 0
+            0x00, 3, b'b', // FieldName, member, inline "b" again
+        ];
+        let want = Set::from_paths(&[
+            Path::fields(["a"]),
+            Path::fields(["a", "a"]),
+            Path::fields(["a", "b"]),
+        ]);
+        let got = decode(bytes).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(got.child(&PathElement::field("a")).unwrap().members().len(), 2);
     }
 
     #[test]

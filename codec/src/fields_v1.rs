@@ -6,7 +6,7 @@
 //! Keys appear in [`PathElement`] order. As in Kubernetes, object keys are escaped minimally (quote,
 //! backslash, control characters) while JSON values inside `k:`/`v:` keys are HTML-escaped first.
 
-use crate::fieldpath::{Path, PathElement, Set};
+use crate::fieldpath::{Name, Path, PathElement, Set};
 use crate::value;
 use crate::{Error, Result};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -144,12 +144,12 @@ pub fn deserialize_element(key: &str) -> Result<Option<PathElement>> {
     }
     let rest = &key[2..];
     Ok(Some(match b[0] {
-        b'f' => PathElement::FieldName(rest.to_string()),
+        b'f' => PathElement::FieldName(rest.into()),
         b'v' => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
         b'k' => {
             let v: Value = serde_json::from_str(rest).map_err(|e| err(format!("key is not JSON: {e}")))?;
             match v {
-                Value::Object(m) => PathElement::Key(m.into_iter().collect()),
+                Value::Object(m) => PathElement::Key(m.into_iter().map(|(k, v)| (Name::from(k), v)).collect()),
                 _ => return Err(err("key must be a JSON object".into())),
             }
         }
@@ -242,7 +242,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
         if !any {
             return Ok(Node { children: None, is_member: true });
         }
-        let set = Set::from_parts(members, children);
+        let set = Set::from_sorted_parts(members, children);
         let empty = set.members().is_empty() && set.children().is_empty();
         Ok(Node { children: if empty { None } else { Some(set) }, is_member: is_member || empty })
     }

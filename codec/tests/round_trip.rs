@@ -52,9 +52,9 @@ fn value() -> impl Strategy<Value = Value> {
 
 fn element() -> impl Strategy<Value = PathElement> {
     prop_oneof![
-        4 => text().prop_map(PathElement::FieldName),
+        4 => text().prop_map(PathElement::field),
         2 => prop::collection::btree_map(text(), value(), 0..3)
-            .prop_map(|m| PathElement::key(m.into_iter().collect())),
+            .prop_map(|m| PathElement::key(m.into_iter().map(|(k, v)| (k.into(), v)).collect())),
         1 => value().prop_map(PathElement::Value),
         1 => any::<i64>().prop_map(PathElement::Index),
         1 => (0i64..4).prop_map(PathElement::Index),

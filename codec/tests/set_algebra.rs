@@ -28,7 +28,7 @@ fn element() -> impl Strategy<Value = PathElement> {
     prop_oneof![
         3 => prop::sample::select(vec!["a", "b", "c"]).prop_map(PathElement::field),
         2 => prop::collection::btree_map(prop::sample::select(vec!["k", "n"]), scalar(), 1..=2)
-            .prop_map(|m| PathElement::key(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            .prop_map(|m| PathElement::key(m.into_iter().map(|(k, v)| (k.into(), v)).collect())),
         1 => scalar().prop_map(PathElement::Value),
         1 => (0i64..3).prop_map(PathElement::Index),
     ]

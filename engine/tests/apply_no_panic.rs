@@ -17,7 +17,7 @@
 //! - no manager is left with an empty set, and every owned path exists in the object, or runs
 //!   into a `null` on the way (a pruned struct someone still owns is kept as `null`).
 
-use fieldstore_codec::{value, Path, PathElement};
+use fieldstore_codec::Path;
 use fieldstore_engine::schema::{parse_smd_yaml, Schema, DEDUCED_TYPE};
 use fieldstore_engine::{typed, Error, ManagedFields, ManagerKey, TypeRef, Updater};
 use proptest::prelude::*;
@@ -187,23 +187,12 @@ const MANAGERS: [&str; 3] = ["alice", "bob", "carol"];
 
 /// Whether `path` leads somewhere in `v`, or into a `null` on the way.
 fn resolves_or_null(v: &Value, path: &Path) -> bool {
-    let mut cur = v;
-    for pe in path.elements() {
-        if cur.is_null() {
-            return true;
-        }
-        let next = match (pe, cur) {
-            (PathElement::FieldName(n), Value::Object(m)) => m.get(n),
-            (PathElement::Key(k), Value::Array(a)) => {
-                a.iter().find(|item| k.iter().all(|(name, kv)| item.get(name).is_some_and(|iv| value::equals(iv, kv))))
-            }
-            (PathElement::Value(x), Value::Array(a)) => a.iter().find(|item| value::equals(item, x)),
-            (PathElement::Index(i), Value::Array(a)) => usize::try_from(*i).ok().and_then(|i| a.get(i)),
-            _ => None,
-        };
-        match next {
-            Some(n) => cur = n,
+    let elements = path.elements();
+    for depth in 0..=elements.len() {
+        match fieldstore_engine::value_at(v, &Path(elements[..depth].to_vec())) {
             None => return false,
+            Some(Value::Null) => return true,
+            Some(_) => {}
         }
     }
     true

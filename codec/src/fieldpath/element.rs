@@ -5,9 +5,15 @@ use serde_json::Value;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// A field name inside a path: shared, so the many paths and sets naming the same field (every
+/// item of a list owns its `.image`) hold one string between them.
+pub type Name = Arc<str>;
 
 /// The key of an associative-list item: its key fields and their values, sorted by field name.
-pub type KeyFields = Vec<(String, Value)>;
+/// Shared, since a set holds an item's key both as a member and as the prefix of its fields.
+pub type KeyFields = Arc<[(Name, Value)]>;
 
 /// One step into a value.
 ///
@@ -17,7 +23,7 @@ pub type KeyFields = Vec<(String, Value)>;
 #[derive(Debug, Clone)]
 pub enum PathElement {
     /// A field of a struct or an entry of a map: `.spec`.
-    FieldName(String),
+    FieldName(Name),
     /// An associative-list item identified by its key fields (sorted by name): `[name="nginx"]`.
     Key(KeyFields),
     /// A set-list item identified by its own value: `[="a"]`.
@@ -28,14 +34,14 @@ pub enum PathElement {
 
 impl PathElement {
     /// A `FieldName` element.
-    pub fn field(name: impl Into<String>) -> Self {
+    pub fn field(name: impl Into<Name>) -> Self {
         PathElement::FieldName(name.into())
     }
 
     /// A `Key` element from key fields in any order; they are sorted by name.
-    pub fn key(mut fields: KeyFields) -> Self {
+    pub fn key(mut fields: Vec<(Name, Value)>) -> Self {
         fields.sort_by(|a, b| a.0.cmp(&b.0));
-        PathElement::Key(fields)
+        PathElement::Key(fields.into())
     }
 
     /// The field name, for a `FieldName` element.
@@ -58,8 +64,11 @@ impl PathElement {
 
 /// structured-merge-diff's `FieldList.Compare`: pairwise by name then value, shorter first.
 fn compare_keys(a: &KeyFields, b: &KeyFields) -> Ordering {
+    if Arc::ptr_eq(a, b) {
+        return Ordering::Equal;
+    }
     for ((an, av), (bn, bv)) in a.iter().zip(b.iter()) {
-        let c = an.cmp(bn).then_with(|| value::compare(av, bv));
+        let c = compare_names(an, bn).then_with(|| value::compare(av, bv));
         if c != Ordering::Equal {
             return c;
         }
@@ -67,10 +76,20 @@ fn compare_keys(a: &KeyFields, b: &KeyFields) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// Names in byte order; one shared string is equal to itself without reading it.
+#[inline]
+fn compare_names(a: &Name, b: &Name) -> Ordering {
+    if Arc::ptr_eq(a, b) {
+        Ordering::Equal
+    } else {
+        a.cmp(b)
+    }
+}
+
 impl Ord for PathElement {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
-            (PathElement::FieldName(a), PathElement::FieldName(b)) => a.cmp(b),
+            (PathElement::FieldName(a), PathElement::FieldName(b)) => compare_names(a, b),
             (PathElement::Key(a), PathElement::Key(b)) => compare_keys(a, b),
             (PathElement::Value(a), PathElement::Value(b)) => value::compare(a, b),
             (PathElement::Index(a), PathElement::Index(b)) => a.cmp(b),
@@ -99,7 +118,7 @@ impl Hash for PathElement {
         match self {
             PathElement::FieldName(n) => n.hash(state),
             PathElement::Key(k) => {
-                for (n, v) in k {
+                for (n, v) in k.iter() {
                     n.hash(state);
                     value::hash_value(v, state);
                 }

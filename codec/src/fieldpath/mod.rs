@@ -8,6 +8,6 @@ mod element;
 mod path;
 mod set;
 
-pub use element::{KeyFields, PathElement};
+pub use element::{KeyFields, Name, PathElement};
 pub use path::Path;
 pub use set::Set;

@@ -18,7 +18,7 @@ impl Path {
     pub fn fields<I, S>(names: I) -> Self
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<super::Name>,
     {
         Path(names.into_iter().map(PathElement::field).collect())
     }

@@ -39,6 +39,28 @@ impl Set {
         Set { members, children: merged }
     }
 
+    /// A set built from top-level parts that are usually already sorted and free of duplicates,
+    /// as a decoder reads them from an encoding written in order: checking that costs one
+    /// comparison per part, where sorting and merging cost several. Parts out of order are
+    /// accepted too and give the same set as [`Set::from_parts`].
+    pub fn from_sorted_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Self {
+        let sorted = members.windows(2).all(|w| w[0] < w[1])
+            && children.windows(2).all(|w| w[0].0 < w[1].0);
+        if sorted {
+            Set { members, children }
+        } else {
+            Set::from_parts(members, children)
+        }
+    }
+
+    /// A set from top-level parts their maker has already checked to be sorted and free of
+    /// duplicates (each strictly after the one before it).
+    pub(crate) fn from_ordered_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Self {
+        debug_assert!(members.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(children.windows(2).all(|w| w[0].0 < w[1].0));
+        Set { members, children }
+    }
+
     /// A set holding the given paths.
     pub fn from_paths<'a, I: IntoIterator<Item = &'a Path>>(paths: I) -> Self {
         let mut s = Set::new();

@@ -44,7 +44,7 @@ pub(crate) fn restore(target: &mut Value, source: &Value, reset: &Set, only_pres
 /// The index of the item `pe` names in `items`.
 fn find(items: &[Value], pe: &PathElement) -> Option<usize> {
     match pe {
-        PathElement::Key(k) => items.iter().position(|item| k.iter().all(|(name, kv)| item.get(name).is_some_and(|iv| value::equals(iv, kv)))),
+        PathElement::Key(k) => items.iter().position(|item| k.iter().all(|(name, kv)| item.get(&**name).is_some_and(|iv| value::equals(iv, kv)))),
         PathElement::Value(x) => items.iter().position(|item| value::equals(item, x)),
         PathElement::Index(i) => usize::try_from(*i).ok().filter(|&i| i < items.len()),
         PathElement::FieldName(_) => None,
@@ -56,7 +56,7 @@ fn find(items: &[Value], pe: &PathElement) -> Option<usize> {
 fn descend_mut<'v>(mut cur: &'v mut Value, elements: &[PathElement]) -> Option<&'v mut Value> {
     for pe in elements {
         cur = match (pe, cur) {
-            (PathElement::FieldName(n), Value::Object(m)) => m.entry(n.clone()).or_insert_with(|| Value::Object(serde_json::Map::new())),
+            (PathElement::FieldName(n), Value::Object(m)) => m.entry(n.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new())),
             (pe, Value::Array(a)) => {
                 let i = find(a, pe)?;
                 a.get_mut(i)?
@@ -71,7 +71,7 @@ fn put(target: &mut Value, p: &Path, v: Value) {
     let Some((last, parent)) = p.elements().split_last() else { return };
     match (last, descend_mut(target, parent)) {
         (PathElement::FieldName(n), Some(Value::Object(m))) => {
-            m.insert(n.clone(), v);
+            m.insert(n.to_string(), v);
         }
         (pe, Some(Value::Array(a))) => match find(a, pe).and_then(|i| a.get_mut(i)) {
             Some(item) => *item = v,
@@ -90,7 +90,7 @@ fn remove(target: &mut Value, p: &Path) {
     }
     match (last, descend_mut(target, parent)) {
         (PathElement::FieldName(n), Some(Value::Object(m))) => {
-            m.remove(n);
+            m.remove(&**n);
         }
         (pe, Some(Value::Array(a))) => {
             if let Some(i) = find(a, pe) {

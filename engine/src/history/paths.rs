@@ -3,6 +3,7 @@
 
 use super::Step;
 use fieldstore_codec::value::equals;
+use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::{Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ pub fn path_matches(path: &str, prefix: &str) -> bool {
 fn item_matches(item: &Value, pe: &PathElement, lenient: bool) -> bool {
     match pe {
         PathElement::Key(fields) => match item {
-            Value::Object(m) => fields.iter().all(|(n, v)| m.get(n).map_or(lenient, |x| equals(x, v))),
+            Value::Object(m) => fields.iter().all(|(n, v)| m.get(&**n).map_or(lenient, |x| equals(x, v))),
             _ => false,
         },
         PathElement::Value(v) => equals(item, v),
@@ -47,7 +48,7 @@ fn item_matches(item: &Value, pe: &PathElement, lenient: bool) -> bool {
 /// The child `pe` names in `v`, with its step.
 fn child<'v>(v: &'v Value, pe: &PathElement) -> Option<(Step, &'v Value)> {
     match (v, pe) {
-        (Value::Object(m), PathElement::FieldName(n)) => m.get(n).map(|c| (Step::Field(n.clone()), c)),
+        (Value::Object(m), PathElement::FieldName(n)) => m.get(&**n).map(|c| (Step::Field(n.to_string()), c)),
         (Value::Array(items), PathElement::Index(i)) => {
             let i = usize::try_from(*i).ok()?;
             items.get(i).map(|c| (Step::Index(i), c))
@@ -128,10 +129,10 @@ fn list_index(items: &[Value], set: &Set) -> BTreeMap<PathElement, usize> {
     let mut ix = BTreeMap::new();
     match sample {
         Some(PathElement::Key(fields)) => {
-            let names: Vec<&String> = fields.iter().map(|(n, _)| n).collect();
+            let names: Vec<&Name> = fields.iter().map(|(n, _)| n).collect();
             for (i, item) in items.iter().enumerate() {
                 if let Value::Object(m) = item {
-                    let key: Option<Vec<(String, Value)>> = names.iter().map(|n| m.get(*n).map(|v| ((*n).clone(), v.clone()))).collect();
+                    let key: Option<Vec<(Name, Value)>> = names.iter().map(|n| m.get(&***n).map(|v| (Name::clone(n), v.clone()))).collect();
                     if let Some(key) = key {
                         ix.entry(PathElement::key(key)).or_insert(i);
                     }

@@ -121,7 +121,7 @@ fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
         PathElement::Index(i) => usize::try_from(*i).ok().map(ItemKey::Index),
         PathElement::Value(v) if list.keys.is_empty() => Some(ItemKey::One(v)),
         PathElement::Key(fields) if !list.keys.is_empty() && fields.len() == list.keys.len() => {
-            let value = |name: &String| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            let value = |name: &String| fields.iter().find(|(n, _)| **n == **name).map(|(_, v)| v);
             if list.keys.len() == 1 {
                 value(&list.keys[0]).map(ItemKey::One)
             } else {
@@ -200,7 +200,7 @@ fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool
                 let field = map.find_field(k);
                 let ty = field.map(|f| &f.ty).unwrap_or(&map.element_type);
                 let child = match children.get(ci) {
-                    Some((PathElement::FieldName(n), c)) if n == k => {
+                    Some((PathElement::FieldName(n), c)) if **n == **k => {
                         ci += 1;
                         c
                     }
@@ -210,7 +210,7 @@ fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool
                 let empty_map = matches!(val, Value::Object(o) if o.is_empty());
                 if leaf || val.is_null() || empty_map || field.is_none() {
                     match members.get(mi) {
-                        Some(PathElement::FieldName(n)) if n == k => mi += 1,
+                        Some(PathElement::FieldName(n)) if **n == **k => mi += 1,
                         _ => return None,
                     }
                 }

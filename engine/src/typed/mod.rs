@@ -232,8 +232,8 @@ impl ItemKey<'_> {
         match self {
             ItemKey::Index(i) => PathElement::Index(*i as i64),
             ItemKey::One(v) if list.keys.is_empty() => PathElement::Value((*v).clone()),
-            ItemKey::One(v) => PathElement::key(vec![(list.keys[0].clone(), (*v).clone())]),
-            ItemKey::Many(vs) => PathElement::key(list.keys.iter().cloned().zip(vs.iter().map(|v| (*v).clone())).collect()),
+            ItemKey::One(v) => PathElement::key(vec![(list.keys[0].as_str().into(), (*v).clone())]),
+            ItemKey::Many(vs) => PathElement::key(list.keys.iter().map(|k| k.as_str().into()).zip(vs.iter().map(|v| (*v).clone())).collect()),
         }
     }
 }
@@ -256,13 +256,13 @@ pub(crate) fn cmp_item_pe(list: &List, key: &ItemKey<'_>, pe: &PathElement) -> s
         (ItemKey::One(_), other) if list.keys.is_empty() => 2.cmp(&rank(other)),
         (ItemKey::One(v), PathElement::Key(fields)) => {
             let Some((n, w)) = fields.first() else { return Ordering::Greater };
-            list.keys[0].as_str().cmp(n.as_str()).then_with(|| compare(v, w)).then(1.cmp(&fields.len()))
+            list.keys[0].as_str().cmp(n).then_with(|| compare(v, w)).then(1.cmp(&fields.len()))
         }
         (ItemKey::Many(vs), PathElement::Key(fields)) => {
             let mut mine: Vec<(&str, &Value)> = list.keys.iter().map(String::as_str).zip(vs.iter().copied()).collect();
             mine.sort_by(|a, b| a.0.cmp(b.0));
-            for ((n, v), (m, w)) in mine.iter().zip(fields) {
-                let c = (*n).cmp(m.as_str()).then_with(|| compare(v, w));
+            for ((n, v), (m, w)) in mine.iter().zip(fields.iter()) {
+                let c = (*n).cmp(&**m).then_with(|| compare(v, w));
                 if c != Ordering::Equal {
                     return c;
                 }
@@ -329,13 +329,13 @@ pub(crate) fn list_item_pe(schema: &Schema, list: &List, index: usize, item: &Va
     let mut fields = Vec::with_capacity(list.keys.len());
     for k in &list.keys {
         if let Some(v) = m.get(k) {
-            fields.push((k.clone(), v.clone()));
+            fields.push((k.as_str().into(), v.clone()));
             continue;
         }
         let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
         let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
         match em.find_field(k).and_then(|f| f.default.as_ref()) {
-            Some(d) => fields.push((k.clone(), d.clone())),
+            Some(d) => fields.push((k.as_str().into(), d.clone())),
             None => {
                 return Err(format!(
                     "associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"
