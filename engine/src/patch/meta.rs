@@ -151,7 +151,7 @@ impl<'s> Ty<'s> {
                     meta.strategy = Strategy::Merge;
                 }
                 if meta.merge_key.is_none() {
-                    meta.merge_key = list.keys.first().map(String::as_str);
+                    meta.merge_key = list.keys.first().map(|k| &**k);
                 }
             }
             return Ok(meta);
@@ -265,7 +265,7 @@ mod tests {
 
     fn schema() -> Schema {
         let string = TypeRef::Inline(Arc::new(Atom { scalar: Some(Scalar::String), ..Atom::default() }));
-        let list = |relationship, keys: Vec<String>| {
+        let list = |relationship, keys: Vec<fieldstore_codec::fieldpath::Name>| {
             let l = List { element_type: TypeRef::Named("item".into(), None), relationship, keys };
             TypeRef::Inline(Arc::new(Atom { list: Some(l), ..Atom::default() }))
         };

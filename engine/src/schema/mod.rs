@@ -8,6 +8,7 @@
 mod openapi;
 mod smd_yaml;
 
+use fieldstore_codec::fieldpath::Name;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -94,8 +95,8 @@ pub struct List {
     pub element_type: TypeRef,
     /// Atomic, associative (set or map list), or separable (items identified by position).
     pub relationship: ElementRelationship,
-    /// For a map list, the key fields of its elements.
-    pub keys: Vec<String>,
+    /// For a map list, the key fields of its elements (shared with the keys of paths).
+    pub keys: Vec<Name>,
 }
 
 /// A map or struct type: named fields, and an element type for any other key.
@@ -113,13 +114,22 @@ pub struct Map {
 impl Map {
     /// A map type from its parts.
     pub fn new(fields: Vec<StructField>, element_type: TypeRef, relationship: ElementRelationship) -> Self {
-        let field_index = fields.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
+        let field_index = fields.iter().enumerate().map(|(i, f)| (f.name.to_string(), i)).collect();
         Map { fields, field_index, element_type, relationship }
     }
 
     /// The declared field of this name.
     pub fn find_field(&self, name: &str) -> Option<&StructField> {
         self.field_index.get(name).map(|&i| &self.fields[i])
+    }
+
+    /// The path element of the entry `name`: for a declared field it shares the field's name,
+    /// so it costs no allocation.
+    pub fn field_element(&self, name: &str) -> fieldstore_codec::PathElement {
+        fieldstore_codec::PathElement::FieldName(match self.find_field(name) {
+            Some(f) => f.name.clone(),
+            None => Name::from(name),
+        })
     }
 
     /// The type of the entry `name`: the declared field's type, else the element type.
@@ -131,8 +141,8 @@ impl Map {
 /// A declared field of a struct.
 #[derive(Debug, Clone)]
 pub struct StructField {
-    /// The field name.
-    pub name: String,
+    /// The field name (shared with the paths that name the field).
+    pub name: Name,
     /// The field's type.
     pub ty: TypeRef,
     /// A default value, used for an associative-list key field an item omits.
@@ -146,7 +156,7 @@ pub struct StructField {
 
 impl StructField {
     /// A field with a name and a type, no default and no patch metadata.
-    pub fn new(name: impl Into<String>, ty: TypeRef) -> Self {
+    pub fn new(name: impl Into<Name>, ty: TypeRef) -> Self {
         StructField { name: name.into(), ty, default: None, patch_strategies: Vec::new(), patch_merge_key: None }
     }
 }

@@ -656,7 +656,7 @@ impl<'d> Converter<'d> {
             None | Some(Value::Null) => return Err(at.err("`items` must be specified on arrays")),
             Some(_) => return Err(at.field("items").err("arrays must have exactly one item schema")),
         };
-        Ok(List { element_type, relationship, keys })
+        Ok(List { element_type, relationship, keys: keys.into_iter().map(Into::into).collect() })
     }
 }
 
@@ -772,7 +772,7 @@ mod tests {
         let meta_ref = s.named(OBJECT_META_TYPE).unwrap();
         let meta = s.resolve(&meta_ref).unwrap().map.as_ref().unwrap();
         let owners = s.resolve(&meta.find_field("ownerReferences").unwrap().ty).unwrap().list.as_ref().unwrap();
-        assert_eq!(owners.keys, vec!["uid".to_string()]);
+        assert_eq!(owners.keys, vec![fieldstore_codec::fieldpath::Name::from("uid")]);
         let owner = s.resolve(&owners.element_type).unwrap().map.as_ref().unwrap();
         assert_eq!(owner.relationship, ElementRelationship::Atomic);
         assert!(s.named(DEDUCED_TYPE).is_some() && s.named(UNTYPED_ATOMIC).is_some());

@@ -57,7 +57,7 @@ fn parse_atom(v: &Value, path: &str) -> Result<Atom> {
                 .collect::<Result<_>>()?,
             Some(_) => return Err(err(&format!("{p}.keys"), "must be a list")),
         };
-        atom.list = Some(List { element_type, relationship, keys });
+        atom.list = Some(List { element_type, relationship, keys: keys.into_iter().map(Into::into).collect() });
     }
     if let Some(m) = v.get("map") {
         let p = format!("{path}.map");
@@ -116,7 +116,7 @@ mod tests {
         let root = s.named("root").unwrap();
         let m = s.resolve(&root).unwrap().map.as_ref().unwrap();
         let l = s.resolve(&m.find_field("l").unwrap().ty).unwrap().list.as_ref().unwrap();
-        assert_eq!(l.keys, vec!["name".to_string()]);
+        assert_eq!(l.keys, vec![fieldstore_codec::fieldpath::Name::from("name")]);
         assert!(s.resolve(&l.element_type).unwrap().map.is_some());
     }
 

@@ -339,7 +339,7 @@ impl<'s> Walker<'s> {
                 parts.push(Part { key, lhs: l, out: n.out.take(), same: n.same });
             }
             if w.mode.compares() {
-                col.add(|| PathElement::field(key), n);
+                col.add(|| t.field_element(key), n);
             }
         };
         // Both maps iterate in key order: walk them as a sorted merge.

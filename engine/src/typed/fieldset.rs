@@ -3,6 +3,7 @@
 use super::{deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
 use super::ItemKey;
 use crate::schema::{ElementRelationship, List, Schema, TypeRef};
+use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::{PathElement, Set};
 use serde_json::Value;
 
@@ -49,7 +50,7 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(bool, Set), Validat
             for (k, val) in m {
                 let field = map.find_field(k);
                 let ty = field.map(|f| &f.ty).unwrap_or(&map.element_type);
-                let pe = PathElement::field(k.as_str());
+                let pe = PathElement::FieldName(field.map_or_else(|| k.as_str().into(), |f| f.name.clone()));
                 let (leaf, child) = node(schema, ty, val).map_err(|e| e.prefixed(&pe))?;
                 let empty_map = matches!(val, Value::Object(o) if o.is_empty());
                 let member = leaf || val.is_null() || empty_map || field.is_none();
@@ -121,7 +122,7 @@ fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
         PathElement::Index(i) => usize::try_from(*i).ok().map(ItemKey::Index),
         PathElement::Value(v) if list.keys.is_empty() => Some(ItemKey::One(v)),
         PathElement::Key(fields) if !list.keys.is_empty() && fields.len() == list.keys.len() => {
-            let value = |name: &String| fields.iter().find(|(n, _)| **n == **name).map(|(_, v)| v);
+            let value = |name: &Name| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
             if list.keys.len() == 1 {
                 value(&list.keys[0]).map(ItemKey::One)
             } else {

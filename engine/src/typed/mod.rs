@@ -11,9 +11,11 @@ mod remove;
 mod validate;
 
 use crate::schema::{Atom, ElementRelationship, List, Map, Scalar, Schema, TypeRef};
+use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::PathElement;
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 
 pub use compare::{compare, merge, merge_and_compare, Comparison, Fused, MergeOutcome};
 pub use fieldset::{ensure_named_fields_are_members, is_field_set_of, to_field_set};
@@ -232,8 +234,8 @@ impl ItemKey<'_> {
         match self {
             ItemKey::Index(i) => PathElement::Index(*i as i64),
             ItemKey::One(v) if list.keys.is_empty() => PathElement::Value((*v).clone()),
-            ItemKey::One(v) => PathElement::key(vec![(list.keys[0].as_str().into(), (*v).clone())]),
-            ItemKey::Many(vs) => PathElement::key(list.keys.iter().map(|k| k.as_str().into()).zip(vs.iter().map(|v| (*v).clone())).collect()),
+            ItemKey::One(v) => PathElement::Key(Arc::new([(list.keys[0].clone(), (*v).clone())])),
+            ItemKey::Many(vs) => PathElement::key(list.keys.iter().cloned().zip(vs.iter().map(|v| (*v).clone())).collect()),
         }
     }
 }
@@ -256,10 +258,10 @@ pub(crate) fn cmp_item_pe(list: &List, key: &ItemKey<'_>, pe: &PathElement) -> s
         (ItemKey::One(_), other) if list.keys.is_empty() => 2.cmp(&rank(other)),
         (ItemKey::One(v), PathElement::Key(fields)) => {
             let Some((n, w)) = fields.first() else { return Ordering::Greater };
-            list.keys[0].as_str().cmp(n).then_with(|| compare(v, w)).then(1.cmp(&fields.len()))
+            (*list.keys[0]).cmp(n).then_with(|| compare(v, w)).then(1.cmp(&fields.len()))
         }
         (ItemKey::Many(vs), PathElement::Key(fields)) => {
-            let mut mine: Vec<(&str, &Value)> = list.keys.iter().map(String::as_str).zip(vs.iter().copied()).collect();
+            let mut mine: Vec<(&str, &Value)> = list.keys.iter().map(|k| &**k).zip(vs.iter().copied()).collect();
             mine.sort_by(|a, b| a.0.cmp(b.0));
             for ((n, v), (m, w)) in mine.iter().zip(fields.iter()) {
                 let c = (*n).cmp(&**m).then_with(|| compare(v, w));
@@ -291,8 +293,8 @@ pub(crate) fn item_key<'a>(schema: &'a Schema, list: &'a List, index: usize, ite
         Value::Object(m) => m,
         _ => return Err("associative list with keys may not have non-map elements".into()),
     };
-    let one = |k: &String| -> Result<&'a Value, String> {
-        if let Some(v) = m.get(k) {
+    let one = |k: &Name| -> Result<&'a Value, String> {
+        if let Some(v) = m.get(&**k) {
             return Ok(v);
         }
         let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
@@ -328,14 +330,14 @@ pub(crate) fn list_item_pe(schema: &Schema, list: &List, index: usize, item: &Va
     };
     let mut fields = Vec::with_capacity(list.keys.len());
     for k in &list.keys {
-        if let Some(v) = m.get(k) {
-            fields.push((k.as_str().into(), v.clone()));
+        if let Some(v) = m.get(&**k) {
+            fields.push((k.clone(), v.clone()));
             continue;
         }
         let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
         let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
         match em.find_field(k).and_then(|f| f.default.as_ref()) {
-            Some(d) => fields.push((k.as_str().into(), d.clone())),
+            Some(d) => fields.push((k.clone(), d.clone())),
             None => {
                 return Err(format!(
                     "associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"

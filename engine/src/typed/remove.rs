@@ -44,7 +44,7 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value, to_remove: &Set) -> Option<Val
             }
             let mut out = serde_json::Map::new();
             for (k, val) in m {
-                let pe = PathElement::field(k.as_str());
+                let pe = map.field_element(k);
                 if to_remove.has_member(&pe) {
                     continue;
                 }
