@@ -762,8 +762,8 @@ impl<'a> Decoder<'a> {
                 top.members.push(pe.clone());
             }
             // Sibling sub-trees are often byte-identical (list items owning the same fields):
-            // identical bytes decode to an identical set, so clone the previous one instead of
-            // decoding, sorting and merging again. The copy allocates what decoding them would.
+            // identical bytes decode to an identical set, so share the previous one (a set's
+            // clone shares its nodes) instead of decoding it again.
             if let Some((a, b)) = top.last_child {
                 let input: &[u8] = self.input;
                 let same = b

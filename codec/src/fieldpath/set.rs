@@ -2,6 +2,8 @@
 
 use super::{Path, PathElement};
 use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
 
 /// A set of [`Path`]s, stored as a trie: at each node, the elements that end a member path
 /// (`members`) and the elements that continue into a sub-set (`children`), both kept sorted in
@@ -11,16 +13,82 @@ use std::cmp::Ordering;
 /// The algebra (`union`, `intersection`, `difference`, `recursive_difference`) is that of
 /// structured-merge-diff, including its treatment of parents versus children in a difference:
 /// `parent − child = parent` and `child − parent = child`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Sets are values, but their nodes are shared: cloning a set, or keeping a sub-set unchanged in
+/// the result of an operation, costs no copy (a node is copied when a shared one is modified).
+/// So the owned fields of ten thousand list items that all own the same five fields can be one
+/// node, and removing one item's fields from a manager's set copies only the path to that item.
+#[derive(Clone, Default)]
 pub struct Set {
+    node: Option<Arc<Node>>,
+}
+
+/// One trie node; the empty set has none.
+#[derive(Clone, Default)]
+struct Node {
     members: Vec<PathElement>,
     children: Vec<(PathElement, Set)>,
+}
+
+impl PartialEq for Set {
+    fn eq(&self, other: &Set) -> bool {
+        if let (Some(a), Some(b)) = (&self.node, &other.node) {
+            if Arc::ptr_eq(a, b) {
+                return true;
+            }
+        }
+        self.members() == other.members() && self.children() == other.children()
+    }
+}
+
+impl Eq for Set {}
+
+impl fmt::Debug for Set {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Set").field("members", &self.members()).field("children", &self.children()).finish()
+    }
 }
 
 impl Set {
     /// The empty set.
     pub fn new() -> Self {
         Set::default()
+    }
+
+    /// The set of one node's parts, as given (sorted, without duplicates).
+    fn build(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Self {
+        if members.is_empty() && children.is_empty() {
+            Set::default()
+        } else {
+            Set { node: Some(Arc::new(Node { members, children })) }
+        }
+    }
+
+    /// This node, for modification: created when the set is empty, copied when shared.
+    fn node_mut(&mut self) -> &mut Node {
+        Arc::make_mut(self.node.get_or_insert_with(Default::default))
+    }
+
+    /// The result of removing paths from `self`, given as its parts: `self` itself, still shared,
+    /// when nothing was removed.
+    fn rebuilt(&self, members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Set {
+        let unchanged = members.len() == self.members().len()
+            && children.len() == self.children().len()
+            && children.iter().zip(self.children()).all(|(a, b)| a.1.same_node(&b.1));
+        if unchanged {
+            self.clone()
+        } else {
+            Set::build(members, children)
+        }
+    }
+
+    /// Whether the two sets are the same node (so certainly equal), without comparing them.
+    fn same_node(&self, other: &Set) -> bool {
+        match (&self.node, &other.node) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
     }
 
     /// A set built from its top-level parts in any order; duplicates are merged (children by union).
@@ -36,7 +104,7 @@ impl Set {
                 _ => merged.push((pe, set)),
             }
         }
-        Set { members, children: merged }
+        Set::build(members, merged)
     }
 
     /// A set built from top-level parts that are usually already sorted and free of duplicates,
@@ -47,7 +115,7 @@ impl Set {
         let sorted = members.windows(2).all(|w| w[0] < w[1])
             && children.windows(2).all(|w| w[0].0 < w[1].0);
         if sorted {
-            Set { members, children }
+            Set::build(members, children)
         } else {
             Set::from_parts(members, children)
         }
@@ -58,7 +126,7 @@ impl Set {
     pub(crate) fn from_ordered_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Self {
         debug_assert!(members.windows(2).all(|w| w[0] < w[1]));
         debug_assert!(children.windows(2).all(|w| w[0].0 < w[1].0));
-        Set { members, children }
+        Set::build(members, children)
     }
 
     /// A set holding the given paths.
@@ -72,22 +140,28 @@ impl Set {
 
     /// The elements that end a member path at this node, sorted.
     pub fn members(&self) -> &[PathElement] {
-        &self.members
+        match &self.node {
+            Some(n) => &n.members,
+            None => &[],
+        }
     }
 
     /// The elements that lead to a sub-set at this node, sorted, with their sub-sets.
     pub fn children(&self) -> &[(PathElement, Set)] {
-        &self.children
+        match &self.node {
+            Some(n) => &n.children,
+            None => &[],
+        }
     }
 
     /// Whether the set holds no path at all.
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.children.iter().all(|(_, c)| c.is_empty())
+        self.members().is_empty() && self.children().iter().all(|(_, c)| c.is_empty())
     }
 
     /// The number of member paths.
     pub fn size(&self) -> usize {
-        self.members.len() + self.children.iter().map(|(_, c)| c.size()).sum::<usize>()
+        self.members().len() + self.children().iter().map(|(_, c)| c.size()).sum::<usize>()
     }
 
     /// Adds a path. Inserting the root (empty path) does nothing: the root is never a member.
@@ -100,8 +174,8 @@ impl Set {
         match elements {
             [] => {}
             [last] => {
-                if let Err(i) = self.members.binary_search(last) {
-                    self.members.insert(i, last.clone());
+                if let Err(i) = self.members().binary_search(last) {
+                    self.node_mut().members.insert(i, last.clone());
                 }
             }
             [first, rest @ ..] => self.descend(first).insert_elements(rest),
@@ -110,21 +184,22 @@ impl Set {
 
     /// Adds `pe` as a member of this node.
     pub fn insert_member(&mut self, pe: PathElement) {
-        if let Err(i) = self.members.binary_search(&pe) {
-            self.members.insert(i, pe);
+        if let Err(i) = self.members().binary_search(&pe) {
+            self.node_mut().members.insert(i, pe);
         }
     }
 
     /// The sub-set under `pe`, created empty if absent.
     pub fn descend(&mut self, pe: &PathElement) -> &mut Set {
-        let i = match self.children.binary_search_by(|c| c.0.cmp(pe)) {
+        let node = self.node_mut();
+        let i = match node.children.binary_search_by(|c| c.0.cmp(pe)) {
             Ok(i) => i,
             Err(i) => {
-                self.children.insert(i, (pe.clone(), Set::new()));
+                node.children.insert(i, (pe.clone(), Set::new()));
                 i
             }
         };
-        &mut self.children[i].1
+        &mut node.children[i].1
     }
 
     /// Whether `path` is a member.
@@ -143,12 +218,12 @@ impl Set {
 
     /// Whether `pe` is a member of this node.
     pub fn has_member(&self, pe: &PathElement) -> bool {
-        self.members.binary_search(pe).is_ok()
+        self.members().binary_search(pe).is_ok()
     }
 
     /// The sub-set under `pe`, if any (structured-merge-diff's `WithPrefix`).
     pub fn child(&self, pe: &PathElement) -> Option<&Set> {
-        self.children.binary_search_by(|c| c.0.cmp(pe)).ok().map(|i| &self.children[i].1)
+        self.children().binary_search_by(|c| c.0.cmp(pe)).ok().map(|i| &self.children()[i].1)
     }
 
     /// The sub-set of paths below `prefix`, with `prefix` removed from them; empty if none.
@@ -196,11 +271,17 @@ impl Set {
     /// Paths in either set.
     #[must_use]
     pub fn union(&self, other: &Set) -> Set {
-        let members = merge_sorted(&self.members, &other.members, true, true, true);
-        let mut children = Vec::with_capacity(self.children.len().max(other.children.len()));
+        if other.node.is_none() || self.same_node(other) {
+            return self.clone();
+        }
+        if self.node.is_none() {
+            return other.clone();
+        }
+        let members = merge_sorted(self.members(), other.members(), true, true, true);
+        let mut children = Vec::with_capacity(self.children().len().max(other.children().len()));
         let (mut i, mut j) = (0, 0);
-        while i < self.children.len() && j < other.children.len() {
-            let (a, b) = (&self.children[i], &other.children[j]);
+        while i < self.children().len() && j < other.children().len() {
+            let (a, b) = (&self.children()[i], &other.children()[j]);
             match a.0.cmp(&b.0) {
                 Ordering::Less => {
                     children.push(a.clone());
@@ -217,19 +298,25 @@ impl Set {
                 }
             }
         }
-        children.extend_from_slice(&self.children[i..]);
-        children.extend_from_slice(&other.children[j..]);
-        Set { members, children }
+        children.extend_from_slice(&self.children()[i..]);
+        children.extend_from_slice(&other.children()[j..]);
+        Set::build(members, children)
     }
 
     /// Paths in both sets.
     #[must_use]
     pub fn intersection(&self, other: &Set) -> Set {
-        let members = merge_sorted(&self.members, &other.members, false, true, false);
+        if self.same_node(other) {
+            return self.clone();
+        }
+        if self.node.is_none() || other.node.is_none() {
+            return Set::new();
+        }
+        let members = merge_sorted(self.members(), other.members(), false, true, false);
         let mut children = Vec::new();
         let (mut i, mut j) = (0, 0);
-        while i < self.children.len() && j < other.children.len() {
-            let (a, b) = (&self.children[i], &other.children[j]);
+        while i < self.children().len() && j < other.children().len() {
+            let (a, b) = (&self.children()[i], &other.children()[j]);
             match a.0.cmp(&b.0) {
                 Ordering::Less => i += 1,
                 Ordering::Greater => j += 1,
@@ -243,22 +330,25 @@ impl Set {
                 }
             }
         }
-        Set { members, children }
+        Set::build(members, children)
     }
 
     /// Paths in `self` but not in `other`. A member of `other` does not remove the paths below it
     /// (`parent − child = parent`, `child − parent = child`).
     #[must_use]
     pub fn difference(&self, other: &Set) -> Set {
-        let members = merge_sorted(&self.members, &other.members, true, false, false);
-        let mut children = Vec::with_capacity(self.children.len());
+        if other.node.is_none() || self.node.is_none() {
+            return self.clone();
+        }
+        let members = merge_sorted(self.members(), other.members(), true, false, false);
+        let mut children = Vec::with_capacity(self.children().len());
         let mut j = 0;
-        for (pe, set) in &self.children {
-            while j < other.children.len() && other.children[j].0 < *pe {
+        for (pe, set) in self.children() {
+            while j < other.children().len() && other.children()[j].0 < *pe {
                 j += 1;
             }
-            if j < other.children.len() && other.children[j].0 == *pe {
-                let d = set.difference(&other.children[j].1);
+            if j < other.children().len() && other.children()[j].0 == *pe {
+                let d = set.difference(&other.children()[j].1);
                 if !d.is_empty() {
                     children.push((pe.clone(), d));
                 }
@@ -266,25 +356,28 @@ impl Set {
                 children.push((pe.clone(), set.clone()));
             }
         }
-        Set { members, children }
+        self.rebuilt(members, children)
     }
 
     /// Paths in `self` that neither are in `other` nor lie below a member of `other`: a member of
     /// `other` removes its whole subtree from `self`.
     #[must_use]
     pub fn recursive_difference(&self, other: &Set) -> Set {
-        let members = merge_sorted(&self.members, &other.members, true, false, false);
-        let mut children = Vec::with_capacity(self.children.len());
+        if other.node.is_none() || self.node.is_none() {
+            return self.clone();
+        }
+        let members = merge_sorted(self.members(), other.members(), true, false, false);
+        let mut children = Vec::with_capacity(self.children().len());
         let mut j = 0;
-        for (pe, set) in &self.children {
+        for (pe, set) in self.children() {
             if other.has_member(pe) {
                 continue;
             }
-            while j < other.children.len() && other.children[j].0 < *pe {
+            while j < other.children().len() && other.children()[j].0 < *pe {
                 j += 1;
             }
-            if j < other.children.len() && other.children[j].0 == *pe {
-                let d = set.recursive_difference(&other.children[j].1);
+            if j < other.children().len() && other.children()[j].0 == *pe {
+                let d = set.recursive_difference(&other.children()[j].1);
                 if !d.is_empty() {
                     children.push((pe.clone(), d));
                 }
@@ -292,15 +385,15 @@ impl Set {
                 children.push((pe.clone(), set.clone()));
             }
         }
-        Set { members, children }
+        self.rebuilt(members, children)
     }
 
     /// Whether every member path of `self` is a member of `other` (without building the
     /// difference).
     pub fn is_subset_of(&self, other: &Set) -> bool {
         let mut j = 0;
-        'members: for m in &self.members {
-            while let Some(o) = other.members.get(j) {
+        'members: for m in self.members() {
+            while let Some(o) = other.members().get(j) {
                 j += 1;
                 match o.cmp(m) {
                     Ordering::Less => continue,
@@ -311,11 +404,11 @@ impl Set {
             return false;
         }
         let mut j = 0;
-        'children: for (pe, child) in &self.children {
+        'children: for (pe, child) in self.children() {
             if child.is_empty() {
                 continue;
             }
-            while let Some((o, oc)) = other.children.get(j) {
+            while let Some((o, oc)) = other.children().get(j) {
                 j += 1;
                 match o.cmp(pe) {
                     Ordering::Less => continue,
@@ -332,18 +425,18 @@ impl Set {
     #[must_use]
     pub fn leaves(&self) -> Set {
         let members = self
-            .members
+            .members()
             .iter()
             .filter(|m| self.child(m).is_none_or(|c| c.is_empty()))
             .cloned()
             .collect();
         let children = self
-            .children
+            .children()
             .iter()
             .map(|(pe, c)| (pe.clone(), c.leaves()))
             .filter(|(_, c)| !c.is_empty())
             .collect();
-        Set { members, children }
+        Set::build(members, children)
     }
 
     /// Calls `f` with every member path, in path order (a path before the paths it prefixes).
@@ -355,8 +448,8 @@ impl Set {
     fn iterate_inner(&self, prefix: &mut Path, f: &mut dyn FnMut(&Path)) {
         let (mut i, mut j) = (0, 0);
         loop {
-            let m = self.members.get(i);
-            let c = self.children.get(j);
+            let m = self.members().get(i);
+            let c = self.children().get(j);
             let (take_m, take_c) = match (m, c) {
                 (None, None) => break,
                 (Some(_), None) => (true, false),
@@ -367,14 +460,14 @@ impl Set {
                     Ordering::Equal => (true, true),
                 },
             };
-            let pe = if take_m { &self.members[i] } else { &self.children[j].0 };
+            let pe = if take_m { &self.members()[i] } else { &self.children()[j].0 };
             prefix.0.push(pe.clone());
             if take_m {
                 f(prefix);
                 i += 1;
             }
             if take_c {
-                self.children[j].1.iterate_inner(prefix, f);
+                self.children()[j].1.iterate_inner(prefix, f);
                 j += 1;
             }
             prefix.0.pop();
@@ -390,10 +483,22 @@ impl Set {
 
     /// Removes empty sub-sets, so that structurally different but equal sets compare equal.
     pub fn normalize(&mut self) {
-        for (_, c) in &mut self.children {
+        if self.children().iter().all(|(_, c)| !c.is_empty() && c.is_normal()) {
+            return;
+        }
+        let node = self.node_mut();
+        for (_, c) in &mut node.children {
             c.normalize();
         }
-        self.children.retain(|(_, c)| !c.is_empty());
+        node.children.retain(|(_, c)| !c.is_empty());
+        if node.members.is_empty() && node.children.is_empty() {
+            self.node = None;
+        }
+    }
+
+    /// Whether no sub-set, at any depth, is empty.
+    fn is_normal(&self) -> bool {
+        self.children().iter().all(|(_, c)| !c.is_empty() && c.is_normal())
     }
 }
 
