@@ -3,8 +3,7 @@
 //! The set is what the apiserver stores for a manager owning an associative list `spec.items`
 //! keyed by `name`, with N items of five fields each:
 //! `{"f:spec":{"f:items":{"k:{\"name\":\"item-0\"}":{".":{},"f:flag":{},"f:image":{},…},…}}}`.
-//! One group per operation (`json_encode`, `json_decode`, `binary_encode`, `binary_decode`, and
-//! `set_clone` as the allocation floor under any decoder),
+//! One group per operation (`json_encode`, `json_decode`, `binary_encode`, `binary_decode`),
 //! N swept from 100 to 50,000, throughput in bytes of the encoded form. Decoding is timed without
 //! dropping the decoded set (the same cost for both forms). Sizes and their ratio are printed once
 //! per N.
@@ -116,20 +115,11 @@ fn binary_decode(c: &mut Criterion) {
     });
 }
 
-/// Not a codec: cloning the set allocates what any decoder must allocate, without parsing or
-/// sorting, so it is the floor under both decode groups.
-fn set_clone(c: &mut Criterion) {
-    sweep(c, "set_clone", |b, case| {
-        b.iter_with_large_drop(|| black_box(&case.set).clone())
-    });
-}
-
 criterion_group!(
     benches,
     json_encode,
     json_decode,
     binary_encode,
-    binary_decode,
-    set_clone
+    binary_decode
 );
 criterion_main!(benches);
