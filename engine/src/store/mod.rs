@@ -29,6 +29,7 @@
 //! # Ok::<(), fieldstore_engine::Error>(())
 //! ```
 
+mod cache;
 mod compact;
 mod history;
 mod keys;
@@ -67,6 +68,11 @@ use types::{Registered, Registry};
 
 /// etcd's default request size limit, which Kubernetes objects inherit: 1.5 MiB.
 pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1536 * 1024;
+/// Default budget of the decoded-object cache, in record bytes: 64 MiB.
+pub const DEFAULT_OBJECT_CACHE_BYTES: usize = 64 << 20;
+/// Records from this size up (64 KiB) have their decoded object cached after a write; smaller
+/// ones decode in well under a millisecond.
+pub const OBJECT_CACHE_MIN_BYTES: usize = 64 << 10;
 /// Default deepest nesting of objects and arrays accepted in an object.
 pub const DEFAULT_MAX_DEPTH: usize = 100;
 
@@ -83,6 +89,7 @@ pub struct Options {
     keep_revisions: Option<u64>,
     compaction_interval: Duration,
     owner_index: bool,
+    object_cache_bytes: usize,
 }
 
 impl Default for Options {
@@ -98,6 +105,7 @@ impl Default for Options {
             keep_revisions: None,
             compaction_interval: Duration::from_secs(30),
             owner_index: true,
+            object_cache_bytes: DEFAULT_OBJECT_CACHE_BYTES,
         }
     }
 }
@@ -168,6 +176,16 @@ impl Options {
     #[must_use]
     pub fn owner_index(mut self, on: bool) -> Self {
         self.owner_index = on;
+        self
+    }
+
+    /// How many bytes of records (from [`OBJECT_CACHE_MIN_BYTES`] up) may have their decoded
+    /// latest version kept in memory after a write, so that the next write or read of a large
+    /// object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`]; 0 turns it off).
+    /// The cached objects take a few times their record size in memory.
+    #[must_use]
+    pub fn object_cache(mut self, bytes: usize) -> Self {
+        self.object_cache_bytes = bytes;
         self
     }
 
@@ -293,6 +311,8 @@ pub(crate) struct Core {
     visible: AtomicU64,
     compacted: AtomicU64,
     stop: AtomicBool,
+    /// Decoded latest versions of large objects, filled by the committer.
+    cache: cache::ObjectCache,
 }
 
 /// An open store. Cheap to clone; the last clone dropped stops its threads.
@@ -363,9 +383,11 @@ impl Store {
         for (id, spec) in specs {
             registry.insert(Registered::compile(id, spec)?);
         }
+        let cache = cache::ObjectCache::new(OBJECT_CACHE_MIN_BYTES, options.object_cache_bytes);
         let core = Arc::new(Core {
             kv: Box::new(kv),
             options,
+            cache,
             registry: RwLock::new(registry),
             hub: Mutex::new(watch::Hub::default()),
             advanced: Condvar::new(),
@@ -545,7 +567,10 @@ impl Store {
         };
         let prefix = keys::object_prefix(t.id, &ns, name);
         match self.core().version_at(&prefix, at)? {
-            Some((rev, rec)) if !object::is_tombstone(&rec) => object::decode(&rec, rev),
+            Some((rev, rec)) if !object::is_tombstone(&rec) => match self.core().cache.get(&prefix, rev) {
+                Some(cached) => Ok(Value::clone(&cached)),
+                None => object::decode(&rec, rev),
+            },
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
         }
     }
@@ -761,7 +786,13 @@ impl Store {
         for _ in 0..1000 {
             let cur = self.core().latest(&prefix)?;
             let (expect, mut live, prev_record) = match cur {
-                Some((rev, rec)) if !object::is_tombstone(&rec) => (Expect::Revision(rev), Some(object::decode(&rec, rev)?), Some(rec)),
+                Some((rev, rec)) if !object::is_tombstone(&rec) => {
+                    let live = match self.core().cache.take(&prefix, rev) {
+                        Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
+                        None => object::decode(&rec, rev)?,
+                    };
+                    (Expect::Revision(rev), Some(live), Some(rec))
+                }
                 _ => (Expect::Absent, None, None),
             };
             let (mut object, event, tombstone) = match plan(live.as_ref())? {
@@ -1075,6 +1106,7 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
                 continue;
             }
             rev += 1;
+            let record_bytes = c.record.len();
             batch.put(CF_OBJECTS, keys::object_key(&c.prefix, rev), std::mem::take(&mut c.record));
             let change = Change { event: c.event, unix_millis, object_prefix: c.prefix.clone() };
             batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
@@ -1083,14 +1115,14 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
             }
             batch.ops.append(&mut c.index_ops);
             overlay.insert(c.prefix.clone(), (rev, c.tombstone));
-            accepted.push((c, rev));
+            accepted.push((c, rev, record_bytes));
         }
         if accepted.is_empty() {
             continue;
         }
         batch.revision = Some(rev);
         if let Err(e) = core.kv.write(batch, core.options.sync) {
-            for (c, _) in accepted {
+            for (c, _, _) in accepted {
                 let err = match &e {
                     Error::Storage(s) => Error::Storage(s.clone()),
                     other => Error::Corrupt(other.to_string()),
@@ -1101,11 +1133,12 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
         }
         let mut events = Vec::with_capacity(accepted.len());
         let mut replies = Vec::with_capacity(accepted.len());
-        for (mut c, r) in accepted {
+        for (mut c, r, record_bytes) in accepted {
             if let Some(Value::Object(m)) = c.object.get_mut("metadata") {
                 m.insert("resourceVersion".into(), Value::String(r.to_string()));
             }
             let obj = Arc::new(c.object);
+            core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
             events.push(Arc::new(ChangeEvent { revision: r, type_id: c.type_id, namespace: c.namespace, event: c.event, object: obj.clone(), prev: c.prev }));
             replies.push((c.reply, Outcome::Committed(obj)));
         }

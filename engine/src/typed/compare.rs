@@ -20,6 +20,9 @@ pub struct Comparison {
     pub modified: Set,
     /// Paths present only in the old value.
     pub removed: Set,
+    /// Whether the items of some list present on both sides did not line up one for one (items
+    /// were added, removed or moved); when false, every list kept its items in their order.
+    pub lists_realigned: bool,
 }
 
 impl Comparison {
@@ -36,7 +39,7 @@ impl Comparison {
 /// # Errors
 /// Malformed items met on the way (both inputs are normally validated beforehand).
 pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Option<Value>, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true, sets: true };
+    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true, sets: true, realigned: false };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         Ok(if n.same { Some(lhs.clone()) } else { n.out })
@@ -74,7 +77,7 @@ pub struct MergeOutcome {
 /// # Errors
 /// Malformed items met on the way.
 pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true, sets };
+    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true, sets, realigned: false };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if !errs.is_empty() {
         return Err(errs);
@@ -83,7 +86,7 @@ pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value
         Fused::Unknown
     } else if sets {
         let [added, modified, removed] = n.sets;
-        Fused::Comparison(Comparison { added, modified, removed })
+        Fused::Comparison(Comparison { added, modified, removed, lists_realigned: w.realigned })
     } else {
         Fused::Changed(n.any)
     };
@@ -95,11 +98,11 @@ pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value
 /// # Errors
 /// Malformed items met on the way.
 pub fn compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Comparison, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true, sets: true };
+    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true, sets: true, realigned: false };
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         let [added, modified, removed] = n.sets;
-        Ok(Comparison { added, modified, removed })
+        Ok(Comparison { added, modified, removed, lists_realigned: w.realigned })
     } else {
         Err(errs)
     }
@@ -221,6 +224,8 @@ struct Walker<'s> {
     fused_ok: bool,
     /// Whether comparison sets are built, or only the `any` flag.
     sets: bool,
+    /// Set when a granular list's items did not line up one for one.
+    realigned: bool,
 }
 
 impl<'s> Walker<'s> {
@@ -431,6 +436,9 @@ impl<'s> Walker<'s> {
                 self.take(&mut out, &mut col, || lkeys[m].to_pe(t), Some(&lhs_items[m]), n);
                 m += 1;
             }
+        }
+        if m < llen || m < rlen {
+            self.realigned = true;
         }
 
         let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen - m);

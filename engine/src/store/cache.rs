@@ -1,0 +1,132 @@
+//! The decoded-object cache: the latest version of recently written large objects, as the JSON
+//! view their records decode to, so that the next write to such an object (or a read of it) does
+//! not parse its record again.
+//!
+//! An entry is keyed by the object's key prefix and holds exactly one revision: a lookup names
+//! the revision it read from the database and gets the entry only when it is that revision, so a
+//! stale entry is never served. Only the committer adds entries, after the write is durable;
+//! entries go first-in first-out once the byte budget is spent.
+
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// Decoded latest versions of large objects, within a byte budget.
+pub(crate) struct ObjectCache {
+    /// Records smaller than this are not cached: decoding them is cheap.
+    min_bytes: usize,
+    /// The most record bytes the cached objects may stand for; 0 turns the cache off.
+    budget: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<Vec<u8>, Entry>,
+    /// Insertion order, for eviction; an item whose revision no longer matches its entry is
+    /// skipped.
+    order: VecDeque<(Vec<u8>, u64)>,
+    bytes: usize,
+}
+
+struct Entry {
+    revision: u64,
+    object: Arc<Value>,
+    bytes: usize,
+}
+
+impl ObjectCache {
+    /// A cache of objects whose records have at least `min_bytes`, up to `budget` record bytes.
+    pub(crate) fn new(min_bytes: usize, budget: usize) -> Self {
+        ObjectCache { min_bytes, budget, inner: Mutex::new(Inner::default()) }
+    }
+
+    /// Revision `revision` of the object at `prefix`, if cached.
+    pub(crate) fn get(&self, prefix: &[u8], revision: u64) -> Option<Arc<Value>> {
+        let inner = self.inner.lock();
+        inner.entries.get(prefix).filter(|e| e.revision == revision).map(|e| Arc::clone(&e.object))
+    }
+
+    /// Revision `revision` of the object at `prefix`, if cached, taken out of the cache: a writer
+    /// about to replace the object takes it, so that it usually holds the only reference and can
+    /// own the value without copying it.
+    pub(crate) fn take(&self, prefix: &[u8], revision: u64) -> Option<Arc<Value>> {
+        let mut inner = self.inner.lock();
+        if inner.entries.get(prefix)?.revision != revision {
+            return None;
+        }
+        let e = inner.entries.remove(prefix)?;
+        inner.bytes -= e.bytes;
+        Some(e.object)
+    }
+
+    /// Records that revision `revision` of the object at `prefix`, whose record has
+    /// `record_bytes`, is `object` (`None`: the object is gone, a tombstone).
+    pub(crate) fn put(&self, prefix: &[u8], revision: u64, object: Option<&Arc<Value>>, record_bytes: usize) {
+        if self.budget == 0 {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        if let Some(old) = inner.entries.remove(prefix) {
+            inner.bytes -= old.bytes;
+        }
+        let Some(object) = object.filter(|_| record_bytes >= self.min_bytes && record_bytes <= self.budget) else {
+            return;
+        };
+        inner.entries.insert(prefix.to_vec(), Entry { revision, object: Arc::clone(object), bytes: record_bytes });
+        inner.order.push_back((prefix.to_vec(), revision));
+        inner.bytes += record_bytes;
+        while inner.bytes > self.budget {
+            let Some((key, rev)) = inner.order.pop_front() else { break };
+            if inner.entries.get(&key).is_some_and(|e| e.revision == rev) {
+                if let Some(e) = inner.entries.remove(&key) {
+                    inner.bytes -= e.bytes;
+                }
+            }
+        }
+        // Drop order items of entries replaced or taken since, so the queue stays bounded.
+        if inner.order.len() > 2 * inner.entries.len() + 16 {
+            let Inner { entries, order, .. } = &mut *inner;
+            order.retain(|(key, rev)| entries.get(key).is_some_and(|e| e.revision == *rev));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serves_only_the_revision_it_holds() {
+        let c = ObjectCache::new(0, 1000);
+        c.put(b"a", 5, Some(&Arc::new(json!({"v": 5}))), 10);
+        assert!(c.get(b"a", 4).is_none());
+        assert_eq!(*c.get(b"a", 5).unwrap(), json!({"v": 5}));
+        c.put(b"a", 6, Some(&Arc::new(json!({"v": 6}))), 10);
+        assert!(c.get(b"a", 5).is_none());
+        assert!(c.take(b"a", 5).is_none());
+        assert_eq!(*c.take(b"a", 6).unwrap(), json!({"v": 6}));
+        assert!(c.get(b"a", 6).is_none(), "taken entries are gone");
+    }
+
+    #[test]
+    fn tombstones_small_objects_and_the_budget() {
+        let c = ObjectCache::new(10, 100);
+        c.put(b"small", 1, Some(&Arc::new(json!(1))), 9);
+        assert!(c.get(b"small", 1).is_none(), "under min_bytes");
+        c.put(b"a", 2, Some(&Arc::new(json!(2))), 60);
+        c.put(b"a", 3, None, 60);
+        assert!(c.get(b"a", 2).is_none() && c.get(b"a", 3).is_none(), "a tombstone drops the entry");
+        c.put(b"a", 4, Some(&Arc::new(json!(4))), 60);
+        c.put(b"b", 5, Some(&Arc::new(json!(5))), 60);
+        assert!(c.get(b"a", 4).is_none(), "the oldest entry goes when the budget is spent");
+        assert!(c.get(b"b", 5).is_some());
+        assert_eq!(c.inner.lock().bytes, 60);
+        for r in 6..200 {
+            c.put(b"b", r, Some(&Arc::new(json!(r))), 60);
+        }
+        assert!(c.inner.lock().order.len() <= 2 * 1 + 16, "the eviction queue stays bounded");
+    }
+}
