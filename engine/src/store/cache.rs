@@ -62,12 +62,17 @@ impl ObjectCache {
     }
 
     /// Records that revision `revision` of the object at `prefix`, whose record has
-    /// `record_bytes`, is `object` (`None`: the object is gone, a tombstone).
+    /// `record_bytes`, is `object` (`None`: the object is gone, a tombstone). An entry for a
+    /// newer revision stays.
     pub(crate) fn put(&self, prefix: &[u8], revision: u64, object: Option<&Arc<Value>>, record_bytes: usize) {
         if self.budget == 0 {
             return;
         }
         let mut inner = self.inner.lock();
+        if inner.entries.get(prefix).is_some_and(|e| e.revision > revision) {
+            // A writer putting back the version it read, after a newer one was committed.
+            return;
+        }
         if let Some(old) = inner.entries.remove(prefix) {
             inner.bytes -= old.bytes;
         }
@@ -109,6 +114,9 @@ mod tests {
         assert!(c.take(b"a", 5).is_none());
         assert_eq!(*c.take(b"a", 6).unwrap(), json!({"v": 6}));
         assert!(c.get(b"a", 6).is_none(), "taken entries are gone");
+        c.put(b"a", 8, Some(&Arc::new(json!({"v": 8}))), 10);
+        c.put(b"a", 7, Some(&Arc::new(json!({"v": 7}))), 10);
+        assert!(c.get(b"a", 8).is_some(), "an older version put back does not replace a newer one");
     }
 
     #[test]

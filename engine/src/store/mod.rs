@@ -796,7 +796,14 @@ impl Store {
                 _ => (Expect::Absent, None, None),
             };
             let (mut object, event, tombstone) = match plan(live.as_ref())? {
-                Plan::NoOp(v) => return Ok(v),
+                Plan::NoOp(v) => {
+                    // Nothing is written: the version read stays the latest, so it goes back to
+                    // the cache for the next write (controllers re-apply unchanged configs).
+                    if let (Expect::Revision(rev), Some(l), Some(rec)) = (&expect, live, &prev_record) {
+                        self.core().cache.put(&prefix, *rev, Some(&Arc::new(l)), rec.len());
+                    }
+                    return Ok(v);
+                }
                 Plan::Put(v, EventType::Modified) if being_finalized(&v) => (v, EventType::Deleted, true),
                 Plan::Put(v, e) => (v, e, false),
                 Plan::Delete(v) => (v, EventType::Deleted, true),
