@@ -51,6 +51,15 @@ fn cached_versions_equal_their_records_after_every_verb() {
     replaced["data"]["key-00004"] = json!("replaced");
     replaced["metadata"]["finalizers"] = json!(["example.com/keep"]);
     steps.push(("update", s.update("configmaps", Some("ns"), &replaced, &w("updater")).unwrap()));
+    // Writes that end without committing put the version they read back for the next write.
+    let mut clash = cm("big", json!({"key-00004": "clash"}));
+    clash["metadata"]["name"] = json!("big");
+    assert!(s.apply("configmaps", Some("ns"), &clash, &w("carol")).is_err(), "a conflict");
+    let again = s.apply("configmaps", Some("ns"), &other, &w("bob").force(true)).unwrap();
+    assert_eq!(again, steps.last().unwrap().1, "a no-op apply returns the latest version");
+    let mut dry = again.clone();
+    dry["data"]["key-00005"] = json!("dry");
+    s.update("configmaps", Some("ns"), &dry, &w("dry").dry_run(true)).unwrap();
     steps.push(("delete with a finalizer", s.delete("configmaps", Some("ns"), "big", &DeleteOptions::default()).unwrap()));
 
     for (what, returned) in &steps {

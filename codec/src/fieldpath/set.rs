@@ -483,7 +483,7 @@ impl Set {
 
     /// Removes empty sub-sets, so that structurally different but equal sets compare equal.
     pub fn normalize(&mut self) {
-        if self.children().iter().all(|(_, c)| !c.is_empty() && c.is_normal()) {
+        if self.is_normal() {
             return;
         }
         let node = self.node_mut();

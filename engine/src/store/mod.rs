@@ -795,18 +795,26 @@ impl Store {
                 }
                 _ => (Expect::Absent, None, None),
             };
-            let (mut object, event, tombstone) = match plan(live.as_ref())? {
-                Plan::NoOp(v) => {
-                    // Nothing is written: the version read stays the latest, so it goes back to
-                    // the cache for the next write (controllers re-apply unchanged configs).
-                    if let (Expect::Revision(rev), Some(l), Some(rec)) = (&expect, live, &prev_record) {
-                        self.core().cache.put(&prefix, *rev, Some(&Arc::new(l)), rec.len());
-                    }
+            // A write that ends without committing (no change, an error, a dry run) leaves the
+            // version it read the latest: it goes back to the cache for the next write
+            // (controllers re-apply unchanged configs and retry conflicts).
+            let put_back = |live: Option<Value>| {
+                if let (Expect::Revision(rev), Some(l), Some(rec)) = (&expect, live, &prev_record) {
+                    self.core().cache.put(&prefix, *rev, Some(&Arc::new(l)), rec.len());
+                }
+            };
+            let (mut object, event, tombstone) = match plan(live.as_ref()) {
+                Ok(Plan::NoOp(v)) => {
+                    put_back(live);
                     return Ok(v);
                 }
-                Plan::Put(v, EventType::Modified) if being_finalized(&v) => (v, EventType::Deleted, true),
-                Plan::Put(v, e) => (v, e, false),
-                Plan::Delete(v) => (v, EventType::Deleted, true),
+                Err(e) => {
+                    put_back(live);
+                    return Err(e);
+                }
+                Ok(Plan::Put(v, EventType::Modified)) if being_finalized(&v) => (v, EventType::Deleted, true),
+                Ok(Plan::Put(v, e)) => (v, e, false),
+                Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
             };
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
@@ -826,6 +834,7 @@ impl Store {
                         m.remove("resourceVersion");
                     }
                 }
+                put_back(live);
                 return Ok(object);
             }
             let index_ops = if self.core().options.owner_index {
