@@ -43,8 +43,20 @@ fn compacted_history_answers_410() {
     let at7 = ListOptions { resource_version: Some("7".into()), limit: Some(10), ..Default::default() };
     assert_eq!(s.list("configmaps", Some("ns"), &at7).unwrap().items.len(), 1);
     let e = s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(token), ..Default::default() }).unwrap_err();
-    assert!(matches!(e, Error::Expired(_)));
-    assert!(e.to_string().contains("too old to display a consistent list result"));
+    assert_eq!((e.reason(), e.reason().code()), (Reason::Expired, 410));
+    assert!(e.to_string().contains("too old to display a consistent list result"), "{e}");
+    // As Kubernetes: the 410's Status carries a token for the rest of the list as it is now,
+    // which shows what changed since the first page ("gone" deleted, "b" created).
+    let Error::InconsistentContinue { continue_token } = &e else { panic!("{e:?}") };
+    assert_eq!(e.to_status()["metadata"]["continue"], continue_token.as_str());
+    let rest = s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), ..Default::default() }).unwrap();
+    let names: Vec<_> = rest.items.iter().map(|o| o["metadata"]["name"].as_str().unwrap_or_default()).collect();
+    assert_eq!((names, rest.resource_version, rest.continue_token), (vec!["b"], 8, None));
+    // Paged, the inconsistent continuation reads every later page at the revision it started at.
+    let paged = s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), limit: Some(1), ..Default::default() }).unwrap();
+    assert_eq!((paged.items.len(), paged.resource_version), (1, 8));
+    let with_rv = ListOptions { continue_token: Some(continue_token.clone()), resource_version: Some("8".into()), ..Default::default() };
+    assert!(matches!(s.list("configmaps", Some("ns"), &with_rv), Err(Error::BadRequest(_))));
     let e = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("5".into()), ..Default::default() }).unwrap_err();
     assert!(matches!(&e, Error::Expired(m) if m.starts_with("too old resource version: 5 (7)")), "{e}");
     // Watching from the compacted revision itself replays what came after.

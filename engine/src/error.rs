@@ -70,6 +70,14 @@ pub enum Error {
     /// `Expired`).
     #[error("{0}")]
     Expired(String),
+    /// A continue token older than the compacted revision (410, reason `Expired`), answered as
+    /// Kubernetes does: the Status carries, in `metadata.continue`, a token that reads the rest of
+    /// the list at the current revision. Objects changed since the first page may show up in it.
+    #[error("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk has been returned and now may show up in the list.")]
+    InconsistentContinue {
+        /// The token that continues the list at the current revision.
+        continue_token: String,
+    },
     /// A resourceVersion newer than the store has reached, after a bounded wait (504, reason
     /// `Timeout`).
     #[error("Too large resource version: {requested}, current: {current}")]
@@ -163,7 +171,7 @@ impl Error {
             Error::NotFound { .. } => Reason::NotFound,
             Error::AlreadyExists { .. } => Reason::AlreadyExists,
             Error::Precondition { .. } => Reason::Conflict,
-            Error::Expired(_) => Reason::Expired,
+            Error::Expired(_) | Error::InconsistentContinue { .. } => Reason::Expired,
             Error::TooLargeResourceVersion { .. } => Reason::Timeout,
             Error::TooLarge { .. } => Reason::RequestEntityTooLarge,
             #[cfg(feature = "store")]

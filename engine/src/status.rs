@@ -68,6 +68,9 @@ impl Error {
         if !details.is_empty() {
             status["details"] = Value::Object(details);
         }
+        if let Error::InconsistentContinue { continue_token } = self {
+            status["metadata"] = json!({ "continue": continue_token });
+        }
         status
     }
 }

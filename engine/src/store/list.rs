@@ -3,7 +3,8 @@
 //! A continue token is `base64url(version 1 ‖ revision u64 ‖ remaining u64 ‖ next key ‖ FNV-1a
 //! 64 of the rest)`: every page is read at the first page's revision, from the key after the last
 //! object returned. A token that does not decode, fails its checksum or points outside the list's
-//! keys is a 400; one older than the compacted revision a 410.
+//! keys is a 400; one older than the compacted revision a 410 whose Status carries a token that
+//! continues the list at the current revision (Kubernetes' "inconsistent continue").
 
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
@@ -82,8 +83,8 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::BadRequest`] for malformed selectors, resourceVersions or continue tokens, or a
-    /// continue token with a resourceVersion; [`Error::Expired`] for a revision or token before
-    /// the compacted revision; [`Error::TooLargeResourceVersion`].
+    /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
+    /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
     pub fn list(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList> {
         let t = self.resolve(resource)?;
         let ns = match namespace.filter(|s| !s.is_empty()) {
@@ -114,12 +115,15 @@ impl Store {
                 if !tok.key.starts_with(&prefix) {
                     return Err(Error::BadRequest("continue key is not valid for this list".into()));
                 }
-                if tok.revision < core.compacted.load(std::sync::atomic::Ordering::SeqCst) {
-                    return Err(Error::Expired(
-                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
-                    ));
+                if tok.revision == Token::LATEST {
+                    // An inconsistent continuation: the rest of the list as it is now.
+                    (self.revision(), tok.key, None)
+                } else if tok.revision < core.compacted.load(std::sync::atomic::Ordering::SeqCst) {
+                    let continue_token = Token { revision: Token::LATEST, remaining: None, key: tok.key }.encode();
+                    return Err(Error::InconsistentContinue { continue_token });
+                } else {
+                    (tok.revision, tok.key, tok.remaining)
                 }
-                (tok.revision, tok.key, tok.remaining)
             }
             None => {
                 let exact = match (rv, opts.resource_version_match) {
@@ -207,6 +211,7 @@ impl Store {
 
 /// A decoded continue token.
 struct Token {
+    /// The revision every page is read at, or [`Token::LATEST`].
     revision: u64,
     remaining: Option<u64>,
     key: Vec<u8>,
@@ -215,6 +220,10 @@ struct Token {
 const TOKEN_VERSION: u8 = 1;
 
 impl Token {
+    /// The revision of a token handed out with a 410 for an expired one: read the rest of the
+    /// list at the current revision (Kubernetes encodes it as resourceVersion -1).
+    const LATEST: u64 = u64::MAX;
+
     fn encode(&self) -> String {
         let mut b = Vec::with_capacity(25 + self.key.len());
         b.push(TOKEN_VERSION);
