@@ -230,15 +230,19 @@ struct Walker<'s> {
 
 impl<'s> Walker<'s> {
     fn node(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
-        // A subtree only the right side has merges to a copy of it; when no path sets are wanted,
-        // one deep copy replaces the walk.
-        if let (None, Some(r)) = (lhs, rhs) {
-            if self.mode == Mode::Merge || (self.mode == Mode::MergeCompare && !self.sets) {
+        match (lhs, rhs) {
+            // A subtree only the right side has merges to a copy of it; when no path sets are
+            // wanted, one deep copy replaces the walk.
+            (None, Some(r)) if self.mode == Mode::Merge || (self.mode == Mode::MergeCompare && !self.sets) => {
                 let mut n = NodeOut { out: Some(r.clone()), ..NodeOut::default() };
                 n.flags[ADDED] = self.mode.compares();
                 n.any = self.mode.compares() && has_children(r);
                 return (n, ValidationErrors::default());
             }
+            // A subtree only the left side has merges to itself, unchanged (both inputs are
+            // validated beforehand, so the walk would find nothing).
+            (Some(_), None) if self.mode.merges() => return (NodeOut { same: true, ..NodeOut::default() }, ValidationErrors::default()),
+            _ => {}
         }
         let atom = match resolve(self.schema, tr) {
             Ok(a) => a,
@@ -429,7 +433,7 @@ impl<'s> Walker<'s> {
         let mut m = 0;
         if well_formed {
             while m < llen && m < rlen && lkeys[m] == rkeys[m] {
-                let (n, e) = self.node(Some(&lhs_items[m]), Some(&rhs_items[m]), &t.element_type);
+                let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type);
                 if !e.is_empty() {
                     errs.extend(e.prefixed(&lkeys[m].to_pe(t)));
                 }
@@ -471,7 +475,7 @@ impl<'s> Walker<'s> {
                 continue;
             }
             let r = observed_rhs.get(&k).copied();
-            let (n, e) = self.node(Some(child), r, &t.element_type);
+            let (n, e) = self.item(child, r, &t.element_type);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
@@ -506,6 +510,16 @@ impl<'s> Walker<'s> {
         }
         self.post(&mut n, lhs, rhs);
         (n, errs)
+    }
+
+    /// One list item present on both sides: equal items are unchanged whole, without a walk
+    /// (list items are the unit large objects repeat; checking deeper levels for equality
+    /// would re-read every subtree once per level).
+    fn item(&mut self, lhs: &Value, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+        if rhs == Some(lhs) {
+            return (NodeOut { same: true, ..NodeOut::default() }, ValidationErrors::default());
+        }
+        self.node(Some(lhs), rhs, tr)
     }
 
     fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut) {
