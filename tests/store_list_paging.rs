@@ -139,3 +139,39 @@ fn resource_version_semantics() {
     assert_eq!(e.reason().code(), 504);
     assert!(matches!(at("x", None, None), Err(Error::BadRequest(_))));
 }
+
+#[test]
+fn json_pages_are_the_bytes_of_the_object_pages() {
+    let s = store();
+    let w = WriteOptions::new("t");
+    for i in 0..12 {
+        let mut o = cm(&format!("j{i:02}"), json!({"tier": if i % 3 == 0 { "a" } else { "b" }}));
+        o["metadata"]["annotations"] = json!({"note": "}{\"\\", "z": "é"});
+        o["data"] = json!({"k": i, "nested": {"metadata": {"x": i}}});
+        s.apply("configmaps", Some("ns"), &o, &w).unwrap();
+    }
+    // Another manager's write gives objects two managedFields entries.
+    s.patch("configmaps", Some("ns"), "j01", fieldstore::engine::patch::PatchType::Merge, &json!({"data": {"extra": "1"}}), &WriteOptions::new("other")).unwrap();
+    for opts in [
+        ListOptions { limit: Some(5), ..Default::default() },
+        ListOptions { label_selector: Some("tier=a".into()), limit: Some(2), ..Default::default() },
+        ListOptions { field_selector: Some("metadata.name!=j03".into()), ..Default::default() },
+    ] {
+        let mut opts = opts;
+        let mut pages = 0;
+        loop {
+            let values = s.list("configmaps", Some("ns"), &opts).unwrap();
+            let texts = s.list_json("configmaps", Some("ns"), &opts).unwrap();
+            let want: Vec<Vec<u8>> = values.items.iter().map(|v| serde_json::to_vec(v).unwrap()).collect();
+            assert_eq!(texts.items, want, "{opts:?}");
+            assert_eq!((texts.resource_version, &texts.continue_token, texts.remaining_item_count), (values.resource_version, &values.continue_token, values.remaining_item_count));
+            assert_eq!(texts.to_json_bytes("v1", "ConfigMap"), serde_json::to_vec(&values.to_json("v1", "ConfigMap")).unwrap());
+            pages += 1;
+            match values.continue_token {
+                Some(t) => opts.continue_token = Some(t),
+                None => break,
+            }
+        }
+        assert!(pages >= 1);
+    }
+}

@@ -40,11 +40,12 @@ pub struct ListOptions {
     pub resource_version_match: Option<ResourceVersionMatch>,
 }
 
-/// One page of a list.
+/// One page of a list: items are objects ([`Store::list`]) or their JSON text
+/// ([`Store::list_json`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ObjectList {
+pub struct ObjectList<T = Value> {
     /// The objects, in key order (namespace, then name).
-    pub items: Vec<Value>,
+    pub items: Vec<T>,
     /// The revision the list was read at.
     pub resource_version: u64,
     /// The token of the next page, if there is more.
@@ -69,6 +70,38 @@ impl ObjectList {
     }
 }
 
+impl ObjectList<Vec<u8>> {
+    /// The Kubernetes `List` object as JSON text: the bytes `serde_json::to_vec` gives for
+    /// [`ObjectList::to_json`] of the same page read with [`Store::list`].
+    #[must_use]
+    pub fn to_json_bytes(&self, api_version: &str, kind: &str) -> Vec<u8> {
+        let meta = self.header::<Value>().to_json(api_version, kind);
+        let mut out = Vec::with_capacity(self.items.iter().map(|i| i.len() + 1).sum::<usize>() + 256);
+        let text = |out: &mut Vec<u8>, v: &Value| out.extend_from_slice(v.to_string().as_bytes());
+        // Keys in sorted order, as serde_json's map writes them.
+        out.extend_from_slice(b"{\"apiVersion\":");
+        text(&mut out, &meta["apiVersion"]);
+        out.extend_from_slice(b",\"items\":[");
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+        }
+        out.extend_from_slice(b"],\"kind\":");
+        text(&mut out, &meta["kind"]);
+        out.extend_from_slice(b",\"metadata\":");
+        text(&mut out, &meta["metadata"]);
+        out.push(b'}');
+        out
+    }
+
+    /// The page without its items.
+    fn header<U>(&self) -> ObjectList<U> {
+        ObjectList { items: Vec::new(), resource_version: self.resource_version, continue_token: self.continue_token.clone(), remaining_item_count: self.remaining_item_count }
+    }
+}
+
 /// A resourceVersion parameter: `None` when unset or empty.
 pub(crate) fn parse_rv(rv: Option<&str>) -> Result<Option<u64>> {
     match rv.filter(|s| !s.is_empty()) {
@@ -86,6 +119,45 @@ impl Store {
     /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
     /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
     pub fn list(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList> {
+        self.list_with(resource, namespace, opts, &mut |record, revision, labels| {
+            let obj = object::decode(record, revision)?;
+            Ok(labels.is_none_or(|l| l.matches(obj.pointer("/metadata/labels"))).then_some(obj))
+        })
+    }
+
+    /// [`Store::list`] with every item as its JSON text (the bytes `serde_json::to_vec` gives for
+    /// the item [`Store::list`] returns), read without building the objects: the way to serve a
+    /// list over the wire.
+    ///
+    /// # Errors
+    /// As [`Store::list`].
+    pub fn list_json(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
+        self.list_with(resource, namespace, opts, &mut |record, revision, labels| match labels {
+            // Label selectors read the labels from the object.
+            Some(l) => {
+                let obj = object::decode(record, revision)?;
+                if !l.matches(obj.pointer("/metadata/labels")) {
+                    return Ok(None);
+                }
+                serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
+            }
+            None => {
+                let mut out = Vec::with_capacity(record.len() + 512);
+                super::view::write_json(record, revision, &mut out)?;
+                Ok(Some(out))
+            }
+        })
+    }
+
+    /// A list whose items `item` makes from each visible record (`None`: not selected by the
+    /// label selector it is given).
+    fn list_with<T>(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+        item: &mut dyn FnMut(&[u8], u64, Option<&LabelSelector>) -> Result<Option<T>>,
+    ) -> Result<ObjectList<T>> {
         let t = self.resolve(resource)?;
         let ns = match namespace.filter(|s| !s.is_empty()) {
             Some(_) if !t.spec.namespaced => return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource()))),
@@ -181,12 +253,9 @@ impl Store {
                     return Ok(Flow::Continue);
                 }
             }
-            let obj = object::decode(v, key.revision)?;
-            if let Some(l) = &labels {
-                if !l.matches(obj.pointer("/metadata/labels")) {
-                    return Ok(Flow::Continue);
-                }
-            }
+            let Some(obj) = item(v, key.revision, labels.as_ref().filter(|l| !l.0.is_empty()))? else {
+                return Ok(Flow::Continue);
+            };
             items.push(obj);
             if items.len() == limit {
                 next_key = keys::prefix_end(key.prefix);

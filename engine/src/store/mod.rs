@@ -40,6 +40,7 @@ mod owners;
 mod rocks;
 mod types;
 mod validate;
+mod view;
 mod watch;
 
 pub use history::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryPolicy, HistoryQuery, WriteEntry};

@@ -155,62 +155,84 @@ pub(crate) fn is_tombstone(record: &[u8]) -> bool {
     record.get(1).is_some_and(|f| f & TOMBSTONE != 0)
 }
 
-/// The JSON view of a record stored at `revision`.
-pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
+/// A record's pieces: the body (the object as compact JSON) and its managedFields entries, still
+/// encoded.
+pub(crate) struct Parts<'a> {
+    pub body: &'a [u8],
+    entries: &'a [u8],
+}
+
+/// Splits a record into its pieces.
+pub(crate) fn parts(record: &[u8]) -> Result<Parts<'_>> {
     let mut r = Reader { bytes: record };
     if r.byte()? != FORMAT {
         return Err(Error::Corrupt("unknown object record format".into()));
     }
     let _flags = r.byte()?;
     let body = r.bytes()?;
-    let mut object: Value = serde_json::from_slice(body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?;
-    let n = r.uvarint()?;
-    let mut entries = Vec::new();
-    for _ in 0..n {
-        let manager = r.string()?;
-        let operation = match r.byte()? {
-            0 => Operation::Apply,
-            1 => Operation::Update,
-            t => return Err(Error::Corrupt(format!("unknown operation {t}"))),
-        };
-        let api_version = r.string()?;
-        let time = r.string()?;
-        let subresource = r.string()?;
-        let set = fields_binary::decode(r.bytes()?)?;
-        // The entry as ObjectMeta serializes it (empty strings and a missing time omitted), built
-        // as a JSON value directly rather than rendered and parsed again.
-        let mut e = serde_json::Map::new();
-        if !manager.is_empty() {
-            e.insert("manager".into(), Value::String(manager));
+    Ok(Parts { body, entries: r.bytes })
+}
+
+impl Parts<'_> {
+    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries).
+    pub(crate) fn managed_fields(&self) -> Result<Option<Value>> {
+        let mut r = Reader { bytes: self.entries };
+        let n = r.uvarint()?;
+        let mut entries = Vec::new();
+        for _ in 0..n {
+            let manager = r.string()?;
+            let operation = match r.byte()? {
+                0 => Operation::Apply,
+                1 => Operation::Update,
+                t => return Err(Error::Corrupt(format!("unknown operation {t}"))),
+            };
+            let api_version = r.string()?;
+            let time = r.string()?;
+            let subresource = r.string()?;
+            let set = fields_binary::decode(r.bytes()?)?;
+            // The entry as ObjectMeta serializes it (empty strings and a missing time omitted),
+            // built as a JSON value directly rather than rendered and parsed again.
+            let mut e = serde_json::Map::new();
+            if !manager.is_empty() {
+                e.insert("manager".into(), Value::String(manager));
+            }
+            e.insert("operation".into(), Value::String(match operation {
+                Operation::Apply => "Apply".into(),
+                Operation::Update => "Update".into(),
+            }));
+            if !api_version.is_empty() {
+                e.insert("apiVersion".into(), Value::String(api_version));
+            }
+            if !time.is_empty() {
+                e.insert("time".into(), Value::String(time));
+            }
+            e.insert("fieldsType".into(), Value::String(FIELDS_TYPE_V1.into()));
+            e.insert("fieldsV1".into(), fields_v1::to_value(&set));
+            if !subresource.is_empty() {
+                e.insert("subresource".into(), Value::String(subresource));
+            }
+            entries.push(Value::Object(e));
         }
-        e.insert("operation".into(), Value::String(match operation {
-            Operation::Apply => "Apply".into(),
-            Operation::Update => "Update".into(),
-        }));
-        if !api_version.is_empty() {
-            e.insert("apiVersion".into(), Value::String(api_version));
+        if !r.bytes.is_empty() {
+            return Err(Error::Corrupt("trailing bytes in object record".into()));
         }
-        if !time.is_empty() {
-            e.insert("time".into(), Value::String(time));
-        }
-        e.insert("fieldsType".into(), Value::String(FIELDS_TYPE_V1.into()));
-        e.insert("fieldsV1".into(), fields_v1::to_value(&set));
-        if !subresource.is_empty() {
-            e.insert("subresource".into(), Value::String(subresource));
-        }
-        entries.push(Value::Object(e));
+        Ok((!entries.is_empty()).then_some(Value::Array(entries)))
     }
-    if !r.bytes.is_empty() {
-        return Err(Error::Corrupt("trailing bytes in object record".into()));
-    }
+}
+
+/// The JSON view of a record stored at `revision`.
+pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
+    let parts = parts(record)?;
+    let mut object: Value = serde_json::from_slice(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?;
+    let managed_fields = parts.managed_fields()?;
     let Value::Object(root) = &mut object else {
         return Err(Error::Corrupt("object body is not a JSON object".into()));
     };
     let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
     if let Value::Object(meta) = meta {
         meta.insert("resourceVersion".into(), Value::String(revision.to_string()));
-        if !entries.is_empty() {
-            meta.insert("managedFields".into(), Value::Array(entries));
+        if let Some(mf) = managed_fields {
+            meta.insert("managedFields".into(), mf);
         }
     }
     Ok(object)

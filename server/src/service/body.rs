@@ -46,11 +46,17 @@ pub fn decode(body: Option<&Body>, what: &str) -> Result<Value> {
 /// Encodes a response object as `accept` asks (JSON when empty).
 pub fn encode(v: &Value, accept: &str) -> Result<Body> {
     let json = serde_json::to_vec(v).map_err(|e| Error::BadRequest(e.to_string()))?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    encode_json(json, s("apiVersion"), s("kind"), accept)
+}
+
+/// Encodes a response object already serialised as JSON text (of the given apiVersion and kind)
+/// as `accept` asks.
+pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -> Result<Body> {
     match media_type(accept) {
         "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json }),
         PROTOBUF => {
-            let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let env = Envelope { api_version: s("apiVersion"), kind: s("kind"), raw: json, content_encoding: String::new(), content_type: JSON.into() };
+            let env = Envelope { api_version: api_version.into(), kind: kind.into(), raw: json, content_encoding: String::new(), content_type: JSON.into() };
             Ok(Body { content_type: PROTOBUF.into(), data: env.encode() })
         }
         other => Err(Error::BadRequest(format!("cannot respond in {other:?}: accept {JSON} or {PROTOBUF}"))),

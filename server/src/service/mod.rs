@@ -303,9 +303,11 @@ impl store_server::Store for StoreService {
         let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
         let opts = list_options(&r)?;
         let resource = spec.resource();
-        let list = self.call(move |s| s.list(&resource, ns_opt(&r.namespace), &opts)).await?;
-        let out = list.to_json(&spec.api_version(), &spec.kind);
-        Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &req.get_ref().accept).map_err(|e| to_grpc(&e))?) }))
+        // Pages are read as JSON text: no object is parsed and serialised again.
+        let list = self.call(move |s| s.list_json(&resource, ns_opt(&r.namespace), &opts)).await?;
+        let (api_version, kind) = (spec.api_version(), format!("{}List", spec.kind));
+        let out = list.to_json_bytes(&api_version, &spec.kind);
+        Ok(Response::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &req.get_ref().accept).map_err(|e| to_grpc(&e))?) }))
     }
 
     type WatchStream = ReceiverStream<Result<pb::WatchEvent, Status>>;
