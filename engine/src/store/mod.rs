@@ -1017,14 +1017,19 @@ fn prepare_update(t: &Registered, status_write: bool, live: &Value, mut new: Val
 /// Bumps the generation when the object changed outside metadata and status; a write that
 /// changes nothing at all is skipped (as the apiserver does for identical bytes).
 fn finish_update(live: &Value, mut new: Value) -> Plan {
-    if &new == live {
-        return Plan::NoOp(new);
-    }
+    // One comparison, without copies: everything outside metadata and status, then those two.
     let spec_changed = match (live, &new) {
         (Value::Object(a), Value::Object(b)) => {
-            let rest = |m: &Map<String, Value>| m.iter().filter(|(k, _)| *k != "metadata" && *k != "status").map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>();
-            rest(a) != rest(b)
+            fn rest(m: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+                m.iter().filter(|(k, _)| *k != "metadata" && *k != "status")
+            }
+            let spec_changed = !rest(a).eq(rest(b));
+            if !spec_changed && a.get("metadata") == b.get("metadata") && a.get("status") == b.get("status") {
+                return Plan::NoOp(new);
+            }
+            spec_changed
         }
+        _ if &new == live => return Plan::NoOp(new),
         _ => true,
     };
     if spec_changed {
@@ -1051,11 +1056,23 @@ impl Core {
 
     /// The newest version of an object at or before `revision`.
     pub(crate) fn version_at(&self, prefix: &[u8], revision: u64) -> Result<Option<(u64, Vec<u8>)>> {
+        self.newest_at(prefix, revision, <[u8]>::to_vec)
+    }
+
+    /// The revision of an object's newest version and whether it is a tombstone, without
+    /// copying its record.
+    pub(crate) fn latest_state(&self, prefix: &[u8]) -> Result<Option<(u64, bool)>> {
+        self.newest_at(prefix, u64::MAX, object::is_tombstone)
+    }
+
+    /// What `read` makes of the newest version of an object at or before `revision`, with that
+    /// version's revision.
+    fn newest_at<T>(&self, prefix: &[u8], revision: u64, read: impl Fn(&[u8]) -> T) -> Result<Option<(u64, T)>> {
         let end = keys::prefix_end(prefix);
         let mut out = None;
         self.kv.scan(CF_OBJECTS, &keys::object_key(prefix, revision), end.as_deref(), &mut |k, v| {
             let rev = !keys::read_u64(k.get(k.len().saturating_sub(8)..).unwrap_or_default())?;
-            out = Some((rev, v.to_vec()));
+            out = Some((rev, read(v)));
             Ok(Flow::Stop)
         })?;
         Ok(out)
@@ -1106,8 +1123,8 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
         for mut c in group {
             let cur = match overlay.get(&c.prefix) {
                 Some(&v) => Some(v),
-                None => match core.latest(&c.prefix) {
-                    Ok(v) => v.map(|(r, rec)| (r, object::is_tombstone(&rec))),
+                None => match core.latest_state(&c.prefix) {
+                    Ok(v) => v,
                     Err(e) => {
                         let _ = c.reply.send(Outcome::Failed(e));
                         continue;
@@ -1165,9 +1182,10 @@ fn committer(core: &Core, rx: &Receiver<Commit>) {
             hub.broadcast(&events);
             core.advanced.notify_all();
         }
-        drop(events);
+        // Writers hear first; then the events (and the previous versions they carry) go.
         for (reply, outcome) in replies {
             let _ = reply.send(outcome);
         }
+        drop(events);
     }
 }
