@@ -87,6 +87,27 @@ proptest! {
         prop_assert_eq!(sa.recursive_difference(&sb).paths(), listed(&want));
     }
 
+    /// A large set against a small one (either way round): the operations gallop through the
+    /// large side instead of merging element by element.
+    #[test]
+    fn skewed_operations_follow_the_model(a in prop::collection::vec(path(), 40..160), b in prop::collection::vec(path(), 0..4), swap in any::<bool>()) {
+        let ((sa, ma), (sb, mb)) = (build(&a), build(&b));
+        let ((sa, ma), (sb, mb)) = if swap { ((sb, mb), (sa, ma)) } else { ((sa, ma), (sb, mb)) };
+        prop_assert_eq!(sa.union(&sb).paths(), listed(&ma.union(&mb).cloned().collect()));
+        prop_assert_eq!(sa.intersection(&sb).paths(), listed(&ma.intersection(&mb).cloned().collect()));
+        prop_assert_eq!(sa.difference(&sb).paths(), listed(&ma.difference(&mb).cloned().collect()));
+        let want: Model = ma.iter().filter(|p| !under_any(p, &mb)).cloned().collect();
+        prop_assert_eq!(sa.recursive_difference(&sb).paths(), listed(&want));
+        // Parts of the large set taken as the small one hit its elements exactly.
+        let some: Vec<Path> = a.iter().step_by(7).cloned().collect();
+        let (ss, ms) = build(&some);
+        let (big, mbig) = build(&a);
+        prop_assert_eq!(big.difference(&ss).paths(), listed(&mbig.difference(&ms).cloned().collect()));
+        prop_assert_eq!(big.intersection(&ss).paths(), listed(&mbig.intersection(&ms).cloned().collect()));
+        let want: Model = mbig.iter().filter(|p| !under_any(p, &ms)).cloned().collect();
+        prop_assert_eq!(big.recursive_difference(&ss).paths(), listed(&want));
+    }
+
     #[test]
     fn identities(a in paths(), b in paths()) {
         let ((sa, _), (sb, _)) = (build(&a), build(&b));

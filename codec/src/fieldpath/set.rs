@@ -69,19 +69,6 @@ impl Set {
         Arc::make_mut(self.node.get_or_insert_with(Default::default))
     }
 
-    /// The result of removing paths from `self`, given as its parts: `self` itself, still shared,
-    /// when nothing was removed.
-    fn rebuilt(&self, members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Set {
-        let unchanged = members.len() == self.members().len()
-            && children.len() == self.children().len()
-            && children.iter().zip(self.children()).all(|(a, b)| a.1.same_node(&b.1));
-        if unchanged {
-            self.clone()
-        } else {
-            Set::build(members, children)
-        }
-    }
-
     /// Whether the two sets are the same node (so certainly equal), without comparing them.
     fn same_node(&self, other: &Set) -> bool {
         match (&self.node, &other.node) {
@@ -313,21 +300,23 @@ impl Set {
             return Set::new();
         }
         let members = merge_sorted(self.members(), other.members(), false, true, false);
+        // Walk the shorter children list, finding each element in the longer one by galloping:
+        // intersecting with a small set costs a few comparisons per element of it.
+        let (short, long) = if self.children().len() <= other.children().len() { (self.children(), other.children()) } else { (other.children(), self.children()) };
         let mut children = Vec::new();
-        let (mut i, mut j) = (0, 0);
-        while i < self.children().len() && j < other.children().len() {
-            let (a, b) = (&self.children()[i], &other.children()[j]);
-            match a.0.cmp(&b.0) {
-                Ordering::Less => i += 1,
-                Ordering::Greater => j += 1,
-                Ordering::Equal => {
-                    let s = a.1.intersection(&b.1);
+        let mut j = 0;
+        for (pe, set) in short {
+            j = gallop(long, j, |(q, _)| q < pe);
+            match long.get(j) {
+                Some((q, other_set)) if q == pe => {
+                    let s = set.intersection(other_set);
                     if !s.is_empty() {
-                        children.push((a.0.clone(), s));
+                        children.push((pe.clone(), s));
                     }
-                    i += 1;
                     j += 1;
                 }
+                Some(_) => {}
+                None => break,
             }
         }
         Set::build(members, children)
@@ -341,22 +330,26 @@ impl Set {
             return self.clone();
         }
         let members = merge_sorted(self.members(), other.members(), true, false, false);
-        let mut children = Vec::with_capacity(self.children().len());
-        let mut j = 0;
-        for (pe, set) in self.children() {
-            while j < other.children().len() && other.children()[j].0 < *pe {
-                j += 1;
-            }
-            if j < other.children().len() && other.children()[j].0 == *pe {
-                let d = set.difference(&other.children()[j].1);
-                if !d.is_empty() {
-                    children.push((pe.clone(), d));
+        // Only the children `other` has children at can change: they are found by galloping,
+        // and the rest are copied only if something changed.
+        let own = self.children();
+        let mut edits = Vec::new();
+        let mut i = 0;
+        for (pe, other_set) in other.children() {
+            i = gallop(own, i, |(q, _)| q < pe);
+            match own.get(i) {
+                Some((q, set)) if q == pe => {
+                    let d = set.difference(other_set);
+                    if !d.same_node(set) {
+                        edits.push((i, d));
+                    }
+                    i += 1;
                 }
-            } else {
-                children.push((pe.clone(), set.clone()));
+                Some(_) => {}
+                None => break,
             }
         }
-        self.rebuilt(members, children)
+        self.edited(members, edits)
     }
 
     /// Paths in `self` that neither are in `other` nor lie below a member of `other`: a member of
@@ -367,25 +360,56 @@ impl Set {
             return self.clone();
         }
         let members = merge_sorted(self.members(), other.members(), true, false, false);
-        let mut children = Vec::with_capacity(self.children().len());
-        let mut j = 0;
-        for (pe, set) in self.children() {
-            if other.has_member(pe) {
-                continue;
-            }
-            while j < other.children().len() && other.children()[j].0 < *pe {
-                j += 1;
-            }
-            if j < other.children().len() && other.children()[j].0 == *pe {
-                let d = set.recursive_difference(&other.children()[j].1);
-                if !d.is_empty() {
-                    children.push((pe.clone(), d));
+        // Only the children at `other`'s members (removed whole) and children can change.
+        let own = self.children();
+        let (om, oc) = (other.members(), other.children());
+        let mut edits = Vec::new();
+        let (mut a, mut b, mut i) = (0, 0, 0);
+        while i < own.len() {
+            let target = match (om.get(a), oc.get(b)) {
+                (None, None) => break,
+                (Some(m), None) => m,
+                (None, Some((c, _))) => c,
+                (Some(m), Some((c, _))) => m.min(c),
+            };
+            let member = om.get(a).is_some_and(|m| m == target);
+            let below = oc.get(b).filter(|(c, _)| c == target).map(|(_, s)| s);
+            a += usize::from(member);
+            b += usize::from(below.is_some());
+            i = gallop(own, i, |(q, _)| q < target);
+            if let Some((_, set)) = own.get(i).filter(|(q, _)| q == target) {
+                if member {
+                    edits.push((i, Set::new()));
+                } else if let Some(os) = below {
+                    let d = set.recursive_difference(os);
+                    if !d.same_node(set) {
+                        edits.push((i, d));
+                    }
                 }
-            } else {
-                children.push((pe.clone(), set.clone()));
+                i += 1;
             }
         }
-        self.rebuilt(members, children)
+        self.edited(members, edits)
+    }
+
+    /// This set with new members and some children replaced (by index, in order; an empty
+    /// replacement removes the child); itself, still shared, when nothing changed.
+    fn edited(&self, members: Vec<PathElement>, edits: Vec<(usize, Set)>) -> Set {
+        if edits.is_empty() && members.len() == self.members().len() {
+            return self.clone();
+        }
+        let own = self.children();
+        let mut children = Vec::with_capacity(own.len());
+        let mut from = 0;
+        for (i, set) in edits {
+            children.extend_from_slice(own.get(from..i).unwrap_or_default());
+            if !set.is_empty() {
+                children.push((own[i].0.clone(), set));
+            }
+            from = i + 1;
+        }
+        children.extend_from_slice(own.get(from..).unwrap_or_default());
+        Set::build(members, children)
     }
 
     /// Whether every member path of `self` is a member of `other` (without building the
@@ -507,6 +531,30 @@ impl Set {
 fn merge_sorted(a: &[PathElement], b: &[PathElement], keep_a: bool, keep_both: bool, keep_b: bool) -> Vec<PathElement> {
     let mut out = Vec::with_capacity(if keep_b { a.len() + b.len() } else { a.len() });
     let (mut i, mut j) = (0, 0);
+    // One side much longer: runs of it between elements of the other are found by galloping
+    // and copied whole, rather than compared element by element.
+    if a.len() >= SKEW * b.len() || b.len() >= SKEW * a.len() {
+        while i < a.len() && j < b.len() {
+            let k = gallop(a, i, |x| x < &b[j]);
+            if keep_a {
+                out.extend_from_slice(&a[i..k]);
+            }
+            i = k;
+            let Some(x) = a.get(i) else { break };
+            let l = gallop(b, j, |y| y < x);
+            if keep_b {
+                out.extend_from_slice(&b[j..l]);
+            }
+            j = l;
+            if b.get(j) == Some(x) {
+                if keep_both {
+                    out.push(x.clone());
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
             Ordering::Less => {
@@ -537,6 +585,22 @@ fn merge_sorted(a: &[PathElement], b: &[PathElement], keep_a: bool, keep_both: b
         out.extend_from_slice(&b[j..]);
     }
     out
+}
+
+/// How many times longer one side of a merge must be for galloping through it to pay.
+const SKEW: usize = 8;
+
+/// The first index at or after `from` whose element is not `less` than the target, the elements
+/// from `from` up to it all being `less` (`s` sorted): O(log distance) comparisons.
+fn gallop<T>(s: &[T], from: usize, less: impl Fn(&T) -> bool) -> usize {
+    let (mut lo, mut hi, mut step) = (from, from, 1);
+    while hi < s.len() && less(&s[hi]) {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    let hi = hi.min(s.len());
+    lo + s.get(lo..hi).map_or(0, |r| r.partition_point(|x| less(x)))
 }
 
 #[cfg(test)]
