@@ -65,6 +65,12 @@ fn key_of(e: &ManagedFieldsEntry) -> ManagerKey {
     }
 }
 
+/// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text,
+/// without writing it out and parsing it again.
+pub(crate) fn fields_set(v: &Value) -> Result<Set, String> {
+    Ok(set_from_value(v, &mut Vec::new())?.0.unwrap_or_default())
+}
+
 /// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text.
 fn set_from_value(v: &Value, path: &mut Vec<PathElement>) -> Result<(Option<Set>, bool), String> {
     let Value::Object(m) = v else {
@@ -146,9 +152,7 @@ pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
             return Err(format!("managedFields[{i}].apiVersion: must not be empty"));
         }
         let set = match item.get("fieldsV1").filter(|v| !v.is_null()) {
-            Some(fields) => {
-                set_from_value(fields, &mut Vec::new()).map_err(|err| format!("managedFields[{i}].fieldsV1: {err}"))?.0.unwrap_or_default()
-            }
+            Some(fields) => fields_set(fields).map_err(|err| format!("managedFields[{i}].fieldsV1: {err}"))?,
             None => Set::new(),
         };
         let key = key_of(&e);

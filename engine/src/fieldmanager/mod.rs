@@ -27,6 +27,8 @@ mod strip;
 mod time;
 
 pub use cap::{ANCIENT_CHANGES, DEFAULT_MAX_UPDATE_MANAGERS};
+#[cfg(feature = "store")]
+pub(crate) use entries::fields_set;
 pub use reconcile::reconcile_managed_fields;
 pub use time::Time;
 

@@ -105,7 +105,7 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
         let reused = old_items.iter().position(same).filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len()).map(|i| old_bins[i].fields.clone());
         let bin = match (reused, fields) {
             (Some(bin), _) => bin,
-            (None, Some(f)) => fields_binary::encode(&fields_v1::from_json(&serde_json::to_vec(f).map_err(|e| Error::BadRequest(e.to_string()))?)?),
+            (None, Some(f)) => fields_binary::encode(&crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?),
             (None, None) => fields_binary::encode(&fieldstore_codec::Set::new()),
         };
         out.push((meta, bin));
