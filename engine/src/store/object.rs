@@ -131,23 +131,8 @@ pub(crate) fn entry_fields(record: &[u8]) -> Result<Vec<EntryFields>> {
     if is_tombstone(record) {
         return Ok(Vec::new());
     }
-    let mut r = Reader { bytes: record.get(2..).unwrap_or_default() };
-    r.bytes()?;
-    let n = r.uvarint()?;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let manager = r.string()?;
-        let op = match r.byte()? {
-            0 => Operation::Apply,
-            _ => Operation::Update,
-        };
-        r.bytes()?;
-        r.bytes()?;
-        let subresource = r.string()?;
-        let fields = r.bytes()?.to_vec();
-        out.push(EntryFields { manager, operation: operation_name(op, &subresource), fields });
-    }
-    Ok(out)
+    let entries = parts(record)?.entries()?;
+    Ok(entries.into_iter().map(|e| EntryFields { operation: operation_name(e.operation, &e.subresource), manager: e.manager, fields: e.fields.to_vec() }).collect())
 }
 
 /// Whether a record is a tombstone (without decoding it).
@@ -173,12 +158,22 @@ pub(crate) fn parts(record: &[u8]) -> Result<Parts<'_>> {
     Ok(Parts { body, entries: r.bytes })
 }
 
-impl Parts<'_> {
-    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries).
-    pub(crate) fn managed_fields(&self) -> Result<Option<Value>> {
+/// One managedFields entry of a record, its field set still in binary form.
+struct RawEntry<'a> {
+    manager: String,
+    operation: Operation,
+    api_version: String,
+    time: String,
+    subresource: String,
+    fields: &'a [u8],
+}
+
+impl<'a> Parts<'a> {
+    /// The record's managedFields entries, in order.
+    fn entries(&self) -> Result<Vec<RawEntry<'a>>> {
         let mut r = Reader { bytes: self.entries };
         let n = r.uvarint()?;
-        let mut entries = Vec::new();
+        let mut out = Vec::new();
         for _ in 0..n {
             let manager = r.string()?;
             let operation = match r.byte()? {
@@ -186,10 +181,20 @@ impl Parts<'_> {
                 1 => Operation::Update,
                 t => return Err(Error::Corrupt(format!("unknown operation {t}"))),
             };
-            let api_version = r.string()?;
-            let time = r.string()?;
-            let subresource = r.string()?;
-            let set = fields_binary::decode(r.bytes()?)?;
+            let (api_version, time, subresource) = (r.string()?, r.string()?, r.string()?);
+            out.push(RawEntry { manager, operation, api_version, time, subresource, fields: r.bytes()? });
+        }
+        if !r.bytes.is_empty() {
+            return Err(Error::Corrupt("trailing bytes in object record".into()));
+        }
+        Ok(out)
+    }
+
+    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries).
+    pub(crate) fn managed_fields(&self) -> Result<Option<Value>> {
+        let mut entries = Vec::new();
+        for RawEntry { manager, operation, api_version, time, subresource, fields } in self.entries()? {
+            let set = fields_binary::decode(fields)?;
             // The entry as ObjectMeta serializes it (empty strings and a missing time omitted),
             // built as a JSON value directly rather than rendered and parsed again.
             let mut e = serde_json::Map::new();
@@ -212,9 +217,6 @@ impl Parts<'_> {
                 e.insert("subresource".into(), Value::String(subresource));
             }
             entries.push(Value::Object(e));
-        }
-        if !r.bytes.is_empty() {
-            return Err(Error::Corrupt("trailing bytes in object record".into()));
         }
         Ok((!entries.is_empty()).then_some(Value::Array(entries)))
     }
