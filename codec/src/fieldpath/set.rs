@@ -329,7 +329,7 @@ impl Set {
         if other.node.is_none() || self.node.is_none() {
             return self.clone();
         }
-        let members = merge_sorted(self.members(), other.members(), true, false, false);
+        let members = self.members_without(other);
         // Only the children `other` has children at can change: they are found by galloping,
         // and the rest are copied only if something changed.
         let own = self.children();
@@ -359,7 +359,7 @@ impl Set {
         if other.node.is_none() || self.node.is_none() {
             return self.clone();
         }
-        let members = merge_sorted(self.members(), other.members(), true, false, false);
+        let members = self.members_without(other);
         // Only the children at `other`'s members (removed whole) and children can change.
         let own = self.children();
         let (om, oc) = (other.members(), other.children());
@@ -392,12 +392,26 @@ impl Set {
         self.edited(members, edits)
     }
 
-    /// This set with new members and some children replaced (by index, in order; an empty
-    /// replacement removes the child); itself, still shared, when nothing changed.
-    fn edited(&self, members: Vec<PathElement>, edits: Vec<(usize, Set)>) -> Set {
-        if edits.is_empty() && members.len() == self.members().len() {
+    /// This node's members less `other`'s; `None` when `other` removes none of them, so that
+    /// nothing is copied.
+    fn members_without(&self, other: &Set) -> Option<Vec<PathElement>> {
+        let own = self.members();
+        let mut i = 0;
+        let removes = other.members().iter().any(|m| {
+            i = gallop(own, i, |q| q < m);
+            own.get(i) == Some(m)
+        });
+        removes.then(|| merge_sorted(own, other.members(), true, false, false))
+    }
+
+    /// This set with its members replaced (`None`: unchanged) and some children replaced (by
+    /// index, in order; an empty replacement removes the child); itself, still shared, when
+    /// nothing changed.
+    fn edited(&self, members: Option<Vec<PathElement>>, edits: Vec<(usize, Set)>) -> Set {
+        if edits.is_empty() && members.is_none() {
             return self.clone();
         }
+        let members = members.unwrap_or_else(|| self.members().to_vec());
         let own = self.children();
         let mut children = Vec::with_capacity(own.len());
         let mut from = 0;

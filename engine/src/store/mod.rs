@@ -567,11 +567,16 @@ impl Store {
             _ => self.revision(),
         };
         let prefix = keys::object_prefix(t.id, &ns, name);
-        match self.core().version_at(&prefix, at)? {
-            Some((rev, rec)) if !object::is_tombstone(&rec) => match self.core().cache.get(&prefix, rev) {
+        // The record is read in place: a cached version is copied, not the record.
+        let core = self.core();
+        let found = core.newest_at(&prefix, at, |rev, rec| {
+            (!object::is_tombstone(rec)).then(|| match core.cache.get(&prefix, rev) {
                 Some(cached) => Ok(Value::clone(&cached)),
-                None => object::decode(&rec, rev),
-            },
+                None => object::decode(rec, rev),
+            })
+        })?;
+        match found {
+            Some((_, Some(object))) => object,
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
         }
     }
@@ -785,23 +790,32 @@ impl Store {
     fn write_loop(&self, t: &Registered, ns: &str, name: &str, dry_run: bool, who: &Who, mut plan: impl FnMut(Option<&Value>) -> Result<Plan>) -> Result<Value> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
-            let cur = self.core().latest(&prefix)?;
-            let (expect, mut live, prev_record) = match cur {
-                Some((rev, rec)) if !object::is_tombstone(&rec) => {
-                    let live = match self.core().cache.take(&prefix, rev) {
-                        Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
-                        None => object::decode(&rec, rev)?,
-                    };
-                    (Expect::Revision(rev), Some(live), Some(rec))
+            // The latest version, read in place: the live object (from the cache when it holds
+            // this revision), its managedFields entries and its record's size.
+            let core = self.core();
+            let cur = core.newest_at(&prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<owners::EntryFields>, usize)>> {
+                if object::is_tombstone(rec) {
+                    return Ok(None);
                 }
-                _ => (Expect::Absent, None, None),
+                let live = match core.cache.take(&prefix, rev) {
+                    Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
+                    None => object::decode(rec, rev)?,
+                };
+                Ok(Some((live, object::entry_fields(rec)?, rec.len())))
+            })?;
+            let (expect, mut live, old_entries, record_len) = match cur {
+                Some((rev, found)) => match found? {
+                    Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
+                    None => (Expect::Absent, None, Vec::new(), 0),
+                },
+                None => (Expect::Absent, None, Vec::new(), 0),
             };
             // A write that ends without committing (no change, an error, a dry run) leaves the
             // version it read the latest: it goes back to the cache for the next write
             // (controllers re-apply unchanged configs and retry conflicts).
             let put_back = |live: Option<Value>| {
-                if let (Expect::Revision(rev), Some(l), Some(rec)) = (&expect, live, &prev_record) {
-                    self.core().cache.put(&prefix, *rev, Some(&Arc::new(l)), rec.len());
+                if let (Expect::Revision(rev), Some(l)) = (&expect, live) {
+                    core.cache.put(&prefix, *rev, Some(&Arc::new(l)), record_len);
                 }
             };
             let (mut object, event, tombstone) = match plan(live.as_ref()) {
@@ -820,10 +834,6 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
-            let old_entries = match &prev_record {
-                Some(rec) => object::entry_fields(rec)?,
-                None => Vec::new(),
-            };
             let previous = object::Previous { managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")), entries: &old_entries };
             let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous))?;
             if record.len() > self.core().options.max_object_bytes {
@@ -1049,30 +1059,25 @@ fn being_finalized(v: &Value) -> bool {
 }
 
 impl Core {
-    /// The newest version of an object (tombstones included).
-    pub(crate) fn latest(&self, prefix: &[u8]) -> Result<Option<(u64, Vec<u8>)>> {
-        self.version_at(prefix, u64::MAX)
-    }
-
     /// The newest version of an object at or before `revision`.
     pub(crate) fn version_at(&self, prefix: &[u8], revision: u64) -> Result<Option<(u64, Vec<u8>)>> {
-        self.newest_at(prefix, revision, <[u8]>::to_vec)
+        self.newest_at(prefix, revision, |_, rec| rec.to_vec())
     }
 
     /// The revision of an object's newest version and whether it is a tombstone, without
     /// copying its record.
     pub(crate) fn latest_state(&self, prefix: &[u8]) -> Result<Option<(u64, bool)>> {
-        self.newest_at(prefix, u64::MAX, object::is_tombstone)
+        self.newest_at(prefix, u64::MAX, |_, rec| object::is_tombstone(rec))
     }
 
-    /// What `read` makes of the newest version of an object at or before `revision`, with that
-    /// version's revision.
-    fn newest_at<T>(&self, prefix: &[u8], revision: u64, read: impl Fn(&[u8]) -> T) -> Result<Option<(u64, T)>> {
+    /// What `read` makes of the newest version of an object at or before `revision` (given its
+    /// revision and its record, read in place), with that version's revision.
+    fn newest_at<T>(&self, prefix: &[u8], revision: u64, mut read: impl FnMut(u64, &[u8]) -> T) -> Result<Option<(u64, T)>> {
         let end = keys::prefix_end(prefix);
         let mut out = None;
         self.kv.scan(CF_OBJECTS, &keys::object_key(prefix, revision), end.as_deref(), &mut |k, v| {
             let rev = !keys::read_u64(k.get(k.len().saturating_sub(8)..).unwrap_or_default())?;
-            out = Some((rev, read(v)));
+            out = Some((rev, read(rev, v)));
             Ok(Flow::Stop)
         })?;
         Ok(out)
