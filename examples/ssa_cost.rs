@@ -2,6 +2,9 @@
 //! (`valgrind --tool=callgrind --toggle-collect='*measure*'`), where wall-clock timing is too noisy.
 //!
 //! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one.
+//! With `REPS`, the parts of an op can be timed alone too: OP clone (a deep copy of the live object),
+//! validate, compare, merge (`merge_and_compare`), fieldset (`to_field_set`), isset (`is_field_set_of`),
+//! each on the config the default op (`reapply`) uses.
 #![allow(missing_docs)]
 
 use fieldstore::engine::schema::parse_smd_yaml;
@@ -59,6 +62,12 @@ fn main() {
             let t = std::time::Instant::now();
             let r = match op.as_str() {
                 "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
+                "clone" => { black_box(live.clone()); None }
+                "validate" => { up.validate(&other).expect("valid"); None }
+                "compare" => { black_box(fieldstore::engine::typed::compare(&schema, &root, &live, &other).expect("compare")); None }
+                "fieldset" => { black_box(fieldstore::engine::typed::to_field_set(&schema, &root, &other).expect("set")); None }
+                "isset" => { black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set)); None }
+                "merge" => { black_box(fieldstore::engine::typed::merge_and_compare(&schema, &root, &live, &other, true).expect("merge")); None }
                 "create" => { up.validate(&cfg).expect("valid"); Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
                 "update_one" => { up.validate(&other).expect("valid"); black_box(up.update(&live, &other, "v1", m, &c).expect("update")); None }
                 "second_manager" => { up.validate(&other).expect("valid"); Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }

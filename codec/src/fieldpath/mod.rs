@@ -7,7 +7,9 @@
 mod element;
 mod path;
 mod set;
+mod sort;
 
 pub use element::{KeyFields, Name, PathElement};
 pub use path::Path;
 pub use set::Set;
+pub use sort::prefix as abbreviation;

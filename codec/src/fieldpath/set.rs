@@ -81,17 +81,9 @@ impl Set {
     /// A set built from its top-level parts in any order; duplicates are merged (children by union).
     /// Sorting once here is what keeps building a set from an n-item list O(n log n).
     pub fn from_parts(mut members: Vec<PathElement>, mut children: Vec<(PathElement, Set)>) -> Self {
-        members.sort_unstable();
-        members.dedup();
-        children.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut merged: Vec<(PathElement, Set)> = Vec::with_capacity(children.len());
-        for (pe, set) in children {
-            match merged.last_mut() {
-                Some((last, s)) if *last == pe => *s = s.union(&set),
-                _ => merged.push((pe, set)),
-            }
-        }
-        Set::build(members, merged)
+        super::sort::sort_dedup_by_element(&mut members, |pe| pe, |_, _| {});
+        super::sort::sort_dedup_by_element(&mut children, |c| &c.0, |(_, s), (_, set)| *s = s.union(&set));
+        Set::build(members, children)
     }
 
     /// A set built from top-level parts that are usually already sorted and free of duplicates,

@@ -133,6 +133,62 @@ fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
     }
 }
 
+/// What [`join_sorted`] found.
+enum Join {
+    /// The items are the members; for each item, the position of its child set in the set's
+    /// children (`usize::MAX` when it has none).
+    Matched(Vec<usize>),
+    /// The items are not the members.
+    Mismatch,
+    /// The keys are not single strings; the caller looks items up by hashing instead.
+    Unsupported,
+}
+
+/// Matches `items` against the members of `set` from `mc` on and its children from `cc` on, by
+/// sorting the items' keys (one string per item) by abbreviation and walking the set in its
+/// order. A large list in random order then reads the set once in order and the items' keys
+/// once in theirs, where a hash index would chase a pointer into the set for every item.
+fn join_sorted(schema: &Schema, list: &List, items: &[Value], set: &Set, mc: usize, cc: usize) -> Join {
+    let (members, children) = (&set.members()[mc.min(set.members().len())..], &set.children()[cc.min(set.children().len())..]);
+    if members.len() != items.len() || u32::try_from(items.len()).is_err() {
+        return Join::Mismatch;
+    }
+    // (abbreviation, item), and each item's key string.
+    let mut order: Vec<(u128, u32)> = Vec::with_capacity(items.len());
+    let mut strs: Vec<&str> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Ok(key) = super::item_key(schema, list, i, item) else { return Join::Mismatch };
+        let ItemKey::One(Value::String(s)) = key else { return Join::Unsupported };
+        order.push((fieldstore_codec::fieldpath::abbreviation(s.as_bytes()), i as u32));
+        strs.push(s);
+    }
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| strs[a.1 as usize].cmp(strs[b.1 as usize])));
+    let mut child_of = vec![usize::MAX; items.len()];
+    let mut c = 0;
+    for ((abbr, i), pe) in order.into_iter().zip(members) {
+        let s = strs[i as usize];
+        let member = match pe {
+            PathElement::Key(fields) if list.keys.len() == 1 => match &fields[..] {
+                [(n, Value::String(w))] if *n == list.keys[0] => w,
+                _ => return Join::Mismatch,
+            },
+            PathElement::Value(Value::String(w)) if list.keys.is_empty() => w,
+            _ => return Join::Mismatch,
+        };
+        // Equal abbreviations of equal lengths up to 16 bytes are equal strings: the item's key
+        // is not read again.
+        let same = member.len() == s.len() && fieldstore_codec::fieldpath::abbreviation(member.as_bytes()) == abbr && (s.len() <= 16 || member == s);
+        if !same {
+            return Join::Mismatch;
+        }
+        if children.get(c).is_some_and(|(cpe, _)| cpe == pe) {
+            child_of[i as usize] = cc + c;
+            c += 1;
+        }
+    }
+    Join::Matched(child_of)
+}
+
 static EMPTY: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
 
 fn empty() -> &'static Set {
@@ -176,6 +232,26 @@ fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool
                         _ => empty(),
                     }
                 } else {
+                    if index.is_none() {
+                        // The rest of the items must be exactly the rest of the members.
+                        match join_sorted(schema, list, &items[i..], set, mc, cc) {
+                            Join::Matched(child_of) => {
+                                for (item, j) in items[i..].iter().zip(child_of) {
+                                    let child = match set.children().get(j) {
+                                        Some((_, c)) => {
+                                            with_children += 1;
+                                            c
+                                        }
+                                        None => empty(),
+                                    };
+                                    same_node(schema, &list.element_type, item, child)?;
+                                }
+                                return (with_children == set.children().len()).then_some(false);
+                            }
+                            Join::Mismatch => return None,
+                            Join::Unsupported => {}
+                        }
+                    }
                     let (members, children) = index.get_or_insert_with(|| index_by_key(list, set));
                     members.get(&key)?;
                     match children.get(&key) {
