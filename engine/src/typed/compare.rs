@@ -522,9 +522,17 @@ impl<'s> Walker<'s> {
         self.node(Some(lhs), rhs, tr)
     }
 
+    /// Records one item's results. Once an item has changed, the list's merged value will be
+    /// built, so later unchanged items are copied right away, while the walk has just read
+    /// them, instead of in a second pass over a list that may no longer be in the cache.
     fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut) {
         if self.mode.merges() {
-            out.push(Part { key: "", lhs, out: n.out.take(), same: n.same });
+            let building = out.last().is_some_and(|p| !p.same);
+            let part = match (n.same, lhs) {
+                (true, Some(l)) if building => Part { key: "", lhs, out: Some(l.clone()), same: false },
+                _ => Part { key: "", lhs, out: n.out.take(), same: n.same },
+            };
+            out.push(part);
         }
         if self.mode.compares() {
             col.add(pe, n);
