@@ -206,7 +206,20 @@ struct Part<'k, 'v> {
     same: bool,
 }
 
-impl Part<'_, '_> {
+impl<'k, 'v> Part<'k, 'v> {
+    /// Records one child's merge result after those of its earlier siblings. Once a sibling has
+    /// changed, the parent's merged value will be built, so an unchanged child is copied right
+    /// away, while the walk has just read it, instead of in a second pass over a container
+    /// that may no longer be in the cache.
+    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, lhs: Option<&'v Value>, n: &mut NodeOut) {
+        let building = parts.last().is_some_and(|p| !p.same);
+        let part = match (n.same, lhs) {
+            (true, Some(l)) if building => Part { key, lhs, out: Some(l.clone()), same: false },
+            _ => Part { key, lhs, out: n.out.take(), same: n.same },
+        };
+        parts.push(part);
+    }
+
     /// The child's merged value: its own, or a copy of the left one when unchanged.
     fn value(self) -> Option<Value> {
         if self.same {
@@ -345,7 +358,7 @@ impl<'s> Walker<'s> {
             }
             let mut n = n;
             if w.mode.merges() {
-                parts.push(Part { key, lhs: l, out: n.out.take(), same: n.same });
+                Part::push(&mut parts, key, l, &mut n);
             }
             if w.mode.compares() {
                 col.add(|| t.field_element(key), n);
@@ -522,17 +535,10 @@ impl<'s> Walker<'s> {
         self.node(Some(lhs), rhs, tr)
     }
 
-    /// Records one item's results. Once an item has changed, the list's merged value will be
-    /// built, so later unchanged items are copied right away, while the walk has just read
-    /// them, instead of in a second pass over a list that may no longer be in the cache.
+    /// Records one list item's results.
     fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut) {
         if self.mode.merges() {
-            let building = out.last().is_some_and(|p| !p.same);
-            let part = match (n.same, lhs) {
-                (true, Some(l)) if building => Part { key: "", lhs, out: Some(l.clone()), same: false },
-                _ => Part { key: "", lhs, out: n.out.take(), same: n.same },
-            };
-            out.push(part);
+            Part::push(out, "", lhs, &mut n);
         }
         if self.mode.compares() {
             col.add(pe, n);
