@@ -12,8 +12,9 @@
 //! 4. `second_manager`: B applies one new, disjoint item;
 //! 5. `update_one`: C updates one field of one item.
 //!
-//!    Each op is timed as the engine serves a request: validating the parsed body, then the merge.
-//!    `parse` times `serde_json::from_slice` of the N-item request body, the baseline of the ratios.
+//!    Each op is timed as the engine serves a request: validating the parsed body and merging it,
+//!    in one walk (`Updater::validating`, as the field manager applies). `parse` times
+//!    `serde_json::from_slice` of the N-item request body, the baseline of the ratios.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::schema::parse_smd_yaml;
@@ -33,7 +34,7 @@ use shapes::{config, second_config, updated, Shape, SCHEMA};
 fn bench_apply(c: &mut Criterion) {
     let schema: Schema = parse_smd_yaml(SCHEMA).expect("bench schema");
     let root: TypeRef = schema.named("root").expect("root type");
-    let up = Updater::new(&schema, &root);
+    let up = Updater::new(&schema, &root).validating();
     let (a, b) = (ManagerKey::apply("a"), ManagerKey::apply("b"));
     let cm = ManagerKey::update("c", "v1");
     let empty = json!({});
@@ -58,18 +59,12 @@ fn bench_apply(c: &mut Criterion) {
                 bch.iter(|| serde_json::from_slice::<Value>(body).expect("parse"))
             });
             g.bench_with_input(BenchmarkId::new("create", n), &n, |bch, _| {
-                bch.iter(|| {
-                    up.validate(&cfg).expect("valid");
-                    up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")
-                })
+                bch.iter(|| up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply"))
             });
             let run = |bch: &mut criterion::Bencher<'_>, config: &Value, key: &ManagerKey| {
                 bch.iter_batched(
                     || mgrs.clone(),
-                    |m| {
-                        up.validate(config).expect("valid");
-                        up.apply(&live, config, "v1", m, key, false).expect("apply")
-                    },
+                    |m| up.apply(&live, config, "v1", m, key, false).expect("apply"),
                     BatchSize::LargeInput,
                 )
             };
@@ -79,10 +74,7 @@ fn bench_apply(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new("update_one", n), &n, |bch, _| {
                 bch.iter_batched(
                     || mgrs.clone(),
-                    |m| {
-                        up.validate(&upd).expect("valid");
-                        up.update(&live, &upd, "v1", m, &cm).expect("update")
-                    },
+                    |m| up.update(&live, &upd, "v1", m, &cm).expect("update"),
                     BatchSize::LargeInput,
                 )
             });

@@ -35,7 +35,8 @@ fn main() {
     let op = args.get(3).cloned().unwrap_or_else(|| "reapply".into());
     let schema: Schema = parse_smd_yaml(SCHEMA).expect("schema");
     let root: TypeRef = schema.named("root").expect("root");
-    let up = Updater::new(&schema, &root);
+    // As the field manager applies: the body is validated in the merge's walk.
+    let up = Updater::new(&schema, &root).validating();
     let (a, b, c) = (ManagerKey::apply("a"), ManagerKey::apply("b"), ManagerKey::update("c", "v1"));
     let cfg = config(shape, n, None);
     let body = serde_json::to_vec(&cfg).expect("ser");
@@ -68,10 +69,10 @@ fn main() {
                 "fieldset" => { black_box(fieldstore::engine::typed::to_field_set(&schema, &root, &other).expect("set")); None }
                 "isset" => { black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set)); None }
                 "merge" => { black_box(fieldstore::engine::typed::merge_and_compare(&schema, &root, &live, &other, true).expect("merge")); None }
-                "create" => { up.validate(&cfg).expect("valid"); Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
-                "update_one" => { up.validate(&other).expect("valid"); black_box(up.update(&live, &other, "v1", m, &c).expect("update")); None }
-                "second_manager" => { up.validate(&other).expect("valid"); Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }
-                _ => { up.validate(&other).expect("valid"); Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")) }
+                "create" => { Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
+                "update_one" => { black_box(up.update(&live, &other, "v1", m, &c).expect("update")); None }
+                "second_manager" => { Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }
+                _ => { Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")) }
             };
             drop(black_box(r));
             times.push(t.elapsed().as_secs_f64() * 1e3);
@@ -85,19 +86,15 @@ fn main() {
         "parse" => measure(|| serde_json::from_slice::<Value>(&body).map(|_| ()).expect("parse")),
         "clone" => measure(|| drop(black_box(live.clone()))),
         "create" => measure(|| {
-            up.validate(&cfg).expect("valid");
             up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).map(|_| ()).expect("apply")
         }),
         "update_one" => measure(|| {
-            up.validate(&other).expect("valid");
             up.update(&live, &other, "v1", mgrs, &c).map(|_| ()).expect("update")
         }),
         "second_manager" => measure(|| {
-            up.validate(&other).expect("valid");
             up.apply(&live, &other, "v1", mgrs, &b, false).map(|_| ()).expect("apply")
         }),
         _ => measure(|| {
-            up.validate(&other).expect("valid");
             up.apply(&live, &other, "v1", mgrs, &a, false).map(|_| ()).expect("apply")
         }),
     });

@@ -15,7 +15,10 @@
 //!   the *other* managers), and the new object still validates;
 //! - a conflict names only other managers, on paths they own;
 //! - no manager is left with an empty set, and every owned path exists in the object, or runs
-//!   into a `null` on the way (a pruned struct someone still owns is kept as `null`).
+//!   into a `null` on the way (a pruned struct someone still owns is kept as `null`);
+//! - a validating updater (`Updater::validating`, which validates in the merge's walk) gives
+//!   exactly what validating first and then applying or updating gives, errors included, from
+//!   any live object (valid or not).
 
 use fieldstore_codec::Path;
 use fieldstore_engine::schema::{parse_smd_yaml, Schema, DEDUCED_TYPE};
@@ -230,6 +233,7 @@ fn replay(schema: &Schema, root: &TypeRef, live: Value, ops: Vec<Op>) -> Result<
     let mut live = if u.validate(&live).is_ok() { live } else { json!({}) };
     let mut managers = ManagedFields::new();
     for (i, (is_update, m, force, object)) in ops.into_iter().enumerate() {
+        agree(&u, &live, &managers, MANAGERS[m], is_update, force, &object)?;
         let valid = u.validate(&object).is_ok();
         tally.invalid += usize::from(!valid);
         let what = format!("op {i} ({}{} by {}) of {object}", if is_update { "update" } else { "apply" }, if force { ", forced" } else { "" }, MANAGERS[m]);
@@ -291,6 +295,25 @@ fn replay(schema: &Schema, root: &TypeRef, live: Value, ops: Vec<Op>) -> Result<
     Ok(tally)
 }
 
+/// A validating updater's apply or update gives what validating first and then applying or
+/// updating gives: the same error (the validation's, when the object does not conform) or the
+/// same result.
+fn agree(u: &Updater<'_>, live: &Value, managers: &ManagedFields, manager: &str, is_update: bool, force: bool, object: &Value) -> Result<(), TestCaseError> {
+    let v = u.validating();
+    let (fused, separate) = if is_update {
+        let key = ManagerKey::update(manager, "v1");
+        let run = |u: &Updater<'_>| u.update(live, object, "v1", managers.clone(), &key).map(|m| format!("{m:?}"));
+        (run(&v), u.validate(object).and_then(|()| run(u)))
+    } else {
+        let key = ManagerKey::apply(manager);
+        let run = |u: &Updater<'_>| u.apply(live, object, "v1", managers.clone(), &key, force).map(|a| format!("{a:?}"));
+        (run(&v), u.validate(object).and_then(|()| run(u)))
+    };
+    let (fused, separate) = (format!("{fused:?}"), format!("{separate:?}"));
+    prop_assert_eq!(fused, separate, "{} of {} to {}", if is_update { "update" } else { "apply" }, object, live);
+    Ok(())
+}
+
 fn gen_schema() -> (Schema, TypeRef) {
     let s = parse_smd_yaml(GEN_SCHEMA).expect("gen.py schema parses");
     let root = s.named("root").expect("root type");
@@ -316,6 +339,22 @@ proptest! {
     fn gen_schema_free_form_json_never_panics(live in any_json(), ops in ops(any_json())) {
         let (s, root) = gen_schema();
         replay(&s, &root, live, ops)?;
+    }
+
+    #[test]
+    fn validating_updater_agrees_with_validating_first_from_any_live_object(
+        live in prop_oneof![gen_shaped(), any_json()],
+        object in prop_oneof![3 => gen_shaped(), 1 => any_json()],
+        is_update: bool,
+        force: bool,
+    ) {
+        let (s, root) = gen_schema();
+        let u = Updater::new(&s, &root);
+        agree(&u, &live, &ManagedFields::new(), "a", is_update, force, &object)?;
+        // And over the live object's owners, when it has some.
+        if let Ok(a) = u.apply(&json!({}), &live, "v1", ManagedFields::new(), &ManagerKey::apply("b"), false) {
+            agree(&u, &live, &a.managers, "a", is_update, force, &object)?;
+        }
     }
 
     #[test]

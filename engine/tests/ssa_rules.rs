@@ -558,6 +558,57 @@ fn duplicate_keys_and_set_values_are_rejected_with_the_path() {
     assert!(u.validate(&json!({"args": ["-v", "-v"]})).is_ok());
 }
 
+/// The validating updater checks the config inside the merge's walk; each case is a problem the
+/// walk must not miss where it reads little of the config: items that line up with live ones,
+/// atomic containers (leaves to the walk), subtrees only the config has (copied or walked), and
+/// duplicates split between the lined-up and the realigned part of a list.
+#[test]
+fn a_validating_updater_rejects_what_validation_rejects() {
+    let o = Object::new();
+    let u = o.updater();
+    let v = u.validating();
+    let cases = [
+        // duplicates among items lined up with (equally duplicated) live items
+        (json!({"containers": [{"name": "a"}, {"name": "a"}]}), json!({"containers": [{"name": "a"}, {"name": "a"}]})),
+        // a duplicate of a lined-up item among the realigned ones
+        (json!({"containers": [{"name": "a"}, {"name": "b"}]}), json!({"containers": [{"name": "a"}, {"name": "b"}, {"name": "a"}]})),
+        (json!({"finalizers": ["x"]}), json!({"finalizers": ["x", "y", "x"]})),
+        // a bad scalar inside a lined-up item, and inside an item equal to the live one
+        (json!({"containers": [{"name": "a", "image": "x"}]}), json!({"containers": [{"name": "a", "image": 5}]})),
+        (json!({"containers": [{"name": "a", "image": 5}]}), json!({"containers": [{"name": "a", "image": 5}]})),
+        // atomic containers with a bad member
+        (json!({"selector": {"a": "x"}}), json!({"selector": {"a": 5}})),
+        (json!({"args": ["x"]}), json!({"args": ["x", 5]})),
+        (json!({"affinity": {"zone": "x"}}), json!({"affinity": {"zone": "x", "bogus": 1}})),
+        // undeclared fields, on both sides and on the config's only
+        (json!({"spec": {"strategy": "x"}}), json!({"spec": {"strategy": "x", "bogus": 1}})),
+        (json!({}), json!({"spec": {"template": {"bogus": 1}}})),
+        // a container where a scalar is, and a scalar where a container is
+        (json!({"labels": {"a": "x"}}), json!({"labels": "x"})),
+        (json!({"containers": [{"name": "a"}]}), json!({"containers": {"name": "a"}})),
+        (json!({"name": "x"}), json!({"name": {"a": 1}})),
+        // a subtree only the config has, with a bad leaf deep inside
+        (json!({}), json!({"spec": {"template": {"image": 5}}})),
+        (json!({}), json!({"containers": [{"name": "a"}, {"name": "a"}]})),
+        (json!({"containers": []}), json!({"containers": [{"name": "a", "value": 1}]})),
+        // an item without its key
+        (json!({"containers": [{"name": "a"}]}), json!({"containers": [{"name": "a"}, {"image": "x"}]})),
+    ];
+    let other = ManagerKey::apply("other");
+    for (live, config) in cases {
+        let want = u.validate(&config).expect_err("the case is invalid");
+        let Error::Invalid(want) = want else { panic!("{config}: {want:?}") };
+        // With the live object's owner as another manager (the walk builds path sets) and alone.
+        let owned = u.apply(&json!({}), &live, "v1", ManagedFields::new(), &other, false).map(|a| a.managers).unwrap_or_default();
+        for managers in [ManagedFields::new(), owned] {
+            let applied = v.apply(&live, &config, "v1", managers.clone(), &ManagerKey::apply("a"), false);
+            assert!(matches!(&applied, Err(Error::Invalid(e)) if *e == want), "apply of {config} to {live}: {applied:?}, want {want:?}");
+            let updated = v.update(&live, &config, "v1", managers, &ManagerKey::update("a", "v1"));
+            assert!(matches!(&updated, Err(Error::Invalid(e)) if *e == want), "update of {config} to {live}: {updated:?}, want {want:?}");
+        }
+    }
+}
+
 #[test]
 fn conflicts_on_many_items_stay_linear() {
     const N: usize = 20_000;

@@ -214,7 +214,6 @@ impl<'s> FieldManager<'s> {
         if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {
             return Err(Error::BadRequest("metadata.managedFields must be nil".into()));
         }
-        self.updater().validate(config)?;
 
         let live_view = without_managed_fields(live);
         let entries::Decoded { mut managers, mut times, entries: entry_count } = decoded;
@@ -230,6 +229,8 @@ impl<'s> FieldManager<'s> {
             // Most configurations set no reset field: a lookup per reset path tells, before the
             // config's whole field set is computed.
             if sets_any(&config, reset) {
+                // The field set needs a valid config; the apply below validates it otherwise.
+                self.updater().validate(&config)?;
                 let set = typed::to_field_set(self.schema, self.root, &config).map_err(Error::Invalid)?.difference(&self.strip);
                 let touched = reset::touched(&set, reset);
                 if !touched.is_empty() {
@@ -247,7 +248,7 @@ impl<'s> FieldManager<'s> {
             }
         }
 
-        let applied = self.updater().apply(&live_view, &config, &self.api_version, managers, &key, force)?;
+        let applied = self.updater().validating().apply(&live_view, &config, &self.api_version, managers, &key, force)?;
         let mut managers = applied.managers;
         if let Some(set) = applier_set {
             managers.insert(key.clone(), VersionedSet::new(set, self.api_version.clone(), true));

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 pub struct Updater<'s> {
     schema: &'s Schema,
     root: &'s TypeRef,
+    /// Whether apply and update validate the object they are given (see [`Updater::validating`]).
+    validating: bool,
 }
 
 /// The outcome of a successful apply.
@@ -31,7 +33,17 @@ pub struct Applied {
 impl<'s> Updater<'s> {
     /// An updater for objects of type `root` in `schema`.
     pub fn new(schema: &'s Schema, root: &'s TypeRef) -> Self {
-        Updater { schema, root }
+        Updater { schema, root, validating: false }
+    }
+
+    /// This updater, made to validate what it is given: [`apply`](Self::apply) validates the
+    /// config and [`update`](Self::update) the new object, with the same result as calling
+    /// [`validate`](Self::validate) first, but in the walk that merges or compares it, so a large
+    /// object is read once instead of twice.
+    #[must_use]
+    pub fn validating(mut self) -> Self {
+        self.validating = true;
+        self
     }
 
     /// Checks `v` against the type (structured-merge-diff's `AsTyped`).
@@ -47,15 +59,18 @@ impl<'s> Updater<'s> {
     /// applies are removed unless another manager owns them, and fields other managers own with
     /// a different value conflict unless `force` takes them over.
     ///
-    /// Both objects must have been validated.
+    /// Both objects must have been validated, or the config is validated here by a
+    /// [`validating`](Self::validating) updater.
     ///
     /// # Errors
     /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
-    /// objects do not fit the schema.
+    /// objects do not fit the schema (a validating updater: every problem of the config, as
+    /// [`validate`](Self::validate) reports them).
     pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
         // With no other manager, the comparison only has to say whether anything changed.
         let alone = managers.keys().all(|k| k == manager);
-        let outcome = typed::merge_and_compare(self.schema, self.root, live, config, !alone).map_err(Error::Invalid)?;
+        let merge = if self.validating { typed::validate_merge_and_compare } else { typed::merge_and_compare };
+        let outcome = merge(self.schema, self.root, live, config, !alone).map_err(Error::Invalid)?;
         // `None`: the merge left the live object exactly as it was.
         let merged = if outcome.same { None } else { Some(outcome.value.unwrap_or(Value::Null)) };
         // An applier re-applying the same fields keeps its set: nothing to build, nothing to prune.
@@ -99,9 +114,13 @@ impl<'s> Updater<'s> {
     /// fields whose value changed move to the manager, fields removed leave every manager.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when the objects do not fit the schema.
+    /// [`Error::Invalid`] when the objects do not fit the schema (a
+    /// [`validating`](Self::validating) updater: every problem of `new`, as
+    /// [`validate`](Self::validate) reports them).
     pub fn update(&self, live: &Value, new: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey) -> Result<ManagedFields> {
-        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None, None)?;
+        let compare = if self.validating { typed::validate_and_compare } else { typed::compare };
+        let c = compare(self.schema, self.root, live, new).map_err(Error::Invalid)?;
+        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None, Some(c))?;
         let owned = managers.remove(manager).map(|v| v.set).unwrap_or_default();
         let set = owned.union(&c.modified).union(&c.added).difference(&c.removed);
         if !set.is_empty() {

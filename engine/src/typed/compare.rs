@@ -4,12 +4,13 @@
 //! leaves (scalars, atomic containers, containers empty on both sides) are decided whole; maps
 //! are walked key by key; lists are walked item by item, matched by key, value or position.
 
-use super::{deduce, invalid_atom, item_key, resolve, validate_scalar, ItemKey, Kind, ValidationErrors};
+use super::{deduce, invalid_atom, item_key, resolve, validate, validate_scalar, ItemKey, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use fieldstore_codec::{value, PathElement, Set};
 use serde_json::Value;
 
 type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, ahash::RandomState>;
 
 /// What changed between two values: the paths added, modified (leaf value differs) and removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,7 +40,7 @@ impl Comparison {
 /// # Errors
 /// Malformed items met on the way (both inputs are normally validated beforehand).
 pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Option<Value>, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Merge, fused_ok: true, sets: true, realigned: false };
+    let mut w = Walker::new(schema, Mode::Merge, true, false);
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
     if errs.is_empty() {
         Ok(if n.same { Some(lhs.clone()) } else { n.out })
@@ -77,10 +78,26 @@ pub struct MergeOutcome {
 /// # Errors
 /// Malformed items met on the way.
 pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::MergeCompare, fused_ok: true, sets, realigned: false };
+    merge_and_compare_with(schema, tr, lhs, rhs, sets, false)
+}
+
+/// [`merge_and_compare`] of a right value not validated yet: the result of [`validate`]`(rhs)`
+/// and then, if it conforms, [`merge_and_compare`], from one walk (each list item of `rhs` is
+/// validated just before it is merged, while it is in the cache).
+///
+/// # Errors
+/// What [`validate`] finds in `rhs`; else malformed items met on the way.
+pub fn validate_merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
+    merge_and_compare_with(schema, tr, lhs, rhs, sets, true)
+}
+
+fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool, check: bool) -> Result<MergeOutcome, ValidationErrors> {
+    let mut w = Walker::new(schema, Mode::MergeCompare, sets, check);
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
-    if !errs.is_empty() {
-        return Err(errs);
+    if w.invalid || !errs.is_empty() {
+        checked_failure(schema, tr, rhs, w.invalid, errs)?;
+        // The walk's checks saw a problem validation does not: walk again without them.
+        return merge_and_compare_with(schema, tr, lhs, rhs, sets, false);
     }
     let fused = if !w.fused_ok {
         Fused::Unknown
@@ -98,11 +115,36 @@ pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value
 /// # Errors
 /// Malformed items met on the way.
 pub fn compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Comparison, ValidationErrors> {
-    let mut w = Walker { schema, mode: Mode::Compare, fused_ok: true, sets: true, realigned: false };
+    compare_with(schema, tr, lhs, rhs, false)
+}
+
+/// [`compare`] with a right value not validated yet: the result of [`validate`]`(rhs)` and
+/// then, if it conforms, [`compare`], from one walk.
+///
+/// # Errors
+/// What [`validate`] finds in `rhs`; else malformed items met on the way.
+pub fn validate_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Comparison, ValidationErrors> {
+    compare_with(schema, tr, lhs, rhs, true)
+}
+
+fn compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, check: bool) -> Result<Comparison, ValidationErrors> {
+    let mut w = Walker::new(schema, Mode::Compare, true, check);
     let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
-    if errs.is_empty() {
-        let [added, modified, removed] = n.sets;
-        Ok(Comparison { added, modified, removed, lists_realigned: w.realigned })
+    if w.invalid || !errs.is_empty() {
+        checked_failure(schema, tr, rhs, w.invalid, errs)?;
+        return compare_with(schema, tr, lhs, rhs, false);
+    }
+    let [added, modified, removed] = n.sets;
+    Ok(Comparison { added, modified, removed, lists_realigned: w.realigned })
+}
+
+/// After a walk that found problems: the errors to report, as validating `rhs` first and then
+/// walking would have reported them. `Ok` only when the walk's own checks (`invalid`) saw a
+/// problem [`validate`] does not, so the caller must walk again without them.
+fn checked_failure(schema: &Schema, tr: &TypeRef, rhs: &Value, invalid: bool, errs: ValidationErrors) -> Result<(), ValidationErrors> {
+    validate::validate(schema, tr, rhs)?;
+    if invalid {
+        Ok(())
     } else {
         Err(errs)
     }
@@ -233,6 +275,11 @@ impl<'k, 'v> Part<'k, 'v> {
 struct Walker<'s> {
     schema: &'s Schema,
     mode: Mode,
+    /// Whether the right value is checked as validation would check it, at the nodes the walk
+    /// visits; off below a subtree already validated whole.
+    check: bool,
+    /// Set when a check failed (the caller then validates the whole right value for the errors).
+    invalid: bool,
     /// Cleared when a fused walk meets values whose kinds differ from the type's choice.
     fused_ok: bool,
     /// Whether comparison sets are built, or only the `any` flag.
@@ -242,12 +289,38 @@ struct Walker<'s> {
 }
 
 impl<'s> Walker<'s> {
+    fn new(schema: &'s Schema, mode: Mode, sets: bool, check: bool) -> Self {
+        Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false }
+    }
+
+    /// Validates `v` whole (in check mode), so the walk below it need not check it.
+    fn check_whole(&mut self, tr: &TypeRef, v: &Value) {
+        if !validate::node(self.schema, tr, v).is_empty() {
+            self.invalid = true;
+        }
+    }
+
+    /// Walks a node whose right value was validated whole, without checking it again.
+    fn node_checked(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+        let check = std::mem::replace(&mut self.check, false);
+        let r = self.node(lhs, rhs, tr);
+        self.check = check;
+        r
+    }
+
     fn node(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
         match (lhs, rhs) {
             // A subtree only the right side has merges to a copy of it; when no path sets are
-            // wanted, one deep copy replaces the walk.
+            // wanted, one deep copy replaces the walk (a validating one in check mode).
             (None, Some(r)) if self.mode == Mode::Merge || (self.mode == Mode::MergeCompare && !self.sets) => {
-                let mut n = NodeOut { out: Some(r.clone()), ..NodeOut::default() };
+                let out = if self.check {
+                    let (copy, errs) = validate::copy(self.schema, tr, r);
+                    self.invalid |= !errs.is_empty();
+                    copy
+                } else {
+                    r.clone()
+                };
+                let mut n = NodeOut { out: Some(out), ..NodeOut::default() };
                 n.flags[ADDED] = self.mode.compares();
                 n.any = self.mode.compares() && has_children(r);
                 return (n, ValidationErrors::default());
@@ -263,6 +336,25 @@ impl<'s> Walker<'s> {
         };
         let kl = deduce(atom, lhs);
         let kr = deduce(atom, rhs);
+        if let (true, Some(r)) = (self.check, rhs) {
+            // The checks validation makes of this node itself. The walk makes the others:
+            // scalars are checked by kind, an undeclared field has the empty type, which admits
+            // no value, and malformed or duplicate items of the part of a list that does not
+            // line up are reported; granular containers are walked through every right entry
+            // or item, items lined up with left ones being validated whole (`item`).
+            let (container, atomic) = match kr {
+                Kind::List(l) => (matches!(r, Value::Array(_) | Value::Null), l.relationship == ElementRelationship::Atomic),
+                Kind::Map(m) => (matches!(r, Value::Object(_) | Value::Null), m.relationship == ElementRelationship::Atomic),
+                Kind::Scalar(_) | Kind::Invalid => (true, false),
+            };
+            if !container {
+                self.invalid = true;
+            } else if atomic {
+                // Atomic containers are leaves to the walk: validated whole.
+                self.check_whole(tr, r);
+                return self.node_checked(lhs, rhs, tr);
+            }
+        }
         let mut errs = ValidationErrors::default();
         if !kl.same_handler(&kr) {
             if self.mode == Mode::MergeCompare && lhs.is_some() && rhs.is_some() {
@@ -444,8 +536,15 @@ impl<'s> Walker<'s> {
         // Items that line up (same key at the same position, the usual case for re-applies and
         // read-modify-write updates) are walked pairwise without hashing.
         let mut m = 0;
+        // Check mode: the right keys of the lined-up items, for validation's duplicate check
+        // (the rest of the right items are checked against each other below).
+        let dedup = self.check && t.relationship == ElementRelationship::Associative;
+        let mut seen: HashSet<&ItemKey<'v>> = HashSet::default();
         if well_formed {
             while m < llen && m < rlen && lkeys[m] == rkeys[m] {
+                if dedup && !seen.insert(&rkeys[m]) {
+                    self.invalid = true;
+                }
                 let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type);
                 if !e.is_empty() {
                     errs.extend(e.prefixed(&lkeys[m].to_pe(t)));
@@ -464,6 +563,9 @@ impl<'s> Walker<'s> {
             let k = if well_formed { Ok(rkeys[i].clone()) } else { item_key(self.schema, t, i, child) };
             match k {
                 Ok(k) => {
+                    if dedup && seen.contains(&k) {
+                        self.invalid = true;
+                    }
                     if observed_rhs.insert(k.clone(), child).is_some() {
                         errs.extend(ValidationErrors::one(format!("rhs: duplicate entries for key {}", k.to_pe(t))));
                     }
@@ -528,11 +630,23 @@ impl<'s> Walker<'s> {
     /// One list item present on both sides: equal items are unchanged whole, without a walk
     /// (list items are the unit large objects repeat; checking deeper levels for equality
     /// would re-read every subtree once per level).
+    /// In check mode the right item is validated whole first, and read again from the cache.
     fn item(&mut self, lhs: &Value, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+        let checked = match rhs {
+            Some(r) if self.check => {
+                self.check_whole(tr, r);
+                true
+            }
+            _ => false,
+        };
         if rhs == Some(lhs) {
             return (NodeOut { same: true, ..NodeOut::default() }, ValidationErrors::default());
         }
-        self.node(Some(lhs), rhs, tr)
+        if checked {
+            self.node_checked(Some(lhs), rhs, tr)
+        } else {
+            self.node(Some(lhs), rhs, tr)
+        }
     }
 
     /// Records one list item's results.

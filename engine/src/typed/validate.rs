@@ -20,19 +20,93 @@ pub fn validate(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(), Validati
     }
 }
 
-fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
+/// The problems [`validate`] finds in `v` (none: it conforms).
+pub(crate) fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
+    walk(schema, tr, v, &mut NoCopy)
+}
+
+/// A copy of `v`, built while `v` is validated (one read of each subtree instead of two), and
+/// the problems found; the copy is meaningful only when there are none.
+pub(crate) fn copy(schema: &Schema, tr: &TypeRef, v: &Value) -> (Value, ValidationErrors) {
+    let mut c = Copy(Vec::new());
+    let errs = walk(schema, tr, v, &mut c);
+    (c.0.pop().unwrap_or(Value::Null), errs)
+}
+
+/// What a validation walk builds besides its verdict.
+trait Out {
+    /// A leaf value was validated.
+    fn leaf(&mut self, v: &Value);
+    /// A container starts (its children follow, then `end`).
+    fn start(&mut self, list: bool);
+    /// The last child's value belongs to the current map container under `key`.
+    fn entry(&mut self, key: &str);
+    /// The last child's value is the current list container's next item.
+    fn item(&mut self);
+}
+
+/// Builds nothing.
+struct NoCopy;
+
+impl Out for NoCopy {
+    fn leaf(&mut self, _: &Value) {}
+    fn start(&mut self, _: bool) {}
+    fn entry(&mut self, _: &str) {}
+    fn item(&mut self) {}
+}
+
+/// Builds a copy on a stack: containers and leaves are pushed, children are folded into their
+/// container as soon as they are complete.
+struct Copy(Vec<Value>);
+
+impl Copy {
+    fn child(&mut self) -> Option<(Value, &mut Value)> {
+        let v = self.0.pop()?;
+        self.0.last_mut().map(|parent| (v, parent))
+    }
+}
+
+impl Out for Copy {
+    fn leaf(&mut self, v: &Value) {
+        self.0.push(v.clone());
+    }
+    fn start(&mut self, list: bool) {
+        self.0.push(if list { Value::Array(Vec::new()) } else { Value::Object(serde_json::Map::new()) });
+    }
+    fn entry(&mut self, key: &str) {
+        if let Some((v, Value::Object(m))) = self.child() {
+            m.insert(key.to_string(), v);
+        }
+    }
+    fn item(&mut self) {
+        if let Some((v, Value::Array(a))) = self.child() {
+            a.push(v);
+        }
+    }
+}
+
+fn walk(schema: &Schema, tr: &TypeRef, v: &Value, out: &mut impl Out) -> ValidationErrors {
     let atom = match resolve(schema, tr) {
         Ok(a) => a,
         Err(e) => return e,
     };
     match deduce(atom, Some(v)) {
-        Kind::Scalar(s) => validate_scalar(s, Some(v), "").err().unwrap_or_default(),
+        Kind::Scalar(s) => {
+            out.leaf(v);
+            validate_scalar(s, Some(v), "").err().unwrap_or_default()
+        }
         Kind::List(list) => {
             let items = match v {
-                Value::Null => return ValidationErrors::default(),
                 Value::Array(a) => a,
-                other => return ValidationErrors::one(format!("expected list, got {}", kind_name(other))),
+                other => {
+                    out.leaf(other);
+                    return match other {
+                        Value::Null => ValidationErrors::default(),
+                        _ => ValidationErrors::one(format!("expected list, got {}", kind_name(other))),
+                    };
+                }
             };
+            out.start(true);
             let mut errs = ValidationErrors::default();
             let associative = list.relationship == ElementRelationship::Associative;
             let mut seen: HashSet<super::ItemKey<'_>> = HashSet::default();
@@ -44,7 +118,8 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
                         return errs;
                     }
                 };
-                let child = node(schema, &list.element_type, item);
+                let child = walk(schema, &list.element_type, item, out);
+                out.item();
                 if !child.is_empty() {
                     errs.extend(child.prefixed(&key.to_pe(list)));
                 }
@@ -56,10 +131,16 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
         }
         Kind::Map(map) => {
             let m = match v {
-                Value::Null => return ValidationErrors::default(),
                 Value::Object(m) => m,
-                other => return ValidationErrors::one(format!("expected map, got {}", kind_name(other))),
+                other => {
+                    out.leaf(other);
+                    return match other {
+                        Value::Null => ValidationErrors::default(),
+                        _ => ValidationErrors::one(format!("expected map, got {}", kind_name(other))),
+                    };
+                }
             };
+            out.start(false);
             let mut errs = ValidationErrors::default();
             for (k, val) in m {
                 let ty = match map.find_field(k) {
@@ -70,7 +151,8 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> ValidationErrors {
                     }
                     None => &map.element_type,
                 };
-                let e = node(schema, ty, val);
+                let e = walk(schema, ty, val, out);
+                out.entry(k);
                 if !e.is_empty() {
                     errs.extend(e.prefixed(&PathElement::field(k.as_str())));
                 }
