@@ -250,11 +250,11 @@ struct Part<'k, 'v> {
 
 impl<'k, 'v> Part<'k, 'v> {
     /// Records one child's merge result after those of its earlier siblings. Once a sibling has
-    /// changed, the parent's merged value will be built, so an unchanged child is copied right
-    /// away, while the walk has just read it, instead of in a second pass over a container
-    /// that may no longer be in the cache.
-    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, lhs: Option<&'v Value>, n: &mut NodeOut) {
-        let building = parts.last().is_some_and(|p| !p.same);
+    /// changed, or when the caller knows it (`build`), the parent's merged value will be built,
+    /// so an unchanged child is copied right away, while the walk has just read it, instead of
+    /// in a second pass over a container that may no longer be in the cache.
+    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, lhs: Option<&'v Value>, n: &mut NodeOut, build: bool) {
+        let building = build || parts.last().is_some_and(|p| !p.same);
         let part = match (n.same, lhs) {
             (true, Some(l)) if building => Part { key, lhs, out: Some(l.clone()), same: false },
             _ => Part { key, lhs, out: n.out.take(), same: n.same },
@@ -450,7 +450,7 @@ impl<'s> Walker<'s> {
             }
             let mut n = n;
             if w.mode.merges() {
-                Part::push(&mut parts, key, l, &mut n);
+                Part::push(&mut parts, key, l, &mut n, false);
             }
             if w.mode.compares() {
                 col.add(|| t.field_element(key), n);
@@ -515,43 +515,55 @@ impl<'s> Walker<'s> {
         if t.relationship == ElementRelationship::Atomic || empty {
             return (self.leaf(lhs, rhs), ValidationErrors::default());
         }
+        let schema = self.schema;
+        let lhs_items: &'v [Value] = ll.map_or(&[], Vec::as_slice);
+        let rhs_items: &'v [Value] = rl.map_or(&[], Vec::as_slice);
+        let (llen, rlen) = (lhs_items.len(), rhs_items.len());
         let mut errs = ValidationErrors::default();
-        let rlen = rl.map_or(0, Vec::len);
-        let llen = ll.map_or(0, Vec::len);
         let mut out: Vec<Part<'static, 'v>> = Vec::with_capacity(if self.mode.merges() { rlen.max(llen) } else { 0 });
         let mut col = Collector { off: !self.sets, ..Collector::default() };
-
-        // Keys of both sides; a malformed item sends the whole list down the general path, which
-        // reports it.
-        let keys = |l: Option<&'v Vec<Value>>| -> Option<Vec<ItemKey<'v>>> {
-            l.into_iter().flatten().enumerate().map(|(i, c)| item_key(self.schema, t, i, c).ok()).collect()
-        };
-        let (lkeys, rkeys) = match (keys(ll), keys(rl)) {
-            (Some(a), Some(b)) => (a, b),
-            _ => (Vec::new(), Vec::new()),
-        };
-        let lhs_items: &[Value] = ll.map_or(&[], Vec::as_slice);
-        let rhs_items: &[Value] = rl.map_or(&[], Vec::as_slice);
-        let well_formed = lkeys.len() == llen && rkeys.len() == rlen;
-        // Items that line up (same key at the same position, the usual case for re-applies and
-        // read-modify-write updates) are walked pairwise without hashing.
-        let mut m = 0;
         // Check mode: the right keys of the lined-up items, for validation's duplicate check
         // (the rest of the right items are checked against each other below).
         let dedup = self.check && t.relationship == ElementRelationship::Associative;
-        let mut seen: HashSet<&ItemKey<'v>> = HashSet::default();
-        if well_formed {
-            while m < llen && m < rlen && lkeys[m] == rkeys[m] {
-                if dedup && !seen.insert(&rkeys[m]) {
-                    self.invalid = true;
+        let mut seen: HashSet<ItemKey<'v>> = HashSet::default();
+
+        // Items that line up (same key at the same position, the usual case for re-applies and
+        // read-modify-write updates) are walked pairwise without hashing, each key read as its
+        // item is walked.
+        let mut m = 0;
+        let mut well_formed = true;
+        while m < llen && m < rlen {
+            let (lk, rk) = match (item_key(schema, t, m, &lhs_items[m]), item_key(schema, t, m, &rhs_items[m])) {
+                (Ok(a), Ok(b)) => (a, b),
+                _ => {
+                    well_formed = false;
+                    break;
                 }
-                let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type);
-                if !e.is_empty() {
-                    errs.extend(e.prefixed(&lkeys[m].to_pe(t)));
-                }
-                self.take(&mut out, &mut col, || lkeys[m].to_pe(t), Some(&lhs_items[m]), n);
-                m += 1;
+            };
+            if lk != rk {
+                break;
             }
+            if dedup && !seen.insert(rk) {
+                self.invalid = true;
+            }
+            let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type);
+            if !e.is_empty() {
+                errs.extend(e.prefixed(&lk.to_pe(t)));
+            }
+            self.take(&mut out, &mut col, || lk.to_pe(t), Some(&lhs_items[m]), n, false);
+            m += 1;
+        }
+        // The keys of the other items, or why an item has none.
+        let keys = |items: &'v [Value], from: usize| -> Vec<Result<ItemKey<'v>, String>> {
+            items.iter().enumerate().skip(from).map(|(i, c)| item_key(schema, t, i, c)).collect()
+        };
+        let (mut lkeys, mut rkeys) = (keys(lhs_items, m), keys(rhs_items, m));
+        if m > 0 && (!well_formed || lkeys.iter().chain(&rkeys).any(Result::is_err)) {
+            // A malformed item sends the whole list down the general path, which reports it:
+            // what the lined-up items gave is dropped and they are walked again.
+            (out, col, errs, m) = (Vec::new(), Collector { off: !self.sets, ..Collector::default() }, ValidationErrors::default(), 0);
+            seen.clear();
+            (lkeys, rkeys) = (keys(lhs_items, 0), keys(rhs_items, 0));
         }
         if m < llen || m < rlen {
             self.realigned = true;
@@ -559,8 +571,7 @@ impl<'s> Walker<'s> {
 
         let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen - m);
         let mut observed_rhs: HashMap<ItemKey<'_>, &Value> = HashMap::with_capacity_and_hasher(rlen - m, Default::default());
-        for (i, child) in rhs_items.iter().enumerate().skip(m) {
-            let k = if well_formed { Ok(rkeys[i].clone()) } else { item_key(self.schema, t, i, child) };
+        for ((i, child), k) in rhs_items.iter().enumerate().skip(m).zip(rkeys) {
             match k {
                 Ok(k) => {
                     if dedup && seen.contains(&k) {
@@ -574,28 +585,35 @@ impl<'s> Walker<'s> {
                 Err(e) => errs.extend(ValidationErrors::one(format!("rhs: element {i}: {e}"))),
             }
         }
-        // Items of the left side, by key, once walked.
+        // The left items by key (the first of duplicates; the others are reported in order).
         let mut observed_lhs: HashMap<ItemKey<'_>, ()> = HashMap::with_capacity_and_hasher(llen - m, Default::default());
-        for (i, child) in lhs_items.iter().enumerate().skip(m) {
-            let k = if well_formed { Ok(lkeys[i].clone()) } else { item_key(self.schema, t, i, child) };
+        for (i, k) in lkeys.iter_mut().enumerate() {
+            *k = match std::mem::replace(k, Err(String::new())) {
+                Err(e) => Err(format!("lhs: element {}: {e}", i + m)),
+                Ok(k) if observed_lhs.contains_key(&k) => Err(format!("lhs: duplicate entries for key {}", k.to_pe(t))),
+                Ok(k) => {
+                    observed_lhs.insert(k.clone(), ());
+                    Ok(k)
+                }
+            };
+        }
+        // A right item the left side lacks means the merged list is built: each unchanged left
+        // item is then copied as soon as it is walked, while it is in the cache.
+        let grows = self.mode.merges() && rhs_order.iter().any(|k| !observed_lhs.contains_key(k));
+        for (child, k) in lhs_items.iter().skip(m).zip(lkeys) {
             let k = match k {
                 Ok(k) => k,
                 Err(e) => {
-                    errs.extend(ValidationErrors::one(format!("lhs: element {i}: {e}")));
+                    errs.extend(ValidationErrors::one(e));
                     continue;
                 }
             };
-            if observed_lhs.contains_key(&k) {
-                errs.extend(ValidationErrors::one(format!("lhs: duplicate entries for key {}", k.to_pe(t))));
-                continue;
-            }
             let r = observed_rhs.get(&k).copied();
             let (n, e) = self.item(child, r, &t.element_type);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), Some(child), n);
-            observed_lhs.insert(k, ());
+            self.take(&mut out, &mut col, || k.to_pe(t), Some(child), n, grows);
         }
         for k in &rhs_order {
             if observed_lhs.contains_key(k) {
@@ -606,7 +624,7 @@ impl<'s> Walker<'s> {
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), None, n);
+            self.take(&mut out, &mut col, || k.to_pe(t), None, n, grows);
         }
         let mut n = NodeOut::default();
         if self.mode.merges() {
@@ -650,9 +668,9 @@ impl<'s> Walker<'s> {
     }
 
     /// Records one list item's results.
-    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut) {
+    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut, build: bool) {
         if self.mode.merges() {
-            Part::push(out, "", lhs, &mut n);
+            Part::push(out, "", lhs, &mut n, build);
         }
         if self.mode.compares() {
             col.add(pe, n);

@@ -35,7 +35,7 @@ pub(crate) fn copy(schema: &Schema, tr: &TypeRef, v: &Value) -> (Value, Validati
 
 /// What a validation walk builds besides its verdict.
 trait Out {
-    /// A leaf value was validated.
+    /// A leaf value, or a list item, was validated.
     fn leaf(&mut self, v: &Value);
     /// A container starts (its children follow, then `end`).
     fn start(&mut self, list: bool);
@@ -118,7 +118,9 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, out: &mut impl Out) -> Validat
                         return errs;
                     }
                 };
-                let child = walk(schema, &list.element_type, item, out);
+                // An item is validated, then copied whole while it is in the cache.
+                let child = walk(schema, &list.element_type, item, &mut NoCopy);
+                out.leaf(item);
                 out.item();
                 if !child.is_empty() {
                     errs.extend(child.prefixed(&key.to_pe(list)));
