@@ -186,6 +186,17 @@ proptest! {
         let built = typed::to_field_set(&s, &root, &after).expect("set of after");
         prop_assert_eq!(typed::is_field_set_of(&s, &root, &after, &set), built == set, "edit {:?}", e);
         prop_assert!(typed::is_field_set_of(&s, &root, &after, &built));
+        // The merge's walk tells the same while it merges `after` into a live object: lined up
+        // with it, realigned, or all new.
+        for live in [&before, &after, &json!({}), &json!({"items": [item(&key_of(7_000, style), 0)]})] {
+            for sets in [false, true] {
+                for (owned, want) in [(&set, built == set), (&built, true)] {
+                    let opts = typed::MergeOptions { sets, validate: true, owned: Some(owned) };
+                    let o = typed::merge_and_compare_with(&s, &root, live, &after, opts).expect("merge");
+                    prop_assert_eq!(o.owned, Some(want), "edit {:?}, live {}, sets {}", e, live, sets);
+                }
+            }
+        }
     }
 
     /// The set of a value does not depend on the order of its list items.
@@ -197,5 +208,32 @@ proptest! {
         let a = typed::to_field_set(&s, &root, &object(&ids, style, &[1])).expect("set");
         let b = typed::to_field_set(&s, &root, &object(&sorted, style, &[1])).expect("set");
         prop_assert_eq!(a, b);
+    }
+}
+
+/// The merge's walk matches each list member once (duplicate items in a config nobody
+/// validated cannot both match one member), and every child set of a list, including one for
+/// an item the set does not hold as a member (what is left after another manager took the
+/// item itself).
+#[test]
+fn the_merge_walk_matches_each_member_once_and_every_child_set() {
+    let (s, root) = schema();
+    let owned = |live: &Value, config: &Value, set: &fieldstore_codec::Set| {
+        let opts = typed::MergeOptions { sets: true, validate: false, owned: Some(set) };
+        typed::merge_and_compare_with(&s, &root, live, config, opts).expect("merge").owned
+    };
+    let two = typed::to_field_set(&s, &root, &json!({"items": [item("a", 0), item("b", 0)]})).expect("set");
+    let dup = json!({"items": [item("a", 0), item("a", 0)]});
+    assert!(!typed::is_field_set_of(&s, &root, &dup, &two));
+    assert_eq!(owned(&dup, &dup, &two), Some(false), "lined up with equally duplicated live items");
+
+    let config = json!({"items": [item("a", 1)]});
+    let set = typed::to_field_set(&s, &root, &config).expect("set");
+    let orphan = fieldstore_codec::fields_v1::from_json(br#"{"f:items":{"k:{\"name\":\"z\"}":{"f:value":{}}}}"#).expect("FieldsV1");
+    let with_orphan = set.union(&orphan);
+    assert!(!typed::is_field_set_of(&s, &root, &config, &with_orphan));
+    for live in [&config, &json!({}), &json!({"items": [item("z", 1), item("a", 1)]})] {
+        assert_eq!(owned(live, &config, &with_orphan), Some(false), "live {live}");
+        assert_eq!(owned(live, &config, &set), Some(true), "live {live}");
     }
 }

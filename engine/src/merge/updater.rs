@@ -2,7 +2,7 @@
 
 use super::{Conflict, Conflicts, ManagedFields, ManagerKey, VersionedSet};
 use crate::schema::{Schema, TypeRef};
-use crate::typed::{self, Comparison, Fused};
+use crate::typed::{self, Comparison, Fused, MergeOptions};
 use crate::{Error, Result};
 use fieldstore_codec::Set;
 use serde_json::Value;
@@ -69,13 +69,15 @@ impl<'s> Updater<'s> {
     pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
         // With no other manager, the comparison only has to say whether anything changed.
         let alone = managers.keys().all(|k| k == manager);
-        let merge = if self.validating { typed::validate_merge_and_compare } else { typed::merge_and_compare };
-        let outcome = merge(self.schema, self.root, live, config, !alone).map_err(Error::Invalid)?;
+        // The merge's walk also tells whether the config's fields are exactly the applier's.
+        let opts = MergeOptions { sets: !alone, validate: self.validating, owned: managers.get(manager).map(|l| &l.set) };
+        let outcome = typed::merge_and_compare_with(self.schema, self.root, live, config, opts).map_err(Error::Invalid)?;
         // `None`: the merge left the live object exactly as it was.
         let merged = if outcome.same { None } else { Some(outcome.value.unwrap_or(Value::Null)) };
         // An applier re-applying the same fields keeps its set: nothing to build, nothing to prune.
+        let same_fields = |set: &Set| outcome.owned.unwrap_or_else(|| typed::is_field_set_of(self.schema, self.root, config, set));
         let last = match managers.remove(manager) {
-            Some(l) if typed::is_field_set_of(self.schema, self.root, config, &l.set) => {
+            Some(l) if same_fields(&l.set) => {
                 managers.insert(manager.clone(), VersionedSet::new(l.set, version, true));
                 None
             }

@@ -4,7 +4,7 @@
 //! leaves (scalars, atomic containers, containers empty on both sides) are decided whole; maps
 //! are walked key by key; lists are walked item by item, matched by key, value or position.
 
-use super::{deduce, invalid_atom, item_key, resolve, validate, validate_scalar, ItemKey, Kind, ValidationErrors};
+use super::{deduce, fieldset, invalid_atom, item_key, resolve, validate, validate_scalar, ItemKey, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use fieldstore_codec::{value, PathElement, Set};
 use serde_json::Value;
@@ -41,7 +41,7 @@ impl Comparison {
 /// Malformed items met on the way (both inputs are normally validated beforehand).
 pub fn merge(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value) -> Result<Option<Value>, ValidationErrors> {
     let mut w = Walker::new(schema, Mode::Merge, true, false);
-    let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
+    let (n, errs) = w.node(Some(lhs), Some(rhs), tr, None);
     if errs.is_empty() {
         Ok(if n.same { Some(lhs.clone()) } else { n.out })
     } else {
@@ -69,6 +69,23 @@ pub struct MergeOutcome {
     pub same: bool,
     /// What changed from the left value to the merged one.
     pub fused: Fused,
+    /// Whether the right value's field set is exactly [`MergeOptions::owned`]; `None` when no
+    /// set was given or the walk could not tell.
+    pub owned: Option<bool>,
+}
+
+/// How [`merge_and_compare_with`] walks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions<'a> {
+    /// Whether the whole comparison is built, or only whether anything changed.
+    pub sets: bool,
+    /// Whether the right value is validated in the walk: the result is then that of
+    /// [`validate`]`(rhs)` and, if it conforms, of the merge, from one walk (each list item of
+    /// the right value is validated just before it is merged, while it is in the cache).
+    pub validate: bool,
+    /// A set (the applier's previous one) to match with the right value's field set in the
+    /// same walk, as [`is_field_set_of`](super::is_field_set_of) would.
+    pub owned: Option<&'a Set>,
 }
 
 /// [`merge`] and, in the same walk, what changed from `lhs` to the merged value: the whole
@@ -78,36 +95,39 @@ pub struct MergeOutcome {
 /// # Errors
 /// Malformed items met on the way.
 pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
-    merge_and_compare_with(schema, tr, lhs, rhs, sets, false)
+    merge_and_compare_with(schema, tr, lhs, rhs, MergeOptions { sets, ..MergeOptions::default() })
 }
 
-/// [`merge_and_compare`] of a right value not validated yet: the result of [`validate`]`(rhs)`
-/// and then, if it conforms, [`merge_and_compare`], from one walk (each list item of `rhs` is
-/// validated just before it is merged, while it is in the cache).
+/// [`merge_and_compare`], validating the right value and matching its field set with a given
+/// one in the same walk, as `opts` asks.
 ///
 /// # Errors
-/// What [`validate`] finds in `rhs`; else malformed items met on the way.
-pub fn validate_merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool) -> Result<MergeOutcome, ValidationErrors> {
-    merge_and_compare_with(schema, tr, lhs, rhs, sets, true)
-}
-
-fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, sets: bool, check: bool) -> Result<MergeOutcome, ValidationErrors> {
-    let mut w = Walker::new(schema, Mode::MergeCompare, sets, check);
-    let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
+/// With `opts.validate`, what [`validate`] finds in `rhs`; else malformed items met on the way.
+pub fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, opts: MergeOptions<'_>) -> Result<MergeOutcome, ValidationErrors> {
+    let mut w = Walker::new(schema, Mode::MergeCompare, opts.sets, opts.validate);
+    if opts.owned.is_some() {
+        w.owned = Owned::Same;
+    }
+    let (n, errs) = w.node(Some(lhs), Some(rhs), tr, opts.owned);
     if w.invalid || !errs.is_empty() {
         checked_failure(schema, tr, rhs, w.invalid, errs)?;
         // The walk's checks saw a problem validation does not: walk again without them.
-        return merge_and_compare_with(schema, tr, lhs, rhs, sets, false);
+        return merge_and_compare_with(schema, tr, lhs, rhs, MergeOptions { validate: false, ..opts });
     }
+    let owned = match w.owned {
+        Owned::Same => Some(true),
+        Owned::Differs => Some(false),
+        Owned::Off | Owned::Unknown => None,
+    };
     let fused = if !w.fused_ok {
         Fused::Unknown
-    } else if sets {
+    } else if opts.sets {
         let [added, modified, removed] = n.sets;
         Fused::Comparison(Comparison { added, modified, removed, lists_realigned: w.realigned })
     } else {
         Fused::Changed(n.any)
     };
-    Ok(MergeOutcome { value: n.out, same: n.same, fused })
+    Ok(MergeOutcome { value: n.out, same: n.same, fused, owned })
 }
 
 /// The field-level difference from `lhs` to `rhs`.
@@ -129,7 +149,7 @@ pub fn validate_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Va
 
 fn compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, check: bool) -> Result<Comparison, ValidationErrors> {
     let mut w = Walker::new(schema, Mode::Compare, true, check);
-    let (n, errs) = w.node(Some(lhs), Some(rhs), tr);
+    let (n, errs) = w.node(Some(lhs), Some(rhs), tr, None);
     if w.invalid || !errs.is_empty() {
         checked_failure(schema, tr, rhs, w.invalid, errs)?;
         return compare_with(schema, tr, lhs, rhs, false);
@@ -189,6 +209,8 @@ struct NodeOut {
     /// A change of the node itself is in `flags`; at the root it counts for nothing, as inserting
     /// the empty path into a set does nothing.
     any: bool,
+    /// Following an owned set: the right value is a leaf member of its parent's set.
+    leaf: bool,
 }
 
 /// Collects the children's comparison results of one node, turned into sets once at the end.
@@ -286,11 +308,111 @@ struct Walker<'s> {
     sets: bool,
     /// Set when a granular list's items did not line up one for one.
     realigned: bool,
+    /// Whether the right value's field set is a given set, as far as the walk has seen.
+    owned: Owned,
+}
+
+/// What a walk following a set (the applier's previous one) found: whether the right value's
+/// field set ([`to_field_set`](super::to_field_set)) is exactly that set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owned {
+    /// No set was given.
+    Off,
+    /// Exactly the set, so far.
+    Same,
+    /// Not the set.
+    Differs,
+    /// The walk met values it cannot follow the set through (their kinds differ from the
+    /// type's choice); a separate [`is_field_set_of`](super::is_field_set_of) decides.
+    Unknown,
+}
+
+/// A granular list's part of the followed set: its members are matched with the right items
+/// in the set's order while the items come in that order, then through an index by key.
+struct ListOwn<'o> {
+    set: &'o Set,
+    /// Members and children matched in order so far.
+    mc: usize,
+    cc: usize,
+    /// Members (with whether matched already) and children by key, once out of order.
+    index: Option<(HashMap<ItemKey<'o>, usize>, HashMap<ItemKey<'o>, usize>, Vec<bool>)>,
+    /// Items matched to a child set.
+    with_children: usize,
+}
+
+impl<'o> ListOwn<'o> {
+    /// The set of the item keyed `key` (empty if it has no children), or `None` when the item
+    /// is not a member or was matched before.
+    fn child(&mut self, list: &List, key: &ItemKey<'_>) -> Option<&'o Set> {
+        let set = self.set;
+        if self.index.is_none() {
+            if set.members().get(self.mc).is_some_and(|pe| super::cmp_item_pe(list, key, pe).is_eq()) {
+                self.mc += 1;
+                return Some(match set.children().get(self.cc) {
+                    Some((pe, c)) if super::cmp_item_pe(list, key, pe).is_eq() => {
+                        self.cc += 1;
+                        self.with_children += 1;
+                        c
+                    }
+                    _ => fieldset::empty(),
+                });
+            }
+            let members = set.members().iter().enumerate().filter_map(|(j, pe)| fieldset::pe_key(list, pe).map(|k| (k, j))).collect();
+            let children = set.children().iter().enumerate().filter_map(|(j, (pe, _))| fieldset::pe_key(list, pe).map(|k| (k, j))).collect();
+            let mut used = vec![false; set.members().len()];
+            used[..self.mc].iter_mut().for_each(|u| *u = true);
+            self.index = Some((members, children, used));
+        }
+        let (members, children, used) = self.index.as_mut()?;
+        let j = *members.get(key)?;
+        if std::mem::replace(&mut used[j], true) {
+            return None;
+        }
+        Some(match children.get(key) {
+            Some(&c) => {
+                self.with_children += 1;
+                &set.children()[c].1
+            }
+            None => fieldset::empty(),
+        })
+    }
+
+    /// Whether every child set was matched (every member was, the items being as many).
+    fn complete(&self) -> bool {
+        self.with_children == self.set.children().len()
+    }
+}
+
+/// Whether a set has neither members nor children.
+fn bare(s: &Set) -> bool {
+    s.members().is_empty() && s.children().is_empty()
 }
 
 impl<'s> Walker<'s> {
     fn new(schema: &'s Schema, mode: Mode, sets: bool, check: bool) -> Self {
-        Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false }
+        Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false, owned: Owned::Off }
+    }
+
+    /// Records whether the followed set still matches.
+    fn own(&mut self, ok: bool) {
+        if !ok && self.owned == Owned::Same {
+            self.owned = Owned::Differs;
+        }
+    }
+
+    /// The followed set at a node the walk visits, if it is still followed: only where the
+    /// right side has a value.
+    fn owning<'o>(&self, rhs: Option<&Value>, own: Option<&'o Set>) -> Option<&'o Set> {
+        own.filter(|_| rhs.is_some() && self.owned == Owned::Same)
+    }
+
+    /// Follows `set` over a whole right subtree `r` at once (the rest of the walk does not
+    /// descend into it); records in `n` whether it is a leaf member.
+    fn own_whole(&mut self, tr: &TypeRef, r: &Value, set: &Set, n: &mut NodeOut) {
+        match fieldset::same_node(self.schema, tr, r, set) {
+            Some(leaf) => n.leaf = leaf,
+            None => self.own(false),
+        }
     }
 
     /// Validates `v` whole (in check mode), so the walk below it need not check it.
@@ -301,14 +423,16 @@ impl<'s> Walker<'s> {
     }
 
     /// Walks a node whose right value was validated whole, without checking it again.
-    fn node_checked(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+    fn node_checked(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
         let check = std::mem::replace(&mut self.check, false);
-        let r = self.node(lhs, rhs, tr);
+        let r = self.node(lhs, rhs, tr, own);
         self.check = check;
         r
     }
 
-    fn node(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+    /// Walks one node; `own` is the followed set's part for it (see [`Owned`]).
+    fn node(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
+        let own = self.owning(rhs, own);
         match (lhs, rhs) {
             // A subtree only the right side has merges to a copy of it; when no path sets are
             // wanted, one deep copy replaces the walk (a validating one in check mode).
@@ -323,6 +447,9 @@ impl<'s> Walker<'s> {
                 let mut n = NodeOut { out: Some(out), ..NodeOut::default() };
                 n.flags[ADDED] = self.mode.compares();
                 n.any = self.mode.compares() && has_children(r);
+                if let Some(set) = own {
+                    self.own_whole(tr, r, set, &mut n);
+                }
                 return (n, ValidationErrors::default());
             }
             // A subtree only the left side has merges to itself, unchanged (both inputs are
@@ -336,6 +463,37 @@ impl<'s> Walker<'s> {
         };
         let kl = deduce(atom, lhs);
         let kr = deduce(atom, rhs);
+        // The followed set at this node: leaves are decided here, granular containers follow
+        // it through their entries or items.
+        let mut leaf = false;
+        let own = match (own, rhs) {
+            (Some(set), Some(r)) if kl.same_handler(&kr) => match kr {
+                Kind::List(l) if l.relationship != ElementRelationship::Atomic && r.is_array() => Some(set),
+                Kind::Map(m) if m.relationship != ElementRelationship::Atomic && r.is_object() => Some(set),
+                Kind::Invalid => {
+                    self.own(false);
+                    None
+                }
+                _ => {
+                    // Scalars and atomic containers are leaf members; a null container owns
+                    // nothing below it.
+                    leaf = match kr {
+                        Kind::List(l) => l.relationship == ElementRelationship::Atomic,
+                        Kind::Map(m) => m.relationship == ElementRelationship::Atomic,
+                        _ => true,
+                    };
+                    self.own(bare(set));
+                    None
+                }
+            },
+            (Some(_), _) => {
+                if self.owned == Owned::Same {
+                    self.owned = Owned::Unknown;
+                }
+                None
+            }
+            (None, _) => None,
+        };
         if let (true, Some(r)) = (self.check, rhs) {
             // The checks validation makes of this node itself. The walk makes the others:
             // scalars are checked by kind, an undeclared field has the empty type, which admits
@@ -352,7 +510,9 @@ impl<'s> Walker<'s> {
             } else if atomic {
                 // Atomic containers are leaves to the walk: validated whole.
                 self.check_whole(tr, r);
-                return self.node_checked(lhs, rhs, tr);
+                let (mut n, e) = self.node_checked(lhs, rhs, tr, None);
+                n.leaf = leaf;
+                return (n, e);
             }
         }
         let mut errs = ValidationErrors::default();
@@ -362,9 +522,9 @@ impl<'s> Walker<'s> {
             }
             // Like structured-merge-diff, walk the value with the left kind first; only its
             // comparison results are kept.
-            let (n, e) = self.handle(kl, lhs, rhs, tr);
+            let (n, e) = self.handle(kl, lhs, rhs, tr, None);
             errs.extend(e);
-            let (mut m, e) = self.handle(kr, lhs, rhs, tr);
+            let (mut m, e) = self.handle(kr, lhs, rhs, tr, None);
             errs.extend(e);
             m.any |= n.any;
             for k in 0..3 {
@@ -375,12 +535,13 @@ impl<'s> Walker<'s> {
             }
             return (m, errs);
         }
-        let (n, e) = self.handle(kr, lhs, rhs, tr);
+        let (mut n, e) = self.handle(kr, lhs, rhs, tr, own);
         errs.extend(e);
+        n.leaf = leaf;
         (n, errs)
     }
 
-    fn handle(&mut self, kind: Kind<'s>, lhs: Option<&Value>, rhs: Option<&Value>, tr: &TypeRef) -> (NodeOut, ValidationErrors) {
+    fn handle(&mut self, kind: Kind<'s>, lhs: Option<&Value>, rhs: Option<&Value>, tr: &TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
         match kind {
             Kind::Scalar(s) => {
                 let mut errs = ValidationErrors::default();
@@ -395,8 +556,8 @@ impl<'s> Walker<'s> {
                 }
                 (self.leaf(lhs, rhs), errs)
             }
-            Kind::List(list) => self.list(list, lhs, rhs),
-            Kind::Map(map) => self.map(map, lhs, rhs),
+            Kind::List(list) => self.list(list, lhs, rhs, own),
+            Kind::Map(map) => self.map(map, lhs, rhs, own),
             Kind::Invalid => (NodeOut::default(), invalid_atom(tr)),
         }
     }
@@ -433,20 +594,42 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn map<'v>(&mut self, t: &'s Map, lhs: Option<&'v Value>, rhs: Option<&'v Value>) -> (NodeOut, ValidationErrors) {
+    fn map<'v>(&mut self, t: &'s Map, lhs: Option<&'v Value>, rhs: Option<&'v Value>, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
         let lm = lhs.and_then(Value::as_object);
         let rm = rhs.and_then(Value::as_object);
         let empty = lm.is_none_or(|m| m.is_empty()) && rm.is_none_or(|m| m.is_empty());
         if t.relationship == ElementRelationship::Atomic || empty {
+            if let Some(set) = own {
+                self.own(bare(set));
+            }
             return (self.leaf(lhs, rhs), ValidationErrors::default());
         }
         let mut errs = ValidationErrors::default();
         let mut parts: Vec<Part<'v, 'v>> = Vec::new();
         let mut col = Collector { off: !self.sets, ..Collector::default() };
+        // The followed set's members and children, matched in key order with the right entries.
+        let (mut mi, mut ci) = (0, 0);
         let mut visit = |w: &mut Self, key: &'v str, l: Option<&'v Value>, r: Option<&'v Value>| {
-            let (n, e) = w.node(l, r, t.entry_type(key));
+            let set = w.owning(r, own);
+            let child = set.map(|s| match s.children().get(ci) {
+                Some((PathElement::FieldName(n), c)) if **n == *key => {
+                    ci += 1;
+                    c
+                }
+                _ => fieldset::empty(),
+            });
+            let (n, e) = w.node(l, r, t.entry_type(key), child);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&PathElement::field(key)));
+            }
+            if let (Some(s), Some(r)) = (set, r) {
+                let empty_map = matches!(r, Value::Object(o) if o.is_empty());
+                if n.leaf || r.is_null() || empty_map || t.find_field(key).is_none() {
+                    match s.members().get(mi) {
+                        Some(PathElement::FieldName(n)) if **n == *key => mi += 1,
+                        _ => w.own(false),
+                    }
+                }
             }
             let mut n = n;
             if w.mode.merges() {
@@ -480,6 +663,9 @@ impl<'s> Walker<'s> {
                 }
             }
         }
+        if let Some(set) = self.owning(rhs, own) {
+            self.own(mi == set.members().len() && ci == set.children().len());
+        }
         let mut n = NodeOut::default();
         if self.mode.merges() {
             if lm.is_some() && parts.iter().all(|p| p.same) {
@@ -505,7 +691,7 @@ impl<'s> Walker<'s> {
         (n, errs)
     }
 
-    fn list<'v>(&mut self, t: &'s List, lhs: Option<&'v Value>, rhs: Option<&'v Value>) -> (NodeOut, ValidationErrors)
+    fn list<'v>(&mut self, t: &'s List, lhs: Option<&'v Value>, rhs: Option<&'v Value>, own: Option<&Set>) -> (NodeOut, ValidationErrors)
     where
         's: 'v,
     {
@@ -513,8 +699,20 @@ impl<'s> Walker<'s> {
         let rl = rhs.and_then(Value::as_array);
         let empty = ll.is_none_or(|l| l.is_empty()) && rl.is_none_or(|l| l.is_empty());
         if t.relationship == ElementRelationship::Atomic || empty {
+            if let Some(set) = own {
+                self.own(bare(set));
+            }
             return (self.leaf(lhs, rhs), ValidationErrors::default());
         }
+        // The followed set: one member per right item.
+        let mut lo = match own {
+            Some(set) if set.members().len() == rl.map_or(0, Vec::len) => Some(ListOwn { set, mc: 0, cc: 0, index: None, with_children: 0 }),
+            Some(_) => {
+                self.own(false);
+                None
+            }
+            None => None,
+        };
         let schema = self.schema;
         let lhs_items: &'v [Value] = ll.map_or(&[], Vec::as_slice);
         let rhs_items: &'v [Value] = rl.map_or(&[], Vec::as_slice);
@@ -543,10 +741,11 @@ impl<'s> Walker<'s> {
             if lk != rk {
                 break;
             }
+            let child = self.item_set(&mut lo, t, &rk);
             if dedup && !seen.insert(rk) {
                 self.invalid = true;
             }
-            let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type);
+            let (n, e) = self.item(&lhs_items[m], Some(&rhs_items[m]), &t.element_type, child);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&lk.to_pe(t)));
             }
@@ -563,6 +762,9 @@ impl<'s> Walker<'s> {
             // what the lined-up items gave is dropped and they are walked again.
             (out, col, errs, m) = (Vec::new(), Collector { off: !self.sets, ..Collector::default() }, ValidationErrors::default(), 0);
             seen.clear();
+            if let Some(lo) = &mut lo {
+                (lo.mc, lo.cc, lo.index, lo.with_children) = (0, 0, None, 0);
+            }
             (lkeys, rkeys) = (keys(lhs_items, 0), keys(rhs_items, 0));
         }
         if m < llen || m < rlen {
@@ -609,7 +811,8 @@ impl<'s> Walker<'s> {
                 }
             };
             let r = observed_rhs.get(&k).copied();
-            let (n, e) = self.item(child, r, &t.element_type);
+            let owned = if r.is_some() { self.item_set(&mut lo, t, &k) } else { None };
+            let (n, e) = self.item(child, r, &t.element_type, owned);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
@@ -620,11 +823,15 @@ impl<'s> Walker<'s> {
                 continue;
             }
             let r = observed_rhs.get(k).copied();
-            let (n, e) = self.node(None, r, &t.element_type);
+            let owned = self.item_set(&mut lo, t, k);
+            let (n, e) = self.node(None, r, &t.element_type, owned);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
             self.take(&mut out, &mut col, || k.to_pe(t), None, n, grows);
+        }
+        if let Some(lo) = lo.filter(|_| self.owned == Owned::Same) {
+            self.own(lo.complete());
         }
         let mut n = NodeOut::default();
         if self.mode.merges() {
@@ -649,7 +856,12 @@ impl<'s> Walker<'s> {
     /// (list items are the unit large objects repeat; checking deeper levels for equality
     /// would re-read every subtree once per level).
     /// In check mode the right item is validated whole first, and read again from the cache.
-    fn item(&mut self, lhs: &Value, rhs: Option<&Value>, tr: &'s TypeRef) -> (NodeOut, ValidationErrors) {
+    fn item(&mut self, lhs: &Value, rhs: Option<&Value>, tr: &'s TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
+        // The followed set is matched against the whole item while it is in the cache.
+        if let (Some(set), Some(r)) = (self.owning(rhs, own), rhs) {
+            let mut n = NodeOut::default();
+            self.own_whole(tr, r, set, &mut n);
+        }
         let checked = match rhs {
             Some(r) if self.check => {
                 self.check_whole(tr, r);
@@ -661,10 +873,19 @@ impl<'s> Walker<'s> {
             return (NodeOut { same: true, ..NodeOut::default() }, ValidationErrors::default());
         }
         if checked {
-            self.node_checked(Some(lhs), rhs, tr)
+            self.node_checked(Some(lhs), rhs, tr, None)
         } else {
-            self.node(Some(lhs), rhs, tr)
+            self.node(Some(lhs), rhs, tr, None)
         }
+    }
+
+    /// The followed set's part for the right item keyed `key` of a list, or `None` when the
+    /// set is not followed (any more): the item is not one of its members.
+    fn item_set<'o>(&mut self, lo: &mut Option<ListOwn<'o>>, list: &List, key: &ItemKey<'_>) -> Option<&'o Set> {
+        let lo = lo.as_mut().filter(|_| self.owned == Owned::Same)?;
+        let child = lo.child(list, key);
+        self.own(child.is_some());
+        child
     }
 
     /// Records one list item's results.

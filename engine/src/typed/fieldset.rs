@@ -117,7 +117,7 @@ fn index_by_key<'a>(list: &List, set: &'a Set) -> (HashMap<ItemKey<'a>, ()>, Has
 }
 
 /// The [`ItemKey`] a list item's path element stands for, borrowing its values.
-fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
+pub(super) fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
     match pe {
         PathElement::Index(i) => usize::try_from(*i).ok().map(ItemKey::Index),
         PathElement::Value(v) if list.keys.is_empty() => Some(ItemKey::One(v)),
@@ -191,13 +191,13 @@ fn join_sorted(schema: &Schema, list: &List, items: &[Value], set: &Set, mc: usi
 
 static EMPTY: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
 
-fn empty() -> &'static Set {
+pub(super) fn empty() -> &'static Set {
     EMPTY.get_or_init(Set::new)
 }
 
 /// `Some(leaf)` when the children set of `v` equals `set`, `leaf` telling whether the node is
 /// itself a leaf member; `None` at the first difference.
-fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool> {
+pub(super) fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool> {
     let atom = resolve(schema, tr).ok()?;
     let bare = |s: &Set| s.members().is_empty() && s.children().is_empty();
     match deduce(atom, Some(v)) {
