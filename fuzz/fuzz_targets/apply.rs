@@ -10,7 +10,8 @@
 //!   control byte then a JSON document: bit 0 update (else apply), bits 1–2 the manager, bit 3
 //!   force.
 //!
-//! Ops whose document is not JSON or does not validate are skipped, like a rejected request.
+//! Ops whose document is not JSON or does not validate are skipped, like a rejected request,
+//! once a validating updater (`Updater::validating`) has rejected the document alike.
 //! Checked after every op: an apply of a validated config ends in `Ok` or `Err(Conflict)` (never
 //! a conflict when forced); `changed` agrees with the returned object; the applier's set is
 //! exactly its config's fields (or absent when that is empty) and the new object still
@@ -97,7 +98,13 @@ fuzz_target!(|data: &[u8]| {
         let Ok(object) = serde_json::from_slice::<Value>(doc) else {
             continue;
         };
-        if updater.validate(&object).is_err() {
+        if let Err(e) = updater.validate(&object) {
+            // A validating updater, which validates in its merge's walk, rejects it alike.
+            let key = ManagerKey::apply("fuzzer");
+            let fused = updater.validating().apply(&live, &object, "v1", managers.clone(), &key, false);
+            assert_eq!(format!("{:?}", fused.err()), format!("{:?}", Some(e)), "validating apply of {object}");
+            let fused = updater.validating().update(&live, &object, "v1", managers.clone(), &ManagerKey::update("fuzzer", "v1"));
+            assert!(matches!(fused, Err(Error::Invalid(_))), "validating update of {object}: {fused:?}");
             continue;
         }
         let name = MANAGERS[usize::from((ctrl >> 1) & 3) % n_managers];
