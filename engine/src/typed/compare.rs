@@ -323,63 +323,54 @@ enum Owned {
     /// Not the set.
     Differs,
     /// The walk met values it cannot follow the set through (their kinds differ from the
-    /// type's choice); a separate [`is_field_set_of`](super::is_field_set_of) decides.
+    /// type's choice, or list items come out of the set's order); a separate
+    /// [`is_field_set_of`](super::is_field_set_of) decides.
     Unknown,
 }
 
 /// A granular list's part of the followed set: its members are matched with the right items
-/// in the set's order while the items come in that order, then through an index by key.
+/// in the set's order. Items out of that order (a list not in key order) are left to a separate
+/// [`is_field_set_of`](super::is_field_set_of), which sorts them once instead of looking each
+/// up in the set.
 struct ListOwn<'o> {
     set: &'o Set,
-    /// Members and children matched in order so far.
+    /// Members and children matched so far.
     mc: usize,
     cc: usize,
-    /// Members (with whether matched already) and children by key, once out of order.
-    index: Option<(HashMap<ItemKey<'o>, usize>, HashMap<ItemKey<'o>, usize>, Vec<bool>)>,
-    /// Items matched to a child set.
-    with_children: usize,
+}
+
+/// Where a right item stands in the followed set.
+enum Member<'o> {
+    /// The next member, with its set (empty if it has no children).
+    Next(&'o Set),
+    /// Not the next member.
+    OutOfOrder,
 }
 
 impl<'o> ListOwn<'o> {
-    /// The set of the item keyed `key` (empty if it has no children), or `None` when the item
-    /// is not a member or was matched before.
-    fn child(&mut self, list: &List, key: &ItemKey<'_>) -> Option<&'o Set> {
+    fn new(set: &'o Set) -> Self {
+        ListOwn { set, mc: 0, cc: 0 }
+    }
+
+    /// Matches the right item keyed `key` with the next member.
+    fn next(&mut self, list: &List, key: &ItemKey<'_>) -> Member<'o> {
         let set = self.set;
-        if self.index.is_none() {
-            if set.members().get(self.mc).is_some_and(|pe| super::cmp_item_pe(list, key, pe).is_eq()) {
-                self.mc += 1;
-                return Some(match set.children().get(self.cc) {
-                    Some((pe, c)) if super::cmp_item_pe(list, key, pe).is_eq() => {
-                        self.cc += 1;
-                        self.with_children += 1;
-                        c
-                    }
-                    _ => fieldset::empty(),
-                });
-            }
-            let members = set.members().iter().enumerate().filter_map(|(j, pe)| fieldset::pe_key(list, pe).map(|k| (k, j))).collect();
-            let children = set.children().iter().enumerate().filter_map(|(j, (pe, _))| fieldset::pe_key(list, pe).map(|k| (k, j))).collect();
-            let mut used = vec![false; set.members().len()];
-            used[..self.mc].iter_mut().for_each(|u| *u = true);
-            self.index = Some((members, children, used));
+        if !set.members().get(self.mc).is_some_and(|pe| super::cmp_item_pe(list, key, pe).is_eq()) {
+            return Member::OutOfOrder;
         }
-        let (members, children, used) = self.index.as_mut()?;
-        let j = *members.get(key)?;
-        if std::mem::replace(&mut used[j], true) {
-            return None;
-        }
-        Some(match children.get(key) {
-            Some(&c) => {
-                self.with_children += 1;
-                &set.children()[c].1
+        self.mc += 1;
+        Member::Next(match set.children().get(self.cc) {
+            Some((pe, c)) if super::cmp_item_pe(list, key, pe).is_eq() => {
+                self.cc += 1;
+                c
             }
-            None => fieldset::empty(),
+            _ => fieldset::empty(),
         })
     }
 
-    /// Whether every child set was matched (every member was, the items being as many).
+    /// Whether every member and child set was matched.
     fn complete(&self) -> bool {
-        self.with_children == self.set.children().len()
+        self.mc == self.set.members().len() && self.cc == self.set.children().len()
     }
 }
 
@@ -706,7 +697,7 @@ impl<'s> Walker<'s> {
         }
         // The followed set: one member per right item.
         let mut lo = match own {
-            Some(set) if set.members().len() == rl.map_or(0, Vec::len) => Some(ListOwn { set, mc: 0, cc: 0, index: None, with_children: 0 }),
+            Some(set) if set.members().len() == rl.map_or(0, Vec::len) => Some(ListOwn::new(set)),
             Some(_) => {
                 self.own(false);
                 None
@@ -763,7 +754,7 @@ impl<'s> Walker<'s> {
             (out, col, errs, m) = (Vec::new(), Collector { off: !self.sets, ..Collector::default() }, ValidationErrors::default(), 0);
             seen.clear();
             if let Some(lo) = &mut lo {
-                (lo.mc, lo.cc, lo.index, lo.with_children) = (0, 0, None, 0);
+                *lo = ListOwn::new(lo.set);
             }
             (lkeys, rkeys) = (keys(lhs_items, 0), keys(rhs_items, 0));
         }
@@ -880,12 +871,16 @@ impl<'s> Walker<'s> {
     }
 
     /// The followed set's part for the right item keyed `key` of a list, or `None` when the
-    /// set is not followed (any more): the item is not one of its members.
+    /// set is not followed (any more).
     fn item_set<'o>(&mut self, lo: &mut Option<ListOwn<'o>>, list: &List, key: &ItemKey<'_>) -> Option<&'o Set> {
         let lo = lo.as_mut().filter(|_| self.owned == Owned::Same)?;
-        let child = lo.child(list, key);
-        self.own(child.is_some());
-        child
+        match lo.next(list, key) {
+            Member::Next(child) => Some(child),
+            Member::OutOfOrder => {
+                self.owned = Owned::Unknown;
+                None
+            }
+        }
     }
 
     /// Records one list item's results.
