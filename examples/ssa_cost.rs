@@ -3,7 +3,8 @@
 //!
 //! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one.
 //! With `REPS`, the parts of an op can be timed alone too: OP clone (a deep copy of the live object),
-//! validate, compare, merge (`merge_and_compare`), fieldset (`to_field_set`), isset (`is_field_set_of`),
+//! equal (`live == config`: one read of both, the least any op comparing them does), validate,
+//! compare, merge (`merge_and_compare`), fieldset (`to_field_set`), isset (`is_field_set_of`),
 //! each on the config the default op (`reapply`) uses.
 #![allow(missing_docs)]
 
@@ -66,6 +67,7 @@ fn main() {
                 "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
                 "clone" => { black_box(live.clone()); None }
                 "validate" => { up.validate(&other).expect("valid"); None }
+                "equal" => { black_box(live == other); None }
                 "compare" => { black_box(fieldstore::engine::typed::compare(&schema, &root, &live, &other).expect("compare")); None }
                 "fieldset" => { black_box(fieldstore::engine::typed::to_field_set(&schema, &root, &other).expect("set")); None }
                 "isset" => { black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set)); None }
@@ -96,6 +98,10 @@ fn main() {
         }
         "clone" => {
             measure(|| drop(black_box(live.clone())));
+            (None, None)
+        }
+        "equal" => {
+            measure(|| assert!(black_box(live == other), "the live object is the config"));
             (None, None)
         }
         "create" => {
