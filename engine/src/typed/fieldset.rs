@@ -117,7 +117,7 @@ fn index_by_key<'a>(list: &List, set: &'a Set) -> (HashMap<ItemKey<'a>, ()>, Has
 }
 
 /// The [`ItemKey`] a list item's path element stands for, borrowing its values.
-pub(super) fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
+fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
     match pe {
         PathElement::Index(i) => usize::try_from(*i).ok().map(ItemKey::Index),
         PathElement::Value(v) if list.keys.is_empty() => Some(ItemKey::One(v)),

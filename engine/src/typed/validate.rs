@@ -96,16 +96,7 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, out: &mut impl Out) -> Validat
             validate_scalar(s, Some(v), "").err().unwrap_or_default()
         }
         Kind::List(list) => {
-            let items = match v {
-                Value::Array(a) => a,
-                other => {
-                    out.leaf(other);
-                    return match other {
-                        Value::Null => ValidationErrors::default(),
-                        _ => ValidationErrors::one(format!("expected list, got {}", kind_name(other))),
-                    };
-                }
-            };
+            let Value::Array(items) = v else { return not_container(v, "list", out) };
             out.start(true);
             let mut errs = ValidationErrors::default();
             let associative = list.relationship == ElementRelationship::Associative;
@@ -132,16 +123,7 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, out: &mut impl Out) -> Validat
             errs
         }
         Kind::Map(map) => {
-            let m = match v {
-                Value::Object(m) => m,
-                other => {
-                    out.leaf(other);
-                    return match other {
-                        Value::Null => ValidationErrors::default(),
-                        _ => ValidationErrors::one(format!("expected map, got {}", kind_name(other))),
-                    };
-                }
-            };
+            let Value::Object(m) = v else { return not_container(v, "map", out) };
             out.start(false);
             let mut errs = ValidationErrors::default();
             for (k, val) in m {
@@ -162,5 +144,15 @@ fn walk(schema: &Schema, tr: &TypeRef, v: &Value, out: &mut impl Out) -> Validat
             errs
         }
         Kind::Invalid => invalid_atom(tr),
+    }
+}
+
+/// A value of a container type that is not that container: fine when `null` (no value), else
+/// the error naming what was `expected`.
+fn not_container(v: &Value, expected: &str, out: &mut impl Out) -> ValidationErrors {
+    out.leaf(v);
+    match v {
+        Value::Null => ValidationErrors::default(),
+        _ => ValidationErrors::one(format!("expected {expected}, got {}", kind_name(v))),
     }
 }
