@@ -323,54 +323,88 @@ enum Owned {
     /// Not the set.
     Differs,
     /// The walk met values it cannot follow the set through (their kinds differ from the
-    /// type's choice, or list items come out of the set's order); a separate
+    /// type's choice, or list keys of kinds only it matches); a separate
     /// [`is_field_set_of`](super::is_field_set_of) decides.
     Unknown,
 }
 
-/// A granular list's part of the followed set: its members are matched with the right items
-/// in the set's order. Items out of that order (a list not in key order) are left to a separate
-/// [`is_field_set_of`](super::is_field_set_of), which sorts them once instead of looking each
-/// up in the set.
+/// A granular list's part of the followed set, matched with the right items as
+/// [`is_field_set_of`](super::is_field_set_of) matches them: in the set's order while the items
+/// come in it, then, for the rest of the items, by sorting their keys once
+/// ([`fieldset::join_sorted`]), which reads only the keys.
 struct ListOwn<'o> {
     set: &'o Set,
-    /// Members and children matched so far.
+    /// Members and children matched in order so far.
     mc: usize,
     cc: usize,
+    /// Once out of order: the first item joined, and each item's child set from there on
+    /// (`usize::MAX`: none).
+    join: Option<(usize, Vec<usize>)>,
 }
 
 /// Where a right item stands in the followed set.
 enum Member<'o> {
-    /// The next member, with its set (empty if it has no children).
-    Next(&'o Set),
-    /// Not the next member.
-    OutOfOrder,
+    /// A member, with its set (empty if it has no children).
+    Found(&'o Set),
+    /// The items are not the set's members.
+    Differs,
+    /// The keys are of a kind only [`is_field_set_of`](super::is_field_set_of) matches.
+    Unsupported,
 }
 
 impl<'o> ListOwn<'o> {
     fn new(set: &'o Set) -> Self {
-        ListOwn { set, mc: 0, cc: 0 }
+        ListOwn { set, mc: 0, cc: 0, join: None }
     }
 
-    /// Matches the right item keyed `key` with the next member.
-    fn next(&mut self, list: &List, key: &ItemKey<'_>) -> Member<'o> {
+    /// Matches item `i` of `items`, keyed `key`. Items must come in their order until the
+    /// first one out of the set's order; from there on, in any order.
+    fn child(&mut self, schema: &Schema, list: &List, items: &[Value], i: usize, key: &ItemKey<'_>) -> Member<'o> {
         let set = self.set;
-        if !set.members().get(self.mc).is_some_and(|pe| super::cmp_item_pe(list, key, pe).is_eq()) {
-            return Member::OutOfOrder;
-        }
-        self.mc += 1;
-        Member::Next(match set.children().get(self.cc) {
-            Some((pe, c)) if super::cmp_item_pe(list, key, pe).is_eq() => {
-                self.cc += 1;
-                c
+        if self.join.is_none() {
+            if set.members().get(self.mc).is_some_and(|pe| super::cmp_item_pe(list, key, pe).is_eq()) {
+                self.mc += 1;
+                return Member::Found(match set.children().get(self.cc) {
+                    Some((pe, c)) if super::cmp_item_pe(list, key, pe).is_eq() => {
+                        self.cc += 1;
+                        c
+                    }
+                    _ => fieldset::empty(),
+                });
             }
-            _ => fieldset::empty(),
-        })
+            if let Some(m) = self.join_from(schema, list, items, i) {
+                return m;
+            }
+        }
+        match &self.join {
+            Some((base, child_of)) => match i.checked_sub(*base).and_then(|j| child_of.get(j)) {
+                Some(&c) => Member::Found(set.children().get(c).map_or(fieldset::empty(), |(_, s)| s)),
+                None => Member::Differs,
+            },
+            None => Member::Differs,
+        }
+    }
+
+    /// Matches items `i..` with the members not matched yet, by their sorted keys; `None` when
+    /// they match.
+    fn join_from(&mut self, schema: &Schema, list: &List, items: &[Value], i: usize) -> Option<Member<'o>> {
+        match fieldset::join_sorted(schema, list, &items[i.min(items.len())..], self.set, self.mc, self.cc) {
+            fieldset::Join::Matched(child_of) => {
+                self.join = Some((i, child_of));
+                None
+            }
+            fieldset::Join::Mismatch => Some(Member::Differs),
+            fieldset::Join::Unsupported => Some(Member::Unsupported),
+        }
     }
 
     /// Whether every member and child set was matched.
     fn complete(&self) -> bool {
-        self.mc == self.set.members().len() && self.cc == self.set.children().len()
+        match &self.join {
+            None => self.mc == self.set.members().len() && self.cc == self.set.children().len(),
+            // The join matched the remaining members one for one.
+            Some((_, child_of)) => self.cc + child_of.iter().filter(|&&c| c != usize::MAX).count() == self.set.children().len(),
+        }
     }
 }
 
@@ -732,7 +766,7 @@ impl<'s> Walker<'s> {
             if lk != rk {
                 break;
             }
-            let child = self.item_set(&mut lo, t, &rk);
+            let child = self.item_set(&mut lo, t, rhs_items, m, &rk);
             if dedup && !seen.insert(rk) {
                 self.invalid = true;
             }
@@ -761,16 +795,26 @@ impl<'s> Walker<'s> {
         if m < llen || m < rlen {
             self.realigned = true;
         }
+        // The rest of the right items are walked in the left items' order where they have left
+        // ones: the followed set is matched with them by their sorted keys first. (With no
+        // left items left, they are walked in their own order.)
+        if let Some(l) = lo.as_mut().filter(|l| m < rlen && m < llen && l.join.is_none() && self.owned == Owned::Same) {
+            match l.join_from(schema, t, rhs_items, m) {
+                None => {}
+                Some(Member::Unsupported) => self.owned = Owned::Unknown,
+                Some(_) => self.own(false),
+            }
+        }
 
         let mut rhs_order: Vec<ItemKey<'_>> = Vec::with_capacity(rlen - m);
-        let mut observed_rhs: HashMap<ItemKey<'_>, &Value> = HashMap::with_capacity_and_hasher(rlen - m, Default::default());
+        let mut observed_rhs: HashMap<ItemKey<'_>, (usize, &Value)> = HashMap::with_capacity_and_hasher(rlen - m, Default::default());
         for ((i, child), k) in rhs_items.iter().enumerate().skip(m).zip(rkeys) {
             match k {
                 Ok(k) => {
                     if dedup && seen.contains(&k) {
                         self.invalid = true;
                     }
-                    if observed_rhs.insert(k.clone(), child).is_some() {
+                    if observed_rhs.insert(k.clone(), (i, child)).is_some() {
                         errs.extend(ValidationErrors::one(format!("rhs: duplicate entries for key {}", k.to_pe(t))));
                     }
                     rhs_order.push(k);
@@ -801,8 +845,10 @@ impl<'s> Walker<'s> {
                     continue;
                 }
             };
-            let r = observed_rhs.get(&k).copied();
-            let owned = if r.is_some() { self.item_set(&mut lo, t, &k) } else { None };
+            let (r, owned) = match observed_rhs.get(&k).copied() {
+                Some((i, r)) => (Some(r), self.item_set(&mut lo, t, rhs_items, i, &k)),
+                None => (None, None),
+            };
             let (n, e) = self.item(child, r, &t.element_type, owned);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
@@ -813,8 +859,9 @@ impl<'s> Walker<'s> {
             if observed_lhs.contains_key(k) {
                 continue;
             }
-            let r = observed_rhs.get(k).copied();
-            let owned = self.item_set(&mut lo, t, k);
+            let Some(&(i, r)) = observed_rhs.get(k) else { continue };
+            let owned = self.item_set(&mut lo, t, rhs_items, i, k);
+            let r = Some(r);
             let (n, e) = self.node(None, r, &t.element_type, owned);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
@@ -870,13 +917,17 @@ impl<'s> Walker<'s> {
         }
     }
 
-    /// The followed set's part for the right item keyed `key` of a list, or `None` when the
-    /// set is not followed (any more).
-    fn item_set<'o>(&mut self, lo: &mut Option<ListOwn<'o>>, list: &List, key: &ItemKey<'_>) -> Option<&'o Set> {
+    /// The followed set's part for right item `i` (of `items`, keyed `key`) of a list, or
+    /// `None` when the set is not followed (any more).
+    fn item_set<'o>(&mut self, lo: &mut Option<ListOwn<'o>>, list: &List, items: &[Value], i: usize, key: &ItemKey<'_>) -> Option<&'o Set> {
         let lo = lo.as_mut().filter(|_| self.owned == Owned::Same)?;
-        match lo.next(list, key) {
-            Member::Next(child) => Some(child),
-            Member::OutOfOrder => {
+        match lo.child(self.schema, list, items, i, key) {
+            Member::Found(child) => Some(child),
+            Member::Differs => {
+                self.own(false);
+                None
+            }
+            Member::Unsupported => {
                 self.owned = Owned::Unknown;
                 None
             }

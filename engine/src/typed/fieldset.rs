@@ -134,7 +134,7 @@ fn pe_key<'a>(list: &List, pe: &'a PathElement) -> Option<ItemKey<'a>> {
 }
 
 /// What [`join_sorted`] found.
-enum Join {
+pub(super) enum Join {
     /// The items are the members; for each item, the position of its child set in the set's
     /// children (`usize::MAX` when it has none).
     Matched(Vec<usize>),
@@ -148,7 +148,7 @@ enum Join {
 /// sorting the items' keys (one string per item) by abbreviation and walking the set in its
 /// order. A large list in random order then reads the set once in order and the items' keys
 /// once in theirs, where a hash index would chase a pointer into the set for every item.
-fn join_sorted(schema: &Schema, list: &List, items: &[Value], set: &Set, mc: usize, cc: usize) -> Join {
+pub(super) fn join_sorted(schema: &Schema, list: &List, items: &[Value], set: &Set, mc: usize, cc: usize) -> Join {
     let (members, children) = (&set.members()[mc.min(set.members().len())..], &set.children()[cc.min(set.children().len())..]);
     if members.len() != items.len() || u32::try_from(items.len()).is_err() {
         return Join::Mismatch;
