@@ -4,7 +4,7 @@
 //! leaves (scalars, atomic containers, containers empty on both sides) are decided whole; maps
 //! are walked key by key; lists are walked item by item, matched by key, value or position.
 
-use super::{deduce, fieldset, invalid_atom, item_key, resolve, validate, validate_scalar, ItemKey, Kind, ValidationErrors};
+use super::{bare, deduce, fieldset, invalid_atom, item_key, resolve, validate, validate_scalar, ItemKey, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use fieldstore_codec::{value, PathElement, Set};
 use serde_json::Value;
@@ -408,11 +408,6 @@ impl<'o> ListOwn<'o> {
     }
 }
 
-/// Whether a set has neither members nor children.
-fn bare(s: &Set) -> bool {
-    s.members().is_empty() && s.children().is_empty()
-}
-
 impl<'s> Walker<'s> {
     fn new(schema: &'s Schema, mode: Mode, sets: bool, check: bool) -> Self {
         Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false, owned: Owned::Off }
@@ -425,6 +420,23 @@ impl<'s> Walker<'s> {
         }
     }
 
+    /// Stops following the set without a verdict: a separate check decides.
+    fn unknown(&mut self) {
+        if self.owned == Owned::Same {
+            self.owned = Owned::Unknown;
+        }
+    }
+
+    /// Records where a list item stands in the followed set; its part of the set if found.
+    fn member<'o>(&mut self, m: Member<'o>) -> Option<&'o Set> {
+        match m {
+            Member::Found(child) => return Some(child),
+            Member::Differs => self.own(false),
+            Member::Unsupported => self.unknown(),
+        }
+        None
+    }
+
     /// The followed set at a node the walk visits, if it is still followed: only where the
     /// right side has a value.
     fn owning<'o>(&self, rhs: Option<&Value>, own: Option<&'o Set>) -> Option<&'o Set> {
@@ -432,12 +444,11 @@ impl<'s> Walker<'s> {
     }
 
     /// Follows `set` over a whole right subtree `r` at once (the rest of the walk does not
-    /// descend into it); records in `n` whether it is a leaf member.
-    fn own_whole(&mut self, tr: &TypeRef, r: &Value, set: &Set, n: &mut NodeOut) {
-        match fieldset::same_node(self.schema, tr, r, set) {
-            Some(leaf) => n.leaf = leaf,
-            None => self.own(false),
-        }
+    /// descend into it); returns whether `r` is a leaf member.
+    fn own_whole(&mut self, tr: &TypeRef, r: &Value, set: &Set) -> bool {
+        let leaf = fieldset::same_node(self.schema, tr, r, set);
+        self.own(leaf.is_some());
+        leaf.unwrap_or(false)
     }
 
     /// Validates `v` whole (in check mode), so the walk below it need not check it.
@@ -473,7 +484,7 @@ impl<'s> Walker<'s> {
                 n.flags[ADDED] = self.mode.compares();
                 n.any = self.mode.compares() && has_children(r);
                 if let Some(set) = own {
-                    self.own_whole(tr, r, set, &mut n);
+                    n.leaf = self.own_whole(tr, r, set);
                 }
                 return (n, ValidationErrors::default());
             }
@@ -512,9 +523,7 @@ impl<'s> Walker<'s> {
                 }
             },
             (Some(_), _) => {
-                if self.owned == Owned::Same {
-                    self.owned = Owned::Unknown;
-                }
+                self.unknown();
                 None
             }
             (None, _) => None,
@@ -799,10 +808,8 @@ impl<'s> Walker<'s> {
         // ones: the followed set is matched with them by their sorted keys first. (With no
         // left items left, they are walked in their own order.)
         if let Some(l) = lo.as_mut().filter(|l| m < rlen && m < llen && l.join.is_none() && self.owned == Owned::Same) {
-            match l.join_from(schema, t, rhs_items, m) {
-                None => {}
-                Some(Member::Unsupported) => self.owned = Owned::Unknown,
-                Some(_) => self.own(false),
+            if let Some(m) = l.join_from(schema, t, rhs_items, m) {
+                self.member(m);
             }
         }
 
@@ -897,8 +904,7 @@ impl<'s> Walker<'s> {
     fn item(&mut self, lhs: &Value, rhs: Option<&Value>, tr: &'s TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
         // The followed set is matched against the whole item while it is in the cache.
         if let (Some(set), Some(r)) = (self.owning(rhs, own), rhs) {
-            let mut n = NodeOut::default();
-            self.own_whole(tr, r, set, &mut n);
+            self.own_whole(tr, r, set);
         }
         let checked = match rhs {
             Some(r) if self.check => {
@@ -921,17 +927,8 @@ impl<'s> Walker<'s> {
     /// `None` when the set is not followed (any more).
     fn item_set<'o>(&mut self, lo: &mut Option<ListOwn<'o>>, list: &List, items: &[Value], i: usize, key: &ItemKey<'_>) -> Option<&'o Set> {
         let lo = lo.as_mut().filter(|_| self.owned == Owned::Same)?;
-        match lo.child(self.schema, list, items, i, key) {
-            Member::Found(child) => Some(child),
-            Member::Differs => {
-                self.own(false);
-                None
-            }
-            Member::Unsupported => {
-                self.owned = Owned::Unknown;
-                None
-            }
-        }
+        let m = lo.child(self.schema, list, items, i, key);
+        self.member(m)
     }
 
     /// Records one list item's results.

@@ -1,6 +1,6 @@
 //! The set of fields a value holds (`ToFieldSet`), and the named-fields closure used by pruning.
 
-use super::{deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
+use super::{bare, deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
 use super::ItemKey;
 use crate::schema::{ElementRelationship, List, Schema, TypeRef};
 use fieldstore_codec::fieldpath::Name;
@@ -199,7 +199,6 @@ pub(super) fn empty() -> &'static Set {
 /// itself a leaf member; `None` at the first difference.
 pub(super) fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> Option<bool> {
     let atom = resolve(schema, tr).ok()?;
-    let bare = |s: &Set| s.members().is_empty() && s.children().is_empty();
     match deduce(atom, Some(v)) {
         Kind::Scalar(_) => bare(set).then_some(true),
         Kind::List(list) => {

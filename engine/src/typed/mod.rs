@@ -175,6 +175,11 @@ pub(crate) fn validate_scalar(t: Scalar, v: Option<&Value>, prefix: &str) -> Res
     }
 }
 
+/// Whether a set has neither members nor children.
+pub(crate) fn bare(s: &fieldstore_codec::Set) -> bool {
+    s.members().is_empty() && s.children().is_empty()
+}
+
 pub(crate) fn kind_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
