@@ -1,7 +1,9 @@
 //! Runs one Server-Side Apply operation of the apply bench once, for instruction-count profiling
 //! (`valgrind --tool=callgrind --toggle-collect='*measure*'`), where wall-clock timing is too noisy.
 //!
-//! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one.
+//! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one,
+//! or create_owned|change_one_owned (the config given up to the engine, `Updater::apply_owned`;
+//! its copy is made outside the time and the measured region).
 //! With `REPS`, the parts of an op can be timed alone too: OP clone (a deep copy of the live object),
 //! equal (`live == config`: one read of both, the least any op comparing them does), validate,
 //! compare, merge (`merge_and_compare`), fieldset (`to_field_set`), isset (`is_field_set_of`),
@@ -44,7 +46,7 @@ fn main() {
     let s = up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply");
     let (live, mgrs) = (s.object.expect("created"), s.managers);
     let other = match op.as_str() {
-        "change_one" => config(shape, n, Some(n / 2)),
+        "change_one" | "change_one_owned" => config(shape, n, Some(n / 2)),
         "second_manager" => second_config(shape, n),
         "update_one" => updated(shape, &live, n),
         _ => cfg.clone(),
@@ -62,6 +64,8 @@ fn main() {
             black_box(&sweep);
             let m = mgrs.clone();
             let mut updated = None;
+            // The owned ops' config, given up to the engine: copied outside the time.
+            let given = op.ends_with("_owned").then(|| if op == "create_owned" { cfg.clone() } else { other.clone() });
             let t = std::time::Instant::now();
             let r = match op.as_str() {
                 "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
@@ -73,6 +77,8 @@ fn main() {
                 "isset" => { black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set)); None }
                 "merge" => { black_box(fieldstore::engine::typed::merge_and_compare(&schema, &root, &live, &other, true).expect("merge")); None }
                 "create" => { Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
+                "create_owned" => { Some(up.apply_owned(&json!({}), given.expect("config"), "v1", ManagedFields::new(), &a, false).expect("apply")) }
+                "change_one_owned" => { Some(up.apply_owned(&live, given.expect("config"), "v1", m, &a, false).expect("apply")) }
                 "update_one" => { updated = Some(up.update(&live, &other, "v1", m, &c).expect("update")); None }
                 "second_manager" => { Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }
                 _ => { Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")) }
@@ -80,7 +86,7 @@ fn main() {
             // As in the criterion bench: a created object is dropped within the time (`iter`),
             // the results of the ops on the live object after it (`iter_batched`).
             let (r, updated) = black_box((r, updated));
-            let r = if op == "create" { drop(r); None } else { r };
+            let r = if op.starts_with("create") { drop(r); None } else { r };
             times.push(t.elapsed().as_secs_f64() * 1e3);
             drop((r, updated));
         }
@@ -107,6 +113,15 @@ fn main() {
         "create" => {
             measure(|| drop(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")));
             (None, None)
+        }
+        "create_owned" => {
+            let given = cfg.clone();
+            measure(|| drop(up.apply_owned(&json!({}), given, "v1", ManagedFields::new(), &a, false).expect("apply")));
+            (None, None)
+        }
+        "change_one_owned" => {
+            let given = other.clone();
+            (Some(measure(|| up.apply_owned(&live, given, "v1", mgrs, &a, false).expect("apply"))), None)
         }
         "update_one" => (None, Some(measure(|| up.update(&live, &other, "v1", mgrs, &c).expect("update")))),
         "second_manager" => (Some(measure(|| up.apply(&live, &other, "v1", mgrs, &b, false).expect("apply"))), None),

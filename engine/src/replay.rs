@@ -62,7 +62,9 @@ fn run_op(i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut Mana
     let (new_object, new_managers, changed) = match kind {
         "apply" => {
             let key = ManagerKey::apply(manager);
-            match updater.apply(live, object, version, managers.clone(), &key, force) {
+            // The owned config's parts are moved into the object, as a server applying a
+            // request body does.
+            match updater.apply_owned(live, object.clone(), version, managers.clone(), &key, force) {
                 Ok(a) => (a.object.unwrap_or_else(|| live.clone()), a.managers, Some(a.changed)),
                 Err(e) => return failure(i, e),
             }

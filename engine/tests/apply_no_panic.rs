@@ -297,7 +297,7 @@ fn replay(schema: &Schema, root: &TypeRef, live: Value, ops: Vec<Op>) -> Result<
 
 /// A validating updater's apply or update gives what validating first and then applying or
 /// updating gives: the same error (the validation's, when the object does not conform) or the
-/// same result.
+/// same result; and so does an apply of a config given up to it (`apply_owned`).
 fn agree(u: &Updater<'_>, live: &Value, managers: &ManagedFields, manager: &str, is_update: bool, force: bool, object: &Value) -> Result<(), TestCaseError> {
     let v = u.validating();
     let (fused, separate) = if is_update {
@@ -307,6 +307,12 @@ fn agree(u: &Updater<'_>, live: &Value, managers: &ManagedFields, manager: &str,
     } else {
         let key = ManagerKey::apply(manager);
         let run = |u: &Updater<'_>| u.apply(live, object, "v1", managers.clone(), &key, force).map(|a| format!("{a:?}"));
+        // An owned config is moved into the object instead of copied: the result is the same.
+        let owned = |u: &Updater<'_>| u.apply_owned(live, object.clone(), "v1", managers.clone(), &key, force).map(|a| format!("{a:?}"));
+        let separate = format!("{:?}", u.validate(object).and_then(|()| run(u)));
+        let what = format!("apply of {object} to {live}");
+        prop_assert_eq!(&format!("{:?}", owned(&v)), &separate, "{}: owned config, validating updater", what);
+        prop_assert_eq!(&format!("{:?}", u.validate(object).and_then(|()| owned(u))), &separate, "{}: owned config", what);
         (run(&v), u.validate(object).and_then(|()| run(u)))
     };
     let (fused, separate) = (format!("{fused:?}"), format!("{separate:?}"));

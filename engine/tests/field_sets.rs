@@ -215,7 +215,7 @@ proptest! {
             for sets in [false, true] {
                 for (owned, want) in [(&set, built == set), (&built, true)] {
                     for config in [&after, &in_order, &items_shuffled] {
-                        let opts = typed::MergeOptions { sets, validate: true, owned: Some(owned) };
+                        let opts = typed::MergeOptions { sets, validate: true, owned: Some(owned), defer: false };
                         let o = typed::merge_and_compare_with(&s, &root, live, config, opts).expect("merge");
                         if told && config != &after {
                             prop_assert_eq!(o.owned, Some(want), "edit {:?}, live {}, sets {}", e, live, sets);
@@ -248,7 +248,7 @@ proptest! {
 fn the_merge_walk_matches_each_member_once_and_every_child_set() {
     let (s, root) = schema();
     let owned = |live: &Value, config: &Value, set: &fieldstore_codec::Set| {
-        let opts = typed::MergeOptions { sets: true, validate: false, owned: Some(set) };
+        let opts = typed::MergeOptions { sets: true, validate: false, owned: Some(set), defer: false };
         typed::merge_and_compare_with(&s, &root, live, config, opts).expect("merge").owned
     };
     let two = typed::to_field_set(&s, &root, &json!({"items": [item("a", 0), item("b", 0)]})).expect("set");

@@ -566,3 +566,35 @@ fn creates_are_tracked() {
         [format!(r#"Update creator v1 {} {{"f:metadata":{{"f:labels":{{".":{{}},"f:a":{{}}}}}},"f:spec":{{".":{{}},"f:replicas":{{}}}}}}"#, ts(0))]
     );
 }
+
+#[test]
+fn an_owned_config_is_applied_as_a_borrowed_one() {
+    let (s, r) = schema(false);
+    let fm = FieldManager::new(&s, &r, "v1").with_reset_fields("v1", "", status_reset());
+    // Create, a sole applier's change, a second applier, a conflict, a forced take-over, a field
+    // dropped from the config (pruned) and a config setting a reset field (restored).
+    let steps: [(&str, bool, Value); 7] = [
+        ("a", false, json!({"spec": {"replicas": 1, "items": [{"name": "x", "value": "1"}, {"name": "y", "value": "2"}]}})),
+        ("a", false, json!({"spec": {"replicas": 2, "items": [{"name": "x", "value": "1"}, {"name": "y", "value": "3"}]}})),
+        ("b", false, json!({"spec": {"items": [{"name": "z", "value": "9"}], "data": {"k": "v"}}})),
+        ("b", false, json!({"spec": {"replicas": 5}})),
+        ("b", true, json!({"spec": {"replicas": 5, "items": [{"name": "z", "value": "9"}]}})),
+        ("a", false, json!({"spec": {"items": [{"name": "x", "value": "1"}]}})),
+        ("a", false, json!({"spec": {"items": [{"name": "x", "value": "4"}]}, "status": {"phase": "Up"}})),
+    ];
+    let mut live: Option<Value> = None;
+    for (i, (manager, force, extra)) in steps.into_iter().enumerate() {
+        let config = cm(extra);
+        let borrowed = fm.apply(live.as_ref(), &config, manager, force, &t(i as i64));
+        let owned = fm.apply_owned(live.as_ref(), config.clone(), manager, force, &t(i as i64));
+        assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "step {i}: {config}");
+        if let Ok(out) = borrowed {
+            live = Some(out.object);
+        } else {
+            assert_eq!(i, 3, "only the unforced apply of another's field conflicts");
+        }
+    }
+    let live = live.expect("applied");
+    assert_eq!(live["spec"]["items"], json!([{"name": "x", "value": "4"}, {"name": "z", "value": "9"}]));
+    assert_eq!(live["spec"]["replicas"], json!(5));
+}

@@ -205,12 +205,26 @@ impl<'s> FieldManager<'s> {
     ///   `metadata.managedFields`, or the live object's managedFields cannot be decoded;
     /// - [`Error::Conflict`]: other managers own fields the config changes, and `force` is off.
     pub fn apply(&self, live: Option<&Value>, config: &Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
+        self.apply_config(live, Cow::Borrowed(config), manager, force, now)
+    }
+
+    /// [`apply`](Self::apply) with a config the caller gives up (a request body it has just
+    /// parsed): the parts of the object that are exactly the config's are moved out of it rather
+    /// than copied (see [`Updater::apply_owned`]).
+    ///
+    /// # Errors
+    /// Those of [`apply`](Self::apply).
+    pub fn apply_owned(&self, live: Option<&Value>, config: Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
+        self.apply_config(live, Cow::Owned(config), manager, force, now)
+    }
+
+    fn apply_config(&self, live: Option<&Value>, mut config: Cow<'_, Value>, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
         validate_manager(manager, true)?;
         let decoded = match live.and_then(entries::managed_fields_of) {
             Some(mf) => entries::decode(mf).map_err(|e| Error::BadRequest(format!("failed to decode managed fields: {e}")))?,
             None => entries::Decoded::default(),
         };
-        self.check_type(config)?;
+        self.check_type(&config)?;
         if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {
             return Err(Error::BadRequest("metadata.managedFields must be nil".into()));
         }
@@ -223,7 +237,6 @@ impl<'s> FieldManager<'s> {
         let before = managers.get(&key).cloned();
         let others_before = managers.len() - usize::from(before.is_some());
 
-        let mut config = Cow::Borrowed(config);
         let mut applier_set = None;
         if let Some(reset) = self.reset() {
             // Most configurations set no reset field: a lookup per reset path tells, before the
@@ -248,7 +261,11 @@ impl<'s> FieldManager<'s> {
             }
         }
 
-        let applied = self.updater().validating().apply(&live_view, &config, &self.api_version, managers, &key, force)?;
+        let updater = self.updater().validating();
+        let applied = match config {
+            Cow::Owned(c) => updater.apply_owned(&live_view, c, &self.api_version, managers, &key, force)?,
+            Cow::Borrowed(c) => updater.apply(&live_view, c, &self.api_version, managers, &key, force)?,
+        };
         let mut managers = applied.managers;
         if let Some(set) = applier_set {
             managers.insert(key.clone(), VersionedSet::new(set, self.api_version.clone(), true));

@@ -6,6 +6,7 @@ use crate::typed::{self, Comparison, Fused, MergeOptions};
 use crate::{Error, Result};
 use fieldstore_codec::Set;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Applies configurations and records updates for objects of one type, keeping track of which
@@ -66,27 +67,50 @@ impl<'s> Updater<'s> {
     /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
     /// objects do not fit the schema (a validating updater: every problem of the config, as
     /// [`validate`](Self::validate) reports them).
-    pub fn apply(&self, live: &Value, config: &Value, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+    pub fn apply(&self, live: &Value, config: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+        self.apply_config(live, Cow::Borrowed(config), version, managers, manager, force)
+    }
+
+    /// [`apply`](Self::apply) with a config the caller gives up (a request body it has just
+    /// parsed): the parts of the object that are exactly the config's are moved out of it rather
+    /// than copied, so that creating an object, or a sole applier's re-apply with changes,
+    /// copies nothing of the config.
+    ///
+    /// # Errors
+    /// Those of [`apply`](Self::apply).
+    pub fn apply_owned(&self, live: &Value, config: Value, version: &str, managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+        self.apply_config(live, Cow::Owned(config), version, managers, manager, force)
+    }
+
+    fn apply_config(&self, live: &Value, mut config: Cow<'_, Value>, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
         // With no other manager, the comparison only has to say whether anything changed.
         let alone = managers.keys().all(|k| k == manager);
-        // The merge's walk also tells whether the config's fields are exactly the applier's.
-        let opts = MergeOptions { sets: !alone, validate: self.validating, owned: managers.get(manager).map(|l| &l.set) };
-        let outcome = typed::merge_and_compare_with(self.schema, self.root, live, config, opts).map_err(Error::Invalid)?;
+        // The merge's walk also tells whether the config's fields are exactly the applier's; an
+        // owned config's parts are left out of the merged object, to be moved in.
+        let defer = matches!(config, Cow::Owned(_));
+        let opts = MergeOptions { sets: !alone, validate: self.validating, owned: managers.get(manager).map(|l| &l.set), defer };
+        let outcome = typed::merge_and_compare_with(self.schema, self.root, live, &config, opts).map_err(Error::Invalid)?;
         // `None`: the merge left the live object exactly as it was.
-        let merged = if outcome.same { None } else { Some(outcome.value.unwrap_or(Value::Null)) };
+        let mut merged = if outcome.same { None } else { Some(outcome.value.unwrap_or(Value::Null)) };
         // An applier re-applying the same fields keeps its set: nothing to build, nothing to prune.
-        let same_fields = |set: &Set| outcome.owned.unwrap_or_else(|| typed::is_field_set_of(self.schema, self.root, config, set));
+        let same_fields = |set: &Set| outcome.owned.unwrap_or_else(|| typed::is_field_set_of(self.schema, self.root, &config, set));
         let last = match managers.remove(manager) {
             Some(l) if same_fields(&l.set) => {
                 managers.insert(manager.clone(), VersionedSet::new(l.set, version, true));
                 None
             }
             last => {
-                let set = typed::to_field_set(self.schema, self.root, config).map_err(Error::Invalid)?;
+                let set = typed::to_field_set(self.schema, self.root, &config).map_err(Error::Invalid)?;
                 managers.insert(manager.clone(), VersionedSet::new(set, version, true));
                 last
             }
         };
+        // The config's parts the merged object lacks: copied now when pruning or comparing needs
+        // the object whole; moved in once no conflict can need the config any more otherwise.
+        let mut fill = outcome.fill;
+        if let (Some(f), Some(m)) = (fill.take_if(|_| self.prunes(&managers, manager, last.as_ref()) || matches!(outcome.fused, Fused::Unknown)), &mut merged) {
+            f.put(m, config.to_mut(), false);
+        }
         let (new_object, fused) = match self.prune(merged, live, &managers, manager, last.as_ref())? {
             // Nothing pruned: what the merge saw is the change from live to merged.
             Pruned::Nothing(merged) => (merged, outcome.fused),
@@ -99,14 +123,19 @@ impl<'s> Updater<'s> {
                 (managers, changed)
             }
             Fused::Comparison(c) => {
-                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(config), Some(c))?;
+                // The comparison is known: the new object is not read (it may still lack parts).
+                let (m, c) = self.update_managers(live, live, managers, manager, force, Some(&config), Some(c))?;
                 (m, !c.is_same())
             }
             Fused::Unknown => {
-                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(config), None)?;
+                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(&config), None)?;
                 (m, !c.is_same())
             }
         };
+        let mut new_object = new_object;
+        if let (Some(f), Some(m)) = (fill, &mut new_object) {
+            f.put(m, config.to_mut(), true);
+        }
         // A change always comes with a merged object; `None` would mean the live one.
         let object = if changed { Some(new_object.unwrap_or_else(|| live.clone())) } else { None };
         Ok(Applied { object, changed, managers })
@@ -199,19 +228,20 @@ impl<'s> Updater<'s> {
         Conflicts(out)
     }
 
+    /// Whether pruning may remove anything: the applier applied fields before (`last`) and no
+    /// longer applies all of them. (When it still applies everything it applied before, every
+    /// field it could remove is owned by its own new configuration.)
+    fn prunes(&self, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> bool {
+        last.is_some_and(|l| !l.set.is_empty() && !managers.get(applier).is_some_and(|n| l.set.is_subset_of(&n.set)))
+    }
+
     /// Removes from `merged` the fields the applier applied last time and no longer applies,
     /// unless another manager owns them (structured-merge-diff's prune, add-back-owned and
     /// add-back-dangling steps).
     fn prune(&self, merged: Option<Value>, live: &Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Pruned> {
-        let Some(last) = last.filter(|l| !l.set.is_empty()) else {
+        let Some(last) = last.filter(|_| self.prunes(managers, applier, last)) else {
             return Ok(Pruned::Nothing(merged));
         };
-        let new_set = managers.get(applier).map(|v| &v.set);
-        // When the applier still applies everything it applied before, pruning removes nothing:
-        // every field it could remove is owned by its own new configuration.
-        if new_set.is_some_and(|n| last.set.is_subset_of(n)) {
-            return Ok(Pruned::Nothing(merged));
-        }
         let merged = merged.unwrap_or_else(|| live.clone());
         let (s, tr) = (self.schema, self.root);
         let ensure = |set: &Set| typed::ensure_named_fields_are_members(s, tr, set);

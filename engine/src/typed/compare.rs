@@ -72,6 +72,53 @@ pub struct MergeOutcome {
     /// Whether the right value's field set is exactly [`MergeOptions::owned`]; `None` when no
     /// set was given or the walk could not tell.
     pub owned: Option<bool>,
+    /// With [`MergeOptions::defer`]: the parts of the right value the merged value is still
+    /// missing (`value` holds nulls there, or is `None` when the merged value is the whole
+    /// right value). `None` when nothing is missing.
+    pub fill: Option<Fill>,
+}
+
+/// Where the merged value of a deferring walk ([`MergeOptions::defer`]) takes parts of the right
+/// value that the walk left out, so that a caller owning the right value moves them in instead
+/// of copying them: a sole applier re-applying its config with a change, or creating an object,
+/// gets its config itself as the object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fill {
+    /// The whole right value.
+    Whole,
+    /// Parts of a container the walk built: each entry or item of the merged value, the entry or
+    /// item of the right value it takes, and what of it.
+    Parts(Vec<(Slot, Fill)>),
+}
+
+/// A place in a merged container and in the right one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// A map entry, under the same key on both sides.
+    Key(String),
+    /// A list item: its index in the merged list and in the right list.
+    Index(usize, usize),
+}
+
+impl Fill {
+    /// Puts into `merged` the parts of `rhs` it is missing: moved out of `rhs` when `take`
+    /// (leaving nulls there), else copied.
+    pub fn put(self, merged: &mut Value, rhs: &mut Value, take: bool) {
+        match self {
+            Fill::Whole => *merged = if take { std::mem::take(rhs) } else { rhs.clone() },
+            Fill::Parts(parts) => {
+                for (slot, fill) in parts {
+                    let (m, r) = match &slot {
+                        Slot::Key(k) => (merged.get_mut(k.as_str()), rhs.get_mut(k.as_str())),
+                        Slot::Index(i, j) => (merged.get_mut(*i), rhs.get_mut(*j)),
+                    };
+                    if let (Some(m), Some(r)) = (m, r) {
+                        fill.put(m, r, take);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// How [`merge_and_compare_with`] walks.
@@ -86,6 +133,10 @@ pub struct MergeOptions<'a> {
     /// A set (the applier's previous one) to match with the right value's field set in the
     /// same walk, as [`is_field_set_of`](super::is_field_set_of) would.
     pub owned: Option<&'a Set>,
+    /// Whether parts of the merged value that are exactly parts of the right value are left out
+    /// of it and listed in [`MergeOutcome::fill`], for a caller that owns the right value to
+    /// move them in ([`Fill::put`]).
+    pub defer: bool,
 }
 
 /// [`merge`] and, in the same walk, what changed from `lhs` to the merged value: the whole
@@ -105,6 +156,7 @@ pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value
 /// With `opts.validate`, what [`validate`] finds in `rhs`; else malformed items met on the way.
 pub fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, opts: MergeOptions<'_>) -> Result<MergeOutcome, ValidationErrors> {
     let mut w = Walker::new(schema, Mode::MergeCompare, opts.sets, opts.validate);
+    w.defer = opts.defer;
     if opts.owned.is_some() {
         w.owned = Owned::Same;
     }
@@ -127,7 +179,8 @@ pub fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &
     } else {
         Fused::Changed(n.any)
     };
-    Ok(MergeOutcome { value: n.out, same: n.same, fused, owned })
+    let fill = if n.same { None } else if n.rsame { Some(Fill::Whole) } else { n.fill };
+    Ok(MergeOutcome { value: n.out, same: n.same, fused, owned, fill })
 }
 
 /// The field-level difference from `lhs` to `rhs`.
@@ -211,6 +264,11 @@ struct NodeOut {
     any: bool,
     /// Following an owned set: the right value is a leaf member of its parent's set.
     leaf: bool,
+    /// Deferring walks: the merged value is exactly the right value (possibly the left one too,
+    /// see `same`); unless `same`, it is not built, and the parent takes the right value.
+    rsame: bool,
+    /// Deferring walks: the parts of the right value the built `out` is missing.
+    fill: Option<Fill>,
 }
 
 /// Collects the children's comparison results of one node, turned into sets once at the end.
@@ -266,29 +324,59 @@ fn has_children(v: &Value) -> bool {
 struct Part<'k, 'v> {
     key: &'k str,
     lhs: Option<&'v Value>,
+    /// The child's index in the right list (list items).
+    at: usize,
     out: Option<Value>,
     same: bool,
+    /// Deferring walks: the child's merged value is the right one (see [`NodeOut::rsame`]).
+    rsame: bool,
+    fill: Option<Fill>,
+    /// This or an earlier sibling is not unchanged, so the parent is not the left value.
+    changed: bool,
+    /// This or an earlier sibling is not the right one, so the parent is not the right value.
+    mixed: bool,
 }
 
 impl<'k, 'v> Part<'k, 'v> {
-    /// Records one child's merge result after those of its earlier siblings. Once a sibling has
-    /// changed, or when the caller knows it (`build`), the parent's merged value will be built,
-    /// so an unchanged child is copied right away, while the walk has just read it, instead of
-    /// in a second pass over a container that may no longer be in the cache.
-    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, lhs: Option<&'v Value>, n: &mut NodeOut, build: bool) {
-        let building = build || parts.last().is_some_and(|p| !p.same);
+    /// Records one child's merge result after those of its earlier siblings. Once the parent can
+    /// be neither the left value nor (deferring) the right one, or when the caller knows it will
+    /// be built (`build`), an unchanged child is copied right away, while the walk has just read
+    /// it, instead of in a second pass over a container that may no longer be in the cache.
+    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, at: usize, lhs: Option<&'v Value>, n: &mut NodeOut, build: bool, defer: bool) {
+        let (changed, mixed) = parts.last().map_or((false, !defer), |p| (p.changed, p.mixed));
+        let building = build || (changed && mixed);
         let part = match (n.same, lhs) {
-            (true, Some(l)) if building => Part { key, lhs, out: Some(l.clone()), same: false },
-            _ => Part { key, lhs, out: n.out.take(), same: n.same },
+            // A deferred right child is moved in later rather than copied from the left.
+            (true, Some(l)) if building && !n.rsame => {
+                Part { key, lhs, at, out: Some(l.clone()), same: false, rsame: false, fill: None, changed: true, mixed: true }
+            }
+            _ => Part {
+                key,
+                lhs,
+                at,
+                out: n.out.take(),
+                same: n.same,
+                rsame: n.rsame,
+                fill: n.fill.take(),
+                changed: changed || !n.same,
+                mixed: mixed || !n.rsame,
+            },
         };
         parts.push(part);
     }
 
-    /// The child's merged value: its own, or a copy of the left one when unchanged.
-    fn value(self) -> Option<Value> {
-        if self.same {
+    /// The child's merged value: its own, or a copy of the left one when unchanged; deferring,
+    /// a null where the right child goes, recorded in `fills` under the slot `slot` names.
+    fn value(self, defer: bool, fills: &mut Vec<(Slot, Fill)>, slot: impl FnOnce() -> Slot) -> Option<Value> {
+        if defer && self.rsame {
+            fills.push((slot(), Fill::Whole));
+            Some(Value::Null)
+        } else if self.same {
             self.lhs.cloned()
         } else {
+            if let Some(f) = self.fill {
+                fills.push((slot(), f));
+            }
             self.out
         }
     }
@@ -310,6 +398,9 @@ struct Walker<'s> {
     realigned: bool,
     /// Whether the right value's field set is a given set, as far as the walk has seen.
     owned: Owned,
+    /// Whether parts of the right value the merged value takes whole are left for the caller to
+    /// move in (see [`Fill`]).
+    defer: bool,
 }
 
 /// What a walk following a set (the applier's previous one) found: whether the right value's
@@ -410,7 +501,7 @@ impl<'o> ListOwn<'o> {
 
 impl<'s> Walker<'s> {
     fn new(schema: &'s Schema, mode: Mode, sets: bool, check: bool) -> Self {
-        Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false, owned: Owned::Off }
+        Walker { schema, mode, check, invalid: false, fused_ok: true, sets, realigned: false, owned: Owned::Off, defer: false }
     }
 
     /// Records whether the followed set still matches.
@@ -473,14 +564,20 @@ impl<'s> Walker<'s> {
             // A subtree only the right side has merges to a copy of it; when no path sets are
             // wanted, one deep copy replaces the walk (a validating one in check mode).
             (None, Some(r)) if self.mode == Mode::Merge || (self.mode == Mode::MergeCompare && !self.sets) => {
-                let out = if self.check {
+                let mut n = NodeOut::default();
+                if self.defer {
+                    // Deferring: the right value itself is moved in later.
+                    if self.check {
+                        self.invalid |= !validate::node(self.schema, tr, r).is_empty();
+                    }
+                    n.rsame = true;
+                } else if self.check {
                     let (copy, errs) = validate::copy(self.schema, tr, r);
                     self.invalid |= !errs.is_empty();
-                    copy
+                    n.out = Some(copy);
                 } else {
-                    r.clone()
-                };
-                let mut n = NodeOut { out: Some(out), ..NodeOut::default() };
+                    n.out = Some(r.clone());
+                }
                 n.flags[ADDED] = self.mode.compares();
                 n.any = self.mode.compares() && has_children(r);
                 if let Some(set) = own {
@@ -601,7 +698,11 @@ impl<'s> Walker<'s> {
         let mut n = NodeOut::default();
         if self.mode.merges() {
             match (lhs, rhs) {
-                (Some(l), Some(r)) if l == r => n.same = true,
+                (Some(l), Some(r)) if l == r => {
+                    n.same = true;
+                    n.rsame = self.defer;
+                }
+                (_, Some(_)) if self.defer => n.rsame = true,
                 (_, Some(r)) => n.out = Some(r.clone()),
                 (Some(_), None) => n.same = true,
                 (None, None) => {}
@@ -667,7 +768,7 @@ impl<'s> Walker<'s> {
             }
             let mut n = n;
             if w.mode.merges() {
-                Part::push(&mut parts, key, l, &mut n, false);
+                Part::push(&mut parts, key, 0, l, &mut n, false, w.defer);
             }
             if w.mode.compares() {
                 col.add(|| t.field_element(key), n);
@@ -702,19 +803,23 @@ impl<'s> Walker<'s> {
         }
         let mut n = NodeOut::default();
         if self.mode.merges() {
+            // Exactly the right map: every entry is the right one, and no left entry is kept.
+            n.rsame = self.defer && rm.is_some() && parts.iter().all(|p| p.rsame);
             if lm.is_some() && parts.iter().all(|p| p.same) {
                 n.same = true;
-            } else {
+            } else if !n.rsame {
                 let mut out = serde_json::Map::new();
+                let mut fills = Vec::new();
                 for p in parts {
                     let key = p.key;
-                    if let Some(v) = p.value() {
+                    if let Some(v) = p.value(self.defer, &mut fills, || Slot::Key(key.to_string())) {
                         out.insert(key.to_string(), v);
                     }
                 }
                 if !out.is_empty() {
                     n.out = Some(Value::Object(out));
                 }
+                n.fill = (!fills.is_empty()).then_some(Fill::Parts(fills));
             }
         }
         if self.mode.compares() {
@@ -783,7 +888,7 @@ impl<'s> Walker<'s> {
             if !e.is_empty() {
                 errs.extend(e.prefixed(&lk.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || lk.to_pe(t), Some(&lhs_items[m]), n, false);
+            self.take(&mut out, &mut col, || lk.to_pe(t), m, Some(&lhs_items[m]), n, false);
             m += 1;
         }
         // The keys of the other items, or why an item has none.
@@ -852,15 +957,15 @@ impl<'s> Walker<'s> {
                     continue;
                 }
             };
-            let (r, owned) = match observed_rhs.get(&k).copied() {
-                Some((i, r)) => (Some(r), self.item_set(&mut lo, t, rhs_items, i, &k)),
-                None => (None, None),
+            let (at, r, owned) = match observed_rhs.get(&k).copied() {
+                Some((i, r)) => (i, Some(r), self.item_set(&mut lo, t, rhs_items, i, &k)),
+                None => (usize::MAX, None, None),
             };
             let (n, e) = self.item(child, r, &t.element_type, owned);
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), Some(child), n, grows);
+            self.take(&mut out, &mut col, || k.to_pe(t), at, Some(child), n, grows);
         }
         for k in &rhs_order {
             if observed_lhs.contains_key(k) {
@@ -873,20 +978,31 @@ impl<'s> Walker<'s> {
             if !e.is_empty() {
                 errs.extend(e.prefixed(&k.to_pe(t)));
             }
-            self.take(&mut out, &mut col, || k.to_pe(t), None, n, grows);
+            self.take(&mut out, &mut col, || k.to_pe(t), i, None, n, grows);
         }
         if let Some(lo) = lo.filter(|_| self.owned == Owned::Same) {
             self.own(lo.complete());
         }
         let mut n = NodeOut::default();
         if self.mode.merges() {
+            // Exactly the right list: every item is the right one, in the right order, which
+            // holds when every left item lined up (the rest are new, in the right order).
+            n.rsame = self.defer && rl.is_some() && m == llen && out.len() == rlen && out.iter().all(|p| p.rsame);
             if ll.is_some() && out.len() == llen && out.iter().all(|p| p.same) {
                 n.same = true;
-            } else {
-                let items: Vec<Value> = out.into_iter().filter_map(Part::value).collect();
+            } else if !n.rsame {
+                let mut fills = Vec::new();
+                let mut items: Vec<Value> = Vec::with_capacity(out.len());
+                for p in out {
+                    let (i, at) = (items.len(), p.at);
+                    if let Some(v) = p.value(self.defer, &mut fills, || Slot::Index(i, at)) {
+                        items.push(v);
+                    }
+                }
                 if !items.is_empty() {
                     n.out = Some(Value::Array(items));
                 }
+                n.fill = (!fills.is_empty()).then_some(Fill::Parts(fills));
             }
         }
         if self.mode.compares() {
@@ -914,7 +1030,7 @@ impl<'s> Walker<'s> {
             _ => false,
         };
         if rhs == Some(lhs) {
-            return (NodeOut { same: true, ..NodeOut::default() }, ValidationErrors::default());
+            return (NodeOut { same: true, rsame: self.defer, ..NodeOut::default() }, ValidationErrors::default());
         }
         if checked {
             self.node_checked(Some(lhs), rhs, tr, None)
@@ -932,9 +1048,10 @@ impl<'s> Walker<'s> {
     }
 
     /// Records one list item's results.
-    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, lhs: Option<&'v Value>, mut n: NodeOut, build: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, at: usize, lhs: Option<&'v Value>, mut n: NodeOut, build: bool) {
         if self.mode.merges() {
-            Part::push(out, "", lhs, &mut n, build);
+            Part::push(out, "", at, lhs, &mut n, build, self.defer);
         }
         if self.mode.compares() {
             col.add(pe, n);

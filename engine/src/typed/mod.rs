@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-pub use compare::{compare, merge, merge_and_compare, merge_and_compare_with, validate_and_compare, Comparison, Fused, MergeOptions, MergeOutcome};
+pub use compare::{compare, merge, merge_and_compare, merge_and_compare_with, validate_and_compare, Comparison, Fill, Fused, MergeOptions, MergeOutcome, Slot};
 pub use fieldset::{ensure_named_fields_are_members, is_field_set_of, to_field_set};
 pub use remove::remove_items;
 pub use validate::validate;
