@@ -217,6 +217,18 @@ proptest! {
                     for config in [&after, &in_order, &items_shuffled] {
                         let opts = typed::MergeOptions { sets, validate: true, owned: Some(owned), defer: false };
                         let o = typed::merge_and_compare_with(&s, &root, live, config, opts).expect("merge");
+                        // Deferring the config's parts: the same verdict, and once they are
+                        // moved in, the same merged value.
+                        let d = typed::merge_and_compare_with(&s, &root, live, config, typed::MergeOptions { defer: true, ..opts }).expect("merge");
+                        prop_assert_eq!(d.owned, o.owned);
+                        prop_assert_eq!(d.same, o.same);
+                        if !o.same {
+                            let mut filled = d.value.clone().unwrap_or(Value::Null);
+                            if let Some(f) = d.fill.clone() {
+                                f.put(&mut filled, &mut config.clone(), true);
+                            }
+                            prop_assert_eq!(Some(&filled), o.value.as_ref(), "deferred merge of {} into {}", config, live);
+                        }
                         if told && config != &after {
                             prop_assert_eq!(o.owned, Some(want), "edit {:?}, live {}, sets {}", e, live, sets);
                         } else {
