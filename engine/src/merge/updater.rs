@@ -107,11 +107,12 @@ impl<'s> Updater<'s> {
         };
         // The config's parts the merged object lacks: copied now when pruning or comparing needs
         // the object whole; moved in once no conflict can need the config any more otherwise.
+        let last = last.filter(|l| self.prunes(&managers, manager, l));
         let mut fill = outcome.fill;
-        if let (Some(f), Some(m)) = (fill.take_if(|_| self.prunes(&managers, manager, last.as_ref()) || matches!(outcome.fused, Fused::Unknown)), &mut merged) {
+        if let (Some(f), Some(m)) = (fill.take_if(|_| last.is_some() || matches!(outcome.fused, Fused::Unknown)), &mut merged) {
             f.put(m, config.to_mut(), false);
         }
-        let (new_object, fused) = match self.prune(merged, live, &managers, manager, last.as_ref())? {
+        let (mut new_object, fused) = match self.prune(merged, live, &managers, last.as_ref())? {
             // Nothing pruned: what the merge saw is the change from live to merged.
             Pruned::Nothing(merged) => (merged, outcome.fused),
             Pruned::Some(pruned) => (Some(pruned), Fused::Unknown),
@@ -132,7 +133,6 @@ impl<'s> Updater<'s> {
                 (m, !c.is_same())
             }
         };
-        let mut new_object = new_object;
         if let (Some(f), Some(m)) = (fill, &mut new_object) {
             f.put(m, config.to_mut(), true);
         }
@@ -231,15 +231,15 @@ impl<'s> Updater<'s> {
     /// Whether pruning may remove anything: the applier applied fields before (`last`) and no
     /// longer applies all of them. (When it still applies everything it applied before, every
     /// field it could remove is owned by its own new configuration.)
-    fn prunes(&self, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> bool {
-        last.is_some_and(|l| !l.set.is_empty() && !managers.get(applier).is_some_and(|n| l.set.is_subset_of(&n.set)))
+    fn prunes(&self, managers: &ManagedFields, applier: &ManagerKey, last: &VersionedSet) -> bool {
+        !last.set.is_empty() && !managers.get(applier).is_some_and(|n| last.set.is_subset_of(&n.set))
     }
 
-    /// Removes from `merged` the fields the applier applied last time and no longer applies,
-    /// unless another manager owns them (structured-merge-diff's prune, add-back-owned and
-    /// add-back-dangling steps).
-    fn prune(&self, merged: Option<Value>, live: &Value, managers: &ManagedFields, applier: &ManagerKey, last: Option<&VersionedSet>) -> Result<Pruned> {
-        let Some(last) = last.filter(|_| self.prunes(managers, applier, last)) else {
+    /// Removes from `merged` the fields the applier applied last time (`last`, given when it
+    /// [`prunes`](Self::prunes)) and no longer applies, unless another manager owns them
+    /// (structured-merge-diff's prune, add-back-owned and add-back-dangling steps).
+    fn prune(&self, merged: Option<Value>, live: &Value, managers: &ManagedFields, last: Option<&VersionedSet>) -> Result<Pruned> {
+        let Some(last) = last else {
             return Ok(Pruned::Nothing(merged));
         };
         let merged = merged.unwrap_or_else(|| live.clone());
