@@ -12,6 +12,8 @@
 //!
 //! Ops whose document is not JSON or does not validate are skipped, like a rejected request,
 //! once a validating updater (`Updater::validating`) has rejected the document alike.
+//! Every apply is also made with the config given up (`Updater::apply_owned`), which must give
+//! the same outcome.
 //! Checked after every op: an apply of a validated config ends in `Ok` or `Err(Conflict)` (never
 //! a conflict when forced); `changed` agrees with the returned object; the applier's set is
 //! exactly its config's fields (or absent when that is empty) and the new object still
@@ -102,7 +104,9 @@ fuzz_target!(|data: &[u8]| {
             // A validating updater, which validates in its merge's walk, rejects it alike.
             let key = ManagerKey::apply("fuzzer");
             let fused = updater.validating().apply(&live, &object, "v1", managers.clone(), &key, false);
-            assert_eq!(format!("{:?}", fused.err()), format!("{:?}", Some(e)), "validating apply of {object}");
+            assert_eq!(format!("{:?}", fused.err()), format!("{:?}", Some(&e)), "validating apply of {object}");
+            let owned = updater.validating().apply_owned(&live, object.clone(), "v1", managers.clone(), &key, false);
+            assert_eq!(format!("{:?}", owned.err()), format!("{:?}", Some(&e)), "validating apply_owned of {object}");
             let fused = updater.validating().update(&live, &object, "v1", managers.clone(), &ManagerKey::update("fuzzer", "v1"));
             assert!(matches!(fused, Err(Error::Invalid(_))), "validating update of {object}: {fused:?}");
             continue;
@@ -120,7 +124,11 @@ fuzz_target!(|data: &[u8]| {
         } else {
             let key = ManagerKey::apply(name);
             let force = ctrl & 8 != 0;
-            match updater.apply(&live, &object, "v1", managers.clone(), &key, force) {
+            let applied = updater.apply(&live, &object, "v1", managers.clone(), &key, force);
+            // A config given up to the engine is moved into the object: the same outcome.
+            let owned = updater.apply_owned(&live, object.clone(), "v1", managers.clone(), &key, force);
+            assert_eq!(format!("{owned:?}"), format!("{applied:?}"), "apply_owned of {object} to {live}");
+            match applied {
                 Ok(a) => {
                     assert_eq!(
                         a.changed,
