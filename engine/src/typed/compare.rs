@@ -311,6 +311,27 @@ impl Collector {
     }
 }
 
+/// Reads a byte of each part (entries, keys, string values) of list item `i + 4` of `items`, if
+/// any, while the walk works on item `i`. The parts of an item are separate allocations, and
+/// the walk reads them one after another; read up front, their loads are in flight together,
+/// and on a list too large for the cache they come from memory while the walk works on earlier
+/// items. Measured (session 8, `APPLY_RESULTS.md`): 15–20% off reapply and change_one at 50k
+/// items; none when it was a called function instead of inlined, and none in the validation,
+/// field-set and realigned-list loops, where it is not used.
+#[inline(always)]
+fn touch_ahead(items: &[Value], i: usize) {
+    if let Some(Value::Object(m)) = items.get(i + 4) {
+        let mut acc = 0u8;
+        for (k, v) in m {
+            acc ^= k.as_bytes().first().copied().unwrap_or(0);
+            if let Value::String(s) = v {
+                acc ^= s.as_bytes().first().copied().unwrap_or(0);
+            }
+        }
+        std::hint::black_box(acc);
+    }
+}
+
 /// Whether a value has entries or items (so adding it adds paths below it).
 fn has_children(v: &Value) -> bool {
     match v {
@@ -870,6 +891,9 @@ impl<'s> Walker<'s> {
         let mut m = 0;
         let mut well_formed = true;
         while m < llen && m < rlen {
+            // The next items' parts start loading while this pair is walked.
+            touch_ahead(lhs_items, m);
+            touch_ahead(rhs_items, m);
             let (lk, rk) = match (item_key(schema, t, m, &lhs_items[m]), item_key(schema, t, m, &rhs_items[m])) {
                 (Ok(a), Ok(b)) => (a, b),
                 _ => {
