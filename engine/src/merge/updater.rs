@@ -123,14 +123,14 @@ impl<'s> Updater<'s> {
                 managers.retain(|_, vs| !vs.set.is_empty());
                 (managers, changed)
             }
+            // Known from the merge's walk: the new object is not read (it may still lack parts).
             Fused::Comparison(c) => {
-                // The comparison is known: the new object is not read (it may still lack parts).
-                let (m, c) = self.update_managers(live, live, managers, manager, force, Some(&config), Some(c))?;
-                (m, !c.is_same())
+                let changed = !c.is_same();
+                (self.update_managers(live, &c, managers, manager, force, Some(&config))?, changed)
             }
             Fused::Unknown => {
-                let (m, c) = self.update_managers(live, new_object.as_ref().unwrap_or(live), managers, manager, force, Some(&config), None)?;
-                (m, !c.is_same())
+                let c = typed::compare(self.schema, self.root, live, new_object.as_ref().unwrap_or(live)).map_err(Error::Invalid)?;
+                (self.update_managers(live, &c, managers, manager, force, Some(&config))?, !c.is_same())
             }
         };
         if let (Some(f), Some(m)) = (fill, &mut new_object) {
@@ -151,7 +151,7 @@ impl<'s> Updater<'s> {
     pub fn update(&self, live: &Value, new: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey) -> Result<ManagedFields> {
         let compare = if self.validating { typed::validate_and_compare } else { typed::compare };
         let c = compare(self.schema, self.root, live, new).map_err(Error::Invalid)?;
-        let (mut managers, c) = self.update_managers(live, new, managers, manager, true, None, Some(c))?;
+        let mut managers = self.update_managers(live, &c, managers, manager, true, None)?;
         let owned = managers.remove(manager).map(|v| v.set).unwrap_or_default();
         let set = owned.union(&c.modified).union(&c.added).difference(&c.removed);
         if !set.is_empty() {
@@ -160,22 +160,9 @@ impl<'s> Updater<'s> {
         Ok(managers)
     }
 
-    /// Moves changed fields away from the managers other than `writer`, or reports them as
-    /// conflicts when not forced.
-    fn update_managers(
-        &self,
-        old: &Value,
-        new: &Value,
-        mut managers: ManagedFields,
-        writer: &ManagerKey,
-        force: bool,
-        config: Option<&Value>,
-        known: Option<Comparison>,
-    ) -> Result<(ManagedFields, Comparison)> {
-        let c = match known {
-            Some(c) => c,
-            None => typed::compare(self.schema, self.root, old, new).map_err(Error::Invalid)?,
-        };
+    /// Moves the fields `c` changed from `old` away from the managers other than `writer`, or
+    /// reports them as conflicts when not forced.
+    fn update_managers(&self, old: &Value, c: &Comparison, mut managers: ManagedFields, writer: &ManagerKey, force: bool, config: Option<&Value>) -> Result<ManagedFields> {
         let changed = c.modified.union(&c.added);
         let mut conflicts: Vec<(ManagerKey, Set)> = Vec::new();
         if !changed.is_empty() {
@@ -205,7 +192,7 @@ impl<'s> Updater<'s> {
             }
         }
         managers.retain(|_, vs| !vs.set.is_empty());
-        Ok((managers, c))
+        Ok(managers)
     }
 
     fn conflicts(&self, sets: Vec<(ManagerKey, Set)>, live: &Value, config: Option<&Value>) -> Conflicts {

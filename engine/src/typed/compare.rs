@@ -63,7 +63,8 @@ pub enum Fused {
 /// The result of [`merge_and_compare`].
 #[derive(Debug, Clone)]
 pub struct MergeOutcome {
-    /// The merged value; `None` when it is exactly the left value (see `same`) or nothing.
+    /// The merged value; `None` when it is exactly the left value (see `same`), when it is the
+    /// whole right value, left to be moved in (see `fill`), or nothing.
     pub value: Option<Value>,
     /// The merged value is exactly the left value, so it was not built.
     pub same: bool,
