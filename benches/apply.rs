@@ -12,6 +12,8 @@
 //! 4. `second_manager`: B applies one new, disjoint item;
 //! 5. `update_one`: C updates one field of one item.
 //!
+//! With `APPLY_COLD=1`, every timed run starts from caches holding other data (see `Cold`).
+//!
 //! `create_owned` and `change_one_owned` are ops 1 and 3 with the config given up to the engine
 //! (`Updater::apply_owned`, as a request body just parsed), so that its parts are moved into the
 //! object instead of copied.
@@ -20,10 +22,12 @@
 //!    in one walk (`Updater::validating`, as the field manager applies). `parse` times
 //!    `serde_json::from_slice` of the N-item request body, the baseline of the ratios.
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::schema::parse_smd_yaml;
 use fieldstore::engine::{ManagedFields, ManagerKey, Schema, TypeRef, Updater};
 use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::hint::black_box;
 use std::time::Duration;
 
 // The `fieldstore` binary runs on mimalloc; the engine is measured under the same allocator
@@ -35,7 +39,41 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod shapes;
 use shapes::{config, second_config, updated, Shape, SCHEMA};
 
+/// With `APPLY_COLD` set, each timed run starts with the caches holding other data: the untimed
+/// setup first writes a line of every 64 bytes of a 96 MiB buffer, as a request for one object
+/// finds the caches on a busy server. Results of every op are then dropped outside the time.
+struct Cold(Option<RefCell<Vec<u8>>>);
+
+impl Cold {
+    fn from_env() -> Self {
+        Cold(std::env::var_os("APPLY_COLD").map(|_| RefCell::new(vec![0u8; 96 << 20])))
+    }
+
+    /// Times `routine` on what `setup` makes (outside the time), in a cold cache when asked.
+    fn run<I, O>(&self, b: &mut Bencher<'_>, mut setup: impl FnMut() -> I, routine: impl FnMut(I) -> O) {
+        b.iter_batched(
+            || {
+                if let Some(sweep) = &self.0 {
+                    let mut sweep = sweep.borrow_mut();
+                    for x in sweep.iter_mut().step_by(64) {
+                        *x = x.wrapping_add(1);
+                    }
+                    black_box(&*sweep);
+                }
+                setup()
+            },
+            routine,
+            BatchSize::LargeInput,
+        )
+    }
+
+    fn on(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 fn bench_apply(c: &mut Criterion) {
+    let cold = Cold::from_env();
     let schema: Schema = parse_smd_yaml(SCHEMA).expect("bench schema");
     let root: TypeRef = schema.named("root").expect("root type");
     let up = Updater::new(&schema, &root).validating();
@@ -60,18 +98,20 @@ fn bench_apply(c: &mut Criterion) {
                 g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_millis(500));
             }
             g.bench_with_input(BenchmarkId::new("parse", n), &body, |bch, body| {
-                bch.iter(|| serde_json::from_slice::<Value>(body).expect("parse"))
+                if cold.on() {
+                    cold.run(bch, || (), |()| serde_json::from_slice::<Value>(body).expect("parse"))
+                } else {
+                    bch.iter(|| serde_json::from_slice::<Value>(body).expect("parse"))
+                }
             });
             g.bench_with_input(BenchmarkId::new("create", n), &n, |bch, _| {
-                bch.iter(|| up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply"))
+                if cold.on() {
+                    cold.run(bch, || (), |()| up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply"))
+                } else {
+                    bch.iter(|| up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply"))
+                }
             });
-            let run = |bch: &mut criterion::Bencher<'_>, config: &Value, key: &ManagerKey| {
-                bch.iter_batched(
-                    || mgrs.clone(),
-                    |m| up.apply(&live, config, "v1", m, key, false).expect("apply"),
-                    BatchSize::LargeInput,
-                )
-            };
+            let run = |bch: &mut Bencher<'_>, config: &Value, key: &ManagerKey| cold.run(bch, || mgrs.clone(), |m| up.apply(&live, config, "v1", m, key, false).expect("apply"));
             g.bench_with_input(BenchmarkId::new("reapply", n), &n, |bch, _| run(bch, &cfg, &a));
             g.bench_with_input(BenchmarkId::new("change_one", n), &n, |bch, _| run(bch, &cfg_changed, &a));
             g.bench_with_input(BenchmarkId::new("second_manager", n), &n, |bch, _| run(bch, &cfg_b, &b));
@@ -79,25 +119,18 @@ fn bench_apply(c: &mut Criterion) {
             // moved into the object, not copied (`apply_owned`). The config's copy is made
             // outside the time; the created object is dropped within it, as `create`'s.
             g.bench_with_input(BenchmarkId::new("create_owned", n), &n, |bch, _| {
-                bch.iter_batched(
-                    || cfg.clone(),
-                    |c| drop(up.apply_owned(&empty, c, "v1", ManagedFields::new(), &a, false).expect("apply")),
-                    BatchSize::LargeInput,
-                )
+                let create = |c| up.apply_owned(&empty, c, "v1", ManagedFields::new(), &a, false).expect("apply");
+                if cold.on() {
+                    cold.run(bch, || cfg.clone(), create)
+                } else {
+                    cold.run(bch, || cfg.clone(), |c| drop(create(c)))
+                }
             });
             g.bench_with_input(BenchmarkId::new("change_one_owned", n), &n, |bch, _| {
-                bch.iter_batched(
-                    || (mgrs.clone(), cfg_changed.clone()),
-                    |(m, c)| up.apply_owned(&live, c, "v1", m, &a, false).expect("apply"),
-                    BatchSize::LargeInput,
-                )
+                cold.run(bch, || (mgrs.clone(), cfg_changed.clone()), |(m, c)| up.apply_owned(&live, c, "v1", m, &a, false).expect("apply"))
             });
             g.bench_with_input(BenchmarkId::new("update_one", n), &n, |bch, _| {
-                bch.iter_batched(
-                    || mgrs.clone(),
-                    |m| up.update(&live, &upd, "v1", m, &cm).expect("update"),
-                    BatchSize::LargeInput,
-                )
+                cold.run(bch, || mgrs.clone(), |m| up.update(&live, &upd, "v1", m, &cm).expect("update"))
             });
             g.finish();
         }
