@@ -41,10 +41,10 @@ pub fn json_patch(original: &Value, patch: &Value) -> Result<Value> {
     Ok(doc)
 }
 
-/// [`json_patch`] on a document in place; on error the document is unchanged.
+/// [`json_patch()`] on a document in place; on error the document is unchanged.
 ///
 /// # Errors
-/// As [`json_patch`].
+/// As [`json_patch()`].
 pub fn json_patch_in_place(doc: &mut Value, patch: &Value) -> Result<()> {
     *doc = json_patch(doc, patch)?;
     Ok(())
