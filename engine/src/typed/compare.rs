@@ -350,7 +350,8 @@ struct Part<'k, 'v> {
     at: usize,
     out: Option<Value>,
     same: bool,
-    /// Deferring walks: the child's merged value is the right one (see [`NodeOut::rsame`]).
+    /// The child's merged value is the right one (see [`NodeOut::rsame`]; only deferring walks
+    /// set it).
     rsame: bool,
     fill: Option<Fill>,
     /// This or an earlier sibling is not unchanged, so the parent is not the left value.
@@ -364,8 +365,8 @@ impl<'k, 'v> Part<'k, 'v> {
     /// be neither the left value nor (deferring) the right one, or when the caller knows it will
     /// be built (`build`), an unchanged child is copied right away, while the walk has just read
     /// it, instead of in a second pass over a container that may no longer be in the cache.
-    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, at: usize, lhs: Option<&'v Value>, n: &mut NodeOut, build: bool, defer: bool) {
-        let (changed, mixed) = parts.last().map_or((false, !defer), |p| (p.changed, p.mixed));
+    fn push(parts: &mut Vec<Part<'k, 'v>>, key: &'k str, at: usize, lhs: Option<&'v Value>, n: &mut NodeOut, build: bool) {
+        let (changed, mixed) = parts.last().map_or((false, false), |p| (p.changed, p.mixed));
         let building = build || (changed && mixed);
         let part = match (n.same, lhs) {
             // A deferred right child is moved in later rather than copied from the left.
@@ -389,8 +390,8 @@ impl<'k, 'v> Part<'k, 'v> {
 
     /// The child's merged value: its own, or a copy of the left one when unchanged; deferring,
     /// a null where the right child goes, recorded in `fills` under the slot `slot` names.
-    fn value(self, defer: bool, fills: &mut Vec<(Slot, Fill)>, slot: impl FnOnce() -> Slot) -> Option<Value> {
-        if defer && self.rsame {
+    fn value(self, fills: &mut Vec<(Slot, Fill)>, slot: impl FnOnce() -> Slot) -> Option<Value> {
+        if self.rsame {
             fills.push((slot(), Fill::Whole));
             Some(Value::Null)
         } else if self.same {
@@ -790,7 +791,7 @@ impl<'s> Walker<'s> {
             }
             let mut n = n;
             if w.mode.merges() {
-                Part::push(&mut parts, key, 0, l, &mut n, false, w.defer);
+                Part::push(&mut parts, key, 0, l, &mut n, false);
             }
             if w.mode.compares() {
                 col.add(|| t.field_element(key), n);
@@ -834,7 +835,7 @@ impl<'s> Walker<'s> {
                 let mut fills = Vec::new();
                 for p in parts {
                     let key = p.key;
-                    if let Some(v) = p.value(self.defer, &mut fills, || Slot::Key(key.to_string())) {
+                    if let Some(v) = p.value(&mut fills, || Slot::Key(key.to_string())) {
                         out.insert(key.to_string(), v);
                     }
                 }
@@ -1020,7 +1021,7 @@ impl<'s> Walker<'s> {
                 let mut items: Vec<Value> = Vec::with_capacity(out.len());
                 for p in out {
                     let (i, at) = (items.len(), p.at);
-                    if let Some(v) = p.value(self.defer, &mut fills, || Slot::Index(i, at)) {
+                    if let Some(v) = p.value(&mut fills, || Slot::Index(i, at)) {
                         items.push(v);
                     }
                 }
@@ -1076,7 +1077,7 @@ impl<'s> Walker<'s> {
     #[allow(clippy::too_many_arguments)]
     fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, at: usize, lhs: Option<&'v Value>, mut n: NodeOut, build: bool) {
         if self.mode.merges() {
-            Part::push(out, "", at, lhs, &mut n, build, self.defer);
+            Part::push(out, "", at, lhs, &mut n, build);
         }
         if self.mode.compares() {
             col.add(pe, n);
