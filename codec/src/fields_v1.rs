@@ -35,23 +35,34 @@ pub fn to_value(set: &Set) -> Value {
 }
 
 fn value_node(set: &Set, include_self: bool) -> serde_json::Map<String, Value> {
-    let mut m = serde_json::Map::new();
-    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
-        m.insert(".".into(), Value::Object(serde_json::Map::new()));
+    let (members, children) = (set.members(), set.children());
+    let mut entries: Vec<(String, Value)> = Vec::with_capacity(members.len() + children.len() + 1);
+    if include_self && !(members.is_empty() && children.is_empty()) {
+        entries.push((".".into(), Value::Object(serde_json::Map::new())));
     }
-    for pe in set.members() {
-        if set.child(pe).is_none() {
-            let mut key = String::new();
+    // Members and children merged in element order, as `emit` writes them.
+    let (mut i, mut j) = (0, 0);
+    while i < members.len() || j < children.len() {
+        let ord = match (members.get(i), children.get(j)) {
+            (Some(m), Some(c)) => m.cmp(&c.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let mut key = String::new();
+        if ord == std::cmp::Ordering::Less {
+            serialize_element(&mut key, &members[i]);
+            entries.push((key, Value::Object(serde_json::Map::new())));
+            i += 1;
+        } else {
+            let (pe, child) = &children[j];
             serialize_element(&mut key, pe);
-            m.insert(key, Value::Object(serde_json::Map::new()));
+            let is_member = ord == std::cmp::Ordering::Equal;
+            entries.push((key, Value::Object(value_node(child, is_member))));
+            i += usize::from(is_member);
+            j += 1;
         }
     }
-    for (pe, child) in set.children() {
-        let mut key = String::new();
-        serialize_element(&mut key, pe);
-        m.insert(key, Value::Object(value_node(child, set.has_member(pe))));
-    }
-    m
+    entries.into_iter().collect()
 }
 
 /// Writes one node's entries (without the surrounding braces), as structured-merge-diff's

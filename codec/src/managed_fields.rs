@@ -450,7 +450,8 @@ pub fn sort_entries(entries: &mut [ManagedFieldsEntry]) {
     entries.sort_by(compare_entries);
 }
 
-fn compare_entries(p: &ManagedFieldsEntry, q: &ManagedFieldsEntry) -> Ordering {
+/// The order of [`sort_entries`], for sorting entries kept with other data.
+pub fn compare_entries(p: &ManagedFieldsEntry, q: &ManagedFieldsEntry) -> Ordering {
     let seconds = |entry: &ManagedFieldsEntry| {
         entry
             .time

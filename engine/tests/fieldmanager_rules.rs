@@ -200,15 +200,15 @@ fn fields_never_tracked_are_stripped() {
     merge_json(&mut config, json!({"spec": {"replicas": 1}}));
     let out = fm.apply(None, &config, "a", false, &t(0)).unwrap();
     assert_eq!(
-        summary(&out.managed_fields),
+        summary(&out.managed_fields()),
         [format!(r#"Apply a v1 {} {{"f:metadata":{{"f:labels":{{"f:app":{{}}}}}},"f:spec":{{"f:replicas":{{}}}}}}"#, ts(0))]
     );
 
     // A config of nothing but untracked fields leaves the applier no entry at all.
     let bare = fm.apply(None, &cm(meta.clone()), "b", false, &t(0)).unwrap();
-    assert_eq!(summary(&bare.managed_fields).len(), 1);
+    assert_eq!(summary(&bare.managed_fields()).len(), 1);
     let only_meta = fm.apply(None, &cm(json!({})), "c", false, &t(0)).unwrap();
-    assert!(only_meta.managed_fields.is_empty());
+    assert!(only_meta.managed_fields().is_empty());
     assert!(only_meta.object["metadata"].get("managedFields").is_none());
 
     // An update that only changes server-owned metadata (or creates `metadata`) takes nothing.
@@ -217,7 +217,34 @@ fn fields_never_tracked_are_stripped() {
     merge_json(&mut new, json!({"spec": {"replicas": 1}}));
     new["metadata"].as_object_mut().unwrap().remove("labels");
     let out = fm.update(Some(&live), new, "ctrl", &t(1)).unwrap();
-    assert!(out.managed_fields.is_empty(), "{:?}", summary(&out.managed_fields));
+    assert!(out.managed_fields().is_empty(), "{:?}", summary(&out.managed_fields()));
+}
+
+#[test]
+fn untracked_fields_in_the_config_neither_change_the_appliers_fields_nor_get_pruned() {
+    let (s, r) = schema(false);
+    let fm = FieldManager::new(&s, &r, "v1");
+    let config = cm(json!({"metadata": {"namespace": "ns", "labels": {"app": "w", "tier": "x"}}, "spec": {"replicas": 1, "data": {"a": "1"}}}));
+    let mut live = fm.apply(None, &config, "a", false, &t(0)).unwrap().object;
+    // What the server sets on the object, owned by nobody.
+    let server = json!({"metadata": {"uid": "u-1", "resourceVersion": "7", "generation": 2, "creationTimestamp": "2024-01-01T00:00:00Z"}});
+    merge_json(&mut live, server.clone());
+    let fields = r#"{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}}},"f:spec":{"f:data":{"f:a":{}},"f:replicas":{}}}"#;
+    assert_eq!(summary(&fm.apply(Some(&live), &config, "a", false, &t(1)).unwrap().managed_fields()), [format!("Apply a v1 {} {fields}", ts(0))]);
+
+    // The applier stops applying a label and a data entry: those go, the untracked fields of the
+    // config and the server's metadata stay.
+    let shrunk = cm(json!({"metadata": {"namespace": "ns", "labels": {"app": "w"}}, "spec": {"replicas": 2}}));
+    let out = fm.apply(Some(&live), &shrunk, "a", false, &t(2)).unwrap();
+    let mut want = cm(json!({"metadata": {"namespace": "ns", "labels": {"app": "w"}}, "spec": {"replicas": 2}}));
+    merge_json(&mut want, server);
+    let mut got = out.object.clone();
+    got["metadata"].as_object_mut().unwrap().remove("managedFields");
+    assert_eq!(got, want);
+    assert_eq!(
+        summary(&out.managed_fields()),
+        [format!(r#"Apply a v1 {} {{"f:metadata":{{"f:labels":{{"f:app":{{}}}}}},"f:spec":{{"f:replicas":{{}}}}}}"#, ts(2))]
+    );
 }
 
 #[test]
@@ -226,13 +253,13 @@ fn managers_whose_set_becomes_empty_disappear() {
     let fm = FieldManager::new(&s, &r, "v1");
     let a = fm.apply(None, &cm(json!({"spec": {"replicas": 1}})), "a", false, &t(0)).unwrap();
     let b = fm.apply(Some(&a.object), &cm(json!({"spec": {"replicas": 2}})), "b", true, &t(1)).unwrap();
-    assert_eq!(summary(&b.managed_fields), [format!(r#"Apply b v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
+    assert_eq!(summary(&b.managed_fields()), [format!(r#"Apply b v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
 
     // An updater losing its last field to a removal disappears too.
     let u = fm.update(Some(&b.object), cm(json!({"spec": {"replicas": 2, "data": {"k": "v"}}})), "u", &t(2)).unwrap();
-    assert_eq!(u.managed_fields.len(), 2);
+    assert_eq!(u.managed_fields().len(), 2);
     let gone = fm.update(Some(&u.object), cm(json!({"spec": {"replicas": 2}})), "other", &t(3)).unwrap();
-    assert_eq!(summary(&gone.managed_fields), [format!(r#"Apply b v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
+    assert_eq!(summary(&gone.managed_fields()), [format!(r#"Apply b v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
 }
 
 #[test]
@@ -242,7 +269,7 @@ fn apply_and_update_managers_of_the_same_name_are_distinct_entries() {
     let a = fm.apply(None, &cm(json!({"spec": {"replicas": 1}})), "kubectl", false, &t(0)).unwrap();
     let u = fm.update(Some(&a.object), cm(json!({"spec": {"replicas": 1, "data": {"k": "v"}}})), "kubectl", &t(1)).unwrap();
     assert_eq!(
-        summary(&u.managed_fields),
+        summary(&u.managed_fields()),
         [
             format!(r#"Apply kubectl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(0)),
             format!(r#"Update kubectl v1 {} {{"f:spec":{{"f:data":{{".":{{}},"f:k":{{}}}}}}}}"#, ts(1)),
@@ -263,11 +290,11 @@ fn entry_time_changes_only_when_its_write_changed_something() {
     let u1 = fm.update(None, cm(json!({"spec": {"replicas": 1, "data": {"a": "1"}}})), "ctrl", &t(0)).unwrap();
     // Writing the same object again takes no field: the time stays.
     let same = fm.update(Some(&u1.object), u1.object.clone(), "ctrl", &t(5)).unwrap();
-    assert_eq!(same.managed_fields, u1.managed_fields);
+    assert_eq!(same.managed_fields(), u1.managed_fields());
     // Another manager taking one of ctrl's fields does not move ctrl's time.
     let other = fm.update(Some(&same.object), cm(json!({"spec": {"replicas": 2, "data": {"a": "1"}}})), "hpa", &t(6)).unwrap();
     assert_eq!(
-        summary(&other.managed_fields),
+        summary(&other.managed_fields()),
         [
             format!(r#"Update ctrl v1 {} {{"f:spec":{{".":{{}},"f:data":{{".":{{}},"f:a":{{}}}}}}}}"#, ts(0)),
             format!(r#"Update hpa v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(6)),
@@ -275,13 +302,13 @@ fn entry_time_changes_only_when_its_write_changed_something() {
     );
     // Changing a value ctrl already owns moves its time, as the apiserver does.
     let again = fm.update(Some(&other.object), cm(json!({"spec": {"replicas": 2, "data": {"a": "2"}}})), "ctrl", &t(7)).unwrap();
-    assert!(summary(&again.managed_fields)[1].starts_with(&format!("Update ctrl v1 {}", ts(7))), "{:?}", summary(&again.managed_fields));
+    assert!(summary(&again.managed_fields())[1].starts_with(&format!("Update ctrl v1 {}", ts(7))), "{:?}", summary(&again.managed_fields()));
 
     // An apply moves its time when it changes the object, not otherwise.
     let a = fm.apply(Some(&again.object), &cm(json!({"spec": {"data": {"b": "1"}}})), "ap", false, &t(8)).unwrap();
     let a2 = fm.apply(Some(&a.object), &cm(json!({"spec": {"data": {"b": "1"}}})), "ap", false, &t(9)).unwrap();
     assert!(a2.is_noop());
-    assert_eq!(a2.managed_fields, a.managed_fields);
+    assert_eq!(a2.managed_fields(), a.managed_fields());
 }
 
 #[test]
@@ -342,7 +369,7 @@ fn reset_fields_are_dropped_from_an_update() {
     // Through the main resource, status changes are undone and not tracked.
     let out = main.update(Some(&live), cm(json!({"spec": {"replicas": 2}, "status": {"phase": "Hacked"}})), "ctrl", &t(1)).unwrap();
     assert_eq!(out.object["status"], json!({"phase": "Pending"}));
-    assert_eq!(summary(&out.managed_fields), [format!(r#"Update ctrl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
+    assert_eq!(summary(&out.managed_fields()), [format!(r#"Update ctrl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
     // Dropping status in a main-resource write does not delete it either.
     let out = main.update(Some(&live), cm(json!({"spec": {"replicas": 1}})), "ctrl", &t(1)).unwrap();
     assert_eq!(out.object["status"], json!({"phase": "Pending"}));
@@ -352,7 +379,7 @@ fn reset_fields_are_dropped_from_an_update() {
     let out = status.update(Some(&live), new, "kubelet", &t(2)).unwrap();
     assert_eq!(out.object["spec"], json!({"replicas": 1}));
     assert_eq!(
-        summary(&out.managed_fields),
+        summary(&out.managed_fields()),
         [format!(r#"Update kubelet v1 /status {} {{"f:status":{{"f:phase":{{}}}}}}"#, ts(2))]
     );
 }
@@ -370,7 +397,7 @@ fn reset_fields_are_stripped_from_an_apply() {
     assert_eq!(out.object["status"], json!({"phase": "Up"}));
     assert!(out.is_noop());
     assert_eq!(
-        summary(&out.managed_fields),
+        summary(&out.managed_fields()),
         [
             format!(r#"Apply a v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(0)),
             format!(r#"Apply kubelet v1 /status {} {{"f:status":{{"f:phase":{{}}}}}}"#, ts(1)),
@@ -404,7 +431,7 @@ fn clearing_managed_fields_with_one_empty_entry_resets_then_tracks_the_write() {
     new["metadata"]["managedFields"] = json!([{}]);
     new["spec"]["data"]["b"] = json!("2");
     let out = fm.update(Some(&live), new, "editor", &t(1)).unwrap();
-    assert_eq!(summary(&out.managed_fields), [format!(r#"Update editor v1 {} {{"f:spec":{{"f:data":{{"f:b":{{}}}}}}}}"#, ts(1))]);
+    assert_eq!(summary(&out.managed_fields()), [format!(r#"Update editor v1 {} {{"f:spec":{{"f:data":{{"f:b":{{}}}}}}}}"#, ts(1))]);
     // With nothing changed, the reset leaves no managedFields at all.
     let mut new = live.clone();
     new["metadata"]["managedFields"] = json!([{}]);
@@ -435,7 +462,7 @@ fn managed_fields_written_by_an_update_replace_the_live_ones_unless_invalid_or_t
     let mut new = live.clone();
     new["metadata"]["managedFields"] = edited.clone();
     let out = fm.update(Some(&live), new.clone(), "editor", &t(1)).unwrap();
-    assert_eq!(summary(&out.managed_fields), [r#"Update someone v1 2020-01-01T00:00:00Z {"f:spec":{"f:data":{"f:a":{}}}}"#]);
+    assert_eq!(summary(&out.managed_fields()), [r#"Update someone v1 2020-01-01T00:00:00Z {"f:spec":{"f:data":{"f:a":{}}}}"#]);
 
     // Through a subresource, the live managedFields always win.
     let status = FieldManager::new(&s, &r, "v1").with_subresource("status");
@@ -456,7 +483,7 @@ fn invalid_live_managed_fields_are_reset_by_an_update_and_fail_an_apply() {
     let mut live = cm(json!({"spec": {"replicas": 1}}));
     live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update", "fieldsType": "FieldsV1"}]);
     let out = fm.update(Some(&live), cm(json!({"spec": {"replicas": 2}})), "ctrl", &t(1)).unwrap();
-    assert_eq!(summary(&out.managed_fields), [format!(r#"Update ctrl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
+    assert_eq!(summary(&out.managed_fields()), [format!(r#"Update ctrl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1))]);
 
     let (why, msg) = reason(fm.apply(Some(&live), &cm(json!({"spec": {"replicas": 2}})), "a", false, &t(1)));
     assert_eq!(why, Reason::BadRequest);
@@ -470,13 +497,13 @@ fn topology_changes_reconcile_managed_fields_with_the_schema() {
     let old = FieldManager::new(&granular, &gr, "v1");
     let new = FieldManager::new(&atomic, &ar, "v1");
     let a = old.apply(None, &cm(json!({"spec": {"selector": {"app": "w", "tier": "web"}}})), "a", false, &t(0)).unwrap();
-    assert_eq!(summary(&a.managed_fields), [format!(r#"Apply a v1 {} {{"f:spec":{{"f:selector":{{"f:app":{{}},"f:tier":{{}}}}}}}}"#, ts(0))]);
+    assert_eq!(summary(&a.managed_fields()), [format!(r#"Apply a v1 {} {{"f:spec":{{"f:selector":{{"f:app":{{}},"f:tier":{{}}}}}}}}"#, ts(0))]);
 
     // Granular → atomic: the owner of parts now owns the whole map, and owning it whole wins an
     // apply that drops one key.
     let u = new.update(Some(&a.object), { let mut n = a.object.clone(); n["spec"]["replicas"] = json!(3); n }, "ctrl", &t(1)).unwrap();
     assert_eq!(
-        summary(&u.managed_fields),
+        summary(&u.managed_fields()),
         [
             format!(r#"Apply a v1 {} {{"f:spec":{{"f:selector":{{}}}}}}"#, ts(0)),
             format!(r#"Update ctrl v1 {} {{"f:spec":{{"f:replicas":{{}}}}}}"#, ts(1)),
@@ -500,13 +527,13 @@ fn a_no_op_apply_returns_unchanged() {
     let again: ApplyOutcome = fm.apply(Some(&first.object), &config, "a", false, &t(5)).unwrap();
     assert!(again.is_noop());
     assert_eq!(again.object, first.object);
-    assert_eq!(again.managed_fields, first.managed_fields);
+    assert_eq!(again.managed_fields(), first.managed_fields());
 
     // A second applier agreeing on every value changes no value but does change managedFields;
     // like the apiserver it gets no time, since the object did not change.
     let shared = fm.apply(Some(&first.object), &cm(json!({"spec": {"replicas": 1}})), "b", false, &t(6)).unwrap();
     assert!(!shared.object_changed && shared.managed_fields_changed && !shared.is_noop());
-    assert_eq!(summary(&shared.managed_fields)[0], r#"Apply b v1 - {"f:spec":{"f:replicas":{}}}"#);
+    assert_eq!(summary(&shared.managed_fields())[0], r#"Apply b v1 - {"f:spec":{"f:replicas":{}}}"#);
 
     // Dropping a field another manager also owns changes only managedFields.
     let drop = fm.apply(Some(&shared.object), &cm(json!({"spec": {"items": [{"name": "x", "value": "1"}]}})), "a", false, &t(7)).unwrap();
@@ -541,7 +568,7 @@ fn entries_are_ordered_as_kubernetes_orders_them() {
     obj = fm.apply(Some(&obj), &cm(json!({"spec": {"data": {"w": "1"}}})), "early", false, &t(1)).unwrap().object;
     let v2 = FieldManager::new(&s, &r, "v2");
     let out = v2.update(Some(&obj), cm(json!({"spec": {"data": {"z": "1", "y": "1", "x": "1", "w": "1", "v": "1"}}})), "alpha", &t(2)).unwrap();
-    let order: Vec<String> = out.managed_fields.iter().map(|e| format!("{} {} {}", e.operation, e.manager, e.api_version)).collect();
+    let order: Vec<String> = out.managed_fields().iter().map(|e| format!("{} {} {}", e.operation, e.manager, e.api_version)).collect();
     // Apply before Update; then by time; then manager, apiVersion, subresource.
     assert_eq!(order, ["Apply early v1", "Apply late v1", "Update alpha v2", "Update alpha v1", "Update zeta v1"]);
 }
@@ -551,7 +578,7 @@ fn updates_without_a_manager_are_recorded_as_unknown() {
     let (s, r) = schema(false);
     let fm = FieldManager::new(&s, &r, "v1");
     let out = fm.update(None, cm(json!({"spec": {"replicas": 1}})), "", &t(0)).unwrap();
-    assert_eq!(out.managed_fields[0].manager, "unknown");
+    assert_eq!(out.managed_fields()[0].manager, "unknown");
     assert_eq!(manager_from_user_agent("kubectl/v1.30.0 (linux/amd64) kubernetes/abc"), "kubectl");
     assert_eq!(manager_from_user_agent(&format!("{}\u{7}/x", "a".repeat(200))), "a".repeat(128));
 }
@@ -562,7 +589,7 @@ fn creates_are_tracked() {
     let fm = FieldManager::new(&s, &r, "v1");
     let out = fm.update(None, cm(json!({"metadata": {"labels": {"a": "b"}}, "spec": {"replicas": 1}})), "creator", &t(0)).unwrap();
     assert_eq!(
-        summary(&out.managed_fields),
+        summary(&out.managed_fields()),
         [format!(r#"Update creator v1 {} {{"f:metadata":{{"f:labels":{{".":{{}},"f:a":{{}}}}}},"f:spec":{{".":{{}},"f:replicas":{{}}}}}}"#, ts(0))]
     );
 }

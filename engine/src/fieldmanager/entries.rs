@@ -33,20 +33,30 @@ pub(crate) fn remove_managed_fields(obj: &mut Value) {
     }
 }
 
-/// Stores `entries` as `metadata.managedFields` of `obj`, or removes the field when there is
-/// none (the apiserver sets a nil slice, which JSON omits).
-pub(crate) fn set_managed_fields(obj: &mut Value, entries: &[ManagedFieldsEntry]) {
-    if entries.is_empty() {
+/// Stores the entries of `managers` as `metadata.managedFields` of `obj`, in the order the
+/// apiserver writes them, or removes the field when there is none (the apiserver sets a nil
+/// slice, which JSON omits).
+pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, times: &Times) {
+    if managers.is_empty() {
         remove_managed_fields(obj);
         return;
     }
     let Value::Object(root) = obj else { return };
-    // Entries serialize to plain JSON; reading them back as a `Value` cannot fail. (Parsing the
-    // FieldsV1 text is faster than building the maps from the sets.)
-    let list: Value = serde_json::from_slice(&managed_fields::encode_entries(entries)).unwrap_or(Value::Null);
+    // The FieldsV1 documents are built from the sets, not written out as text and parsed again.
+    let list: Vec<Value> = ordered(managers, times)
+        .into_iter()
+        .map(|(entry, set)| {
+            // Strings and a unit enum: serializing cannot fail.
+            let mut v = serde_json::to_value(&entry).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut v {
+                m.insert("fieldsV1".into(), fields_v1::to_value(set));
+            }
+            v
+        })
+        .collect();
     let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
     if let Value::Object(meta) = meta {
-        meta.insert("managedFields".into(), list);
+        meta.insert("managedFields".into(), Value::Array(list));
     }
 }
 
@@ -168,7 +178,20 @@ pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
 
 /// The managedFields entries of `managers`, in the order the apiserver writes them.
 pub(crate) fn encode(managers: &ManagedFields, times: &Times) -> Vec<ManagedFieldsEntry> {
-    let mut entries: Vec<ManagedFieldsEntry> = managers
+    ordered(managers, times)
+        .into_iter()
+        .map(|(mut entry, set)| {
+            // FieldsV1 text is a JSON object by construction.
+            entry.fields_v1 = serde_json::value::RawValue::from_string(fields_v1::to_json_string(set)).ok();
+            entry
+        })
+        .collect()
+}
+
+/// The entries of `managers` without their FieldsV1 documents, each with its set, in the order
+/// the apiserver writes them.
+fn ordered<'m>(managers: &'m ManagedFields, times: &Times) -> Vec<(ManagedFieldsEntry, &'m Set)> {
+    let mut entries: Vec<(ManagedFieldsEntry, &Set)> = managers
         .iter()
         .map(|(key, vs)| {
             let operation = if vs.applied || key.operation == Operation::Apply {
@@ -176,20 +199,19 @@ pub(crate) fn encode(managers: &ManagedFields, times: &Times) -> Vec<ManagedFiel
             } else {
                 managed_fields::Operation::Update
             };
-            // FieldsV1 text is a JSON object by construction.
-            let fields = serde_json::value::RawValue::from_string(fields_v1::to_json_string(&vs.set)).ok();
-            ManagedFieldsEntry {
+            let entry = ManagedFieldsEntry {
                 manager: key.manager.clone(),
                 operation,
                 api_version: vs.api_version.clone(),
                 time: times.get(key).map(|t| t.as_str().to_string()),
                 fields_type: FIELDS_TYPE_V1.to_string(),
-                fields_v1: fields,
+                fields_v1: None,
                 subresource: key.subresource.clone(),
-            }
+            };
+            (entry, &vs.set)
         })
         .collect();
-    managed_fields::sort_entries(&mut entries);
+    entries.sort_by(|a, b| managed_fields::compare_entries(&a.0, &b.0));
     entries
 }
 
@@ -248,8 +270,11 @@ mod tests {
         let entries = encode(&d.managers, &d.times);
         assert_eq!(entries.len(), 2);
         let mut obj = json!({});
-        set_managed_fields(&mut obj, &entries);
+        set_managed_fields(&mut obj, &d.managers, &d.times);
         assert_eq!(obj["metadata"]["managedFields"], mf);
+        // The object's entries are the text entries, read as JSON.
+        let text: Value = serde_json::from_slice(&managed_fields::encode_entries(&entries)).unwrap();
+        assert_eq!(obj["metadata"]["managedFields"], text);
         let err = decode(&json!([{"manager": "a", "operation": "Update", "fieldsType": "FieldsV1"}])).unwrap_err();
         assert_eq!(err, "managedFields[0].apiVersion: must not be empty");
     }

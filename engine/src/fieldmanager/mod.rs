@@ -89,14 +89,12 @@ pub struct FieldManager<'s> {
 pub struct ApplyOutcome {
     /// The object to store, with its `metadata.managedFields`.
     pub object: Value,
-    /// The managedFields entries, in order. Serialize these with
-    /// [`encode_entries`](fieldstore_codec::managed_fields::encode_entries) for bytes identical to
-    /// the apiserver's: a `serde_json::Value` sorts the keys of `FieldsV1` documents.
-    pub managed_fields: Vec<ManagedFieldsEntry>,
     /// Whether the object apart from its managedFields changed.
     pub object_changed: bool,
     /// Whether the managedFields changed (entries, sets, versions or times).
     pub managed_fields_changed: bool,
+    managers: ManagedFields,
+    times: entries::Times,
 }
 
 impl ApplyOutcome {
@@ -106,6 +104,14 @@ impl ApplyOutcome {
     pub fn is_noop(&self) -> bool {
         !self.object_changed && !self.managed_fields_changed
     }
+
+    /// The managedFields entries, in order, with their `FieldsV1` text. Serialize these with
+    /// [`encode_entries`](fieldstore_codec::managed_fields::encode_entries) for bytes identical
+    /// to the apiserver's: a `serde_json::Value` sorts the keys of `FieldsV1` documents.
+    #[must_use]
+    pub fn managed_fields(&self) -> Vec<ManagedFieldsEntry> {
+        entries::encode(&self.managers, &self.times)
+    }
 }
 
 /// The outcome of a successful update.
@@ -113,8 +119,16 @@ impl ApplyOutcome {
 pub struct UpdateOutcome {
     /// The object to store, with its `metadata.managedFields`.
     pub object: Value,
+    managers: ManagedFields,
+    times: entries::Times,
+}
+
+impl UpdateOutcome {
     /// The managedFields entries, in order (see [`ApplyOutcome::managed_fields`]).
-    pub managed_fields: Vec<ManagedFieldsEntry>,
+    #[must_use]
+    pub fn managed_fields(&self) -> Vec<ManagedFieldsEntry> {
+        entries::encode(&self.managers, &self.times)
+    }
 }
 
 /// The key the write being recorded is tracked under until it is merged into its manager's
@@ -261,6 +275,16 @@ impl<'s> FieldManager<'s> {
             }
         }
 
+        // The applier's entry is stored without the untracked fields its config sets (apiVersion,
+        // kind, metadata.name, ...). With them added back, the merge's walk can tell that the
+        // config's fields are still exactly the applier's, without building the config's set;
+        // they are stripped again below.
+        if applier_set.is_none() {
+            if let (Some(prev), Some(untracked)) = (managers.get_mut(&key), self.untracked_fields_of(&config)) {
+                prev.set = prev.set.union(&untracked);
+            }
+        }
+
         let updater = self.updater().validating();
         let applied = match config {
             Cow::Owned(c) => updater.apply_owned(&live_view, c, &self.api_version, managers, &key, force)?,
@@ -282,9 +306,8 @@ impl<'s> FieldManager<'s> {
         let managed_fields_changed = applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
 
         let mut object = applied.object.unwrap_or_else(|| live_view.into_owned());
-        let managed_fields = entries::encode(&managers, &times);
-        entries::set_managed_fields(&mut object, &managed_fields);
-        Ok(ApplyOutcome { object, managed_fields, object_changed: applied.changed, managed_fields_changed })
+        entries::set_managed_fields(&mut object, &managers, &times);
+        Ok(ApplyOutcome { object, object_changed: applied.changed, managed_fields_changed, managers, times })
     }
 
     /// Records a non-apply write (create, update, patch) by `manager` that replaces `live`
@@ -345,9 +368,8 @@ impl<'s> FieldManager<'s> {
         cap::cap_update_managers(&mut managers, &mut times, self.max_update_managers);
         times.retain(|k, _| managers.contains_key(k));
 
-        let managed_fields = entries::encode(&managers, &times);
-        entries::set_managed_fields(&mut new, &managed_fields);
-        Ok(UpdateOutcome { object: new, managed_fields })
+        entries::set_managed_fields(&mut new, &managers, &times);
+        Ok(UpdateOutcome { object: new, managers, times })
     }
 
     /// The apiserver's checks that an apply configuration is of this resource's kind and version.
@@ -366,6 +388,23 @@ impl<'s> FieldManager<'s> {
             )));
         }
         Ok(())
+    }
+
+    /// The untracked fields `config` sets, as they are in its field set; `None` when they
+    /// cannot be told (the apply then reports why).
+    ///
+    /// A map's field set is the union of its fields' sets, each depending on the field's value
+    /// alone, so the part of the config's set in the strip set is that of the config's top-level
+    /// fields the strip set reaches.
+    fn untracked_fields_of(&self, config: &Value) -> Option<Set> {
+        let Value::Object(root) = config else { return None };
+        let reached = |k: &str| {
+            let pe = fieldstore_codec::PathElement::FieldName(k.into());
+            self.strip.has_member(&pe) || self.strip.child(&pe).is_some()
+        };
+        let top: serde_json::Map<String, Value> = root.iter().filter(|(k, _)| reached(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let set = typed::to_field_set(self.schema, self.root, &Value::Object(top)).ok()?;
+        Some(set.intersection(&self.strip))
     }
 
     fn reset_errors(&self, touched: &Set) -> ValidationErrors {
