@@ -12,6 +12,7 @@ use crate::{Error, Result};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
+use std::sync::Arc;
 
 /// Serializes a set as FieldsV1 JSON bytes.
 pub fn to_json(set: &Set) -> Vec<u8> {
@@ -156,8 +157,14 @@ pub fn deserialize_element(key: &str) -> Result<Option<PathElement>> {
     let rest = &key[2..];
     Ok(Some(match b[0] {
         b'f' => PathElement::FieldName(rest.into()),
-        b'v' => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
+        b'v' => match plain_string(rest) {
+            Some(s) => PathElement::Value(Value::String(s.into())),
+            None => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
+        },
         b'k' => {
+            if let Some((name, value)) = one_string_field(rest) {
+                return Ok(Some(PathElement::Key(Arc::from([(Name::from(name), Value::String(value.into()))]))));
+            }
             let v: Value = serde_json::from_str(rest).map_err(|e| err(format!("key is not JSON: {e}")))?;
             match v {
                 Value::Object(m) => PathElement::Key(m.into_iter().map(|(k, v)| (Name::from(k), v)).collect()),
@@ -167,6 +174,23 @@ pub fn deserialize_element(key: &str) -> Result<Option<PathElement>> {
         b'i' => PathElement::Index(rest.parse::<i64>().map_err(|e| err(format!("index is not an integer: {e}")))?),
         _ => return Ok(None),
     }))
+}
+
+/// The contents of a JSON string literal that needs no unescaping (no quote, backslash or
+/// control character inside), as JSON reads it; `None` for any other text.
+fn plain_string(json: &str) -> Option<&str> {
+    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
+    inner.bytes().all(|b| b != b'"' && b != b'\\' && b >= 0x20).then_some(inner)
+}
+
+/// The field and value of a key object of one string field with plain strings, the usual
+/// associative-list key (`{"name":"nginx"}`), read without building a JSON map; `None` for any
+/// other text, which the JSON parser reads.
+fn one_string_field(json: &str) -> Option<(&str, &str)> {
+    let inner = json.strip_prefix("{\"")?.strip_suffix('}')?;
+    let (name, value) = inner.split_once("\":")?;
+    let name = plain_string(&json[1..name.len() + 3])?;
+    Some((name, plain_string(value)?))
 }
 
 /// Parses FieldsV1 JSON bytes into a set.
@@ -263,6 +287,49 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The element JSON's own parser reads from a key (the only reading before plain keys got
+    /// their own).
+    fn parsed(key: &str) -> PathElement {
+        let v: Value = serde_json::from_str(&key[2..]).unwrap();
+        match (&key[..2], v) {
+            ("v:", v) => PathElement::Value(v),
+            ("k:", Value::Object(m)) => PathElement::Key(m.into_iter().map(|(k, v)| (Name::from(k), v)).collect()),
+            _ => unreachable!("test keys are values or keys"),
+        }
+    }
+
+    #[test]
+    fn plain_keys_and_values_read_as_json_reads_them() {
+        let keys = [
+            r#"k:{"name":"nginx"}"#,
+            r#"k:{"name":""}"#,
+            r#"k:{"":"x"}"#,
+            r#"k:{"name":"ünï ☃"}"#,
+            r#"k:{"na:me":"a\":b"}"#,
+            r#"k:{"name":"a\"b"}"#,
+            r#"k:{"name":"a\u003cb"}"#,
+            r#"k:{"na\"me":"x"}"#,
+            r#"k:{ "name":"x"}"#,
+            r#"k:{"name": "x"}"#,
+            r#"k:{"port":80}"#,
+            r#"k:{"port":80,"protocol":"TCP"}"#,
+            r#"k:{"a":"x","b":"y"}"#,
+            r#"v:"a""#,
+            r#"v:"""#,
+            r#"v:"a\\b""#,
+            r#"v:"a\nb""#,
+            r#"v:1"#,
+            r#"v:null"#,
+        ];
+        for key in keys {
+            assert_eq!(deserialize_element(key).unwrap(), Some(parsed(key)), "{key}");
+        }
+        // Not JSON, plain-looking or not: an error either way.
+        for key in [r#"k:{"a"b":"x"}"#, r#"k:{"name":"x"#, r#"v:"a"#, "k:{\"name\":\"a\u{1}b\"}", "v:\"a\u{1f}\""] {
+            assert!(deserialize_element(key).is_err(), "{key:?}");
+        }
+    }
 
     #[test]
     fn round_trips_kubernetes_bytes() {
