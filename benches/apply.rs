@@ -21,6 +21,11 @@
 //!    Each op is timed as the engine serves a request: validating the parsed body and merging it,
 //!    in one walk (`Updater::validating`, as the field manager applies). `parse` times
 //!    `serde_json::from_slice` of the N-item request body, the baseline of the ratios.
+//!
+//! Group `apply/fieldmanager`: the same ops through `FieldManager` on the store's BigList type
+//! (`support/store_objects.rs`, the `list` shape with apiVersion, kind and metadata), as the
+//! store runs them: the live object carries its managedFields as JSON, which are decoded, and
+//! written back into the result. Key order only, N = 10k and 50k; `parse` is the config's JSON.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::schema::parse_smd_yaml;
@@ -37,6 +42,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "support/shapes.rs"]
 mod shapes;
+#[path = "support/store_objects.rs"]
+mod store_objects;
 use shapes::{config, second_config, updated, Shape, SCHEMA};
 
 /// With `APPLY_COLD` set, each timed run starts with the caches holding other data: the untimed
@@ -137,5 +144,39 @@ fn bench_apply(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_apply);
+fn bench_field_manager(c: &mut Criterion) {
+    use fieldstore::engine::fieldmanager::Time;
+    use store_objects::{biglist_config, biglist_field_manager};
+    let fm = biglist_field_manager();
+    let now = Time::from_unix_seconds(1_750_000_000);
+    let mut g = c.benchmark_group("apply/fieldmanager");
+    g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_millis(500));
+    for n in [10_000usize, 50_000] {
+        let cfg = biglist_config("big", n, false);
+        let body = serde_json::to_vec(&cfg).expect("serialize");
+        let changed = biglist_config("big", n, true);
+        let mut second = biglist_config("big", 0, false);
+        second["spec"] = second_config(Shape::List, n)["spec"].take();
+        let live = fm.apply(None, &cfg, "a", false, &now).expect("create").object;
+        let mut upd = live.clone();
+        upd["spec"]["items"][n / 2]["value"] = Value::String("updated".into());
+        g.throughput(Throughput::Bytes(body.len() as u64));
+        g.bench_with_input(BenchmarkId::new("parse", n), &body, |b, body| b.iter(|| serde_json::from_slice::<Value>(body).expect("parse")));
+        g.bench_with_input(BenchmarkId::new("create", n), &n, |b, _| b.iter(|| fm.apply(None, &cfg, "a", false, &now).expect("apply")));
+        let run = |b: &mut Bencher<'_>, config: &Value, manager: &str| {
+            b.iter_batched(|| (), |()| fm.apply(Some(&live), config, manager, false, &now).expect("apply"), BatchSize::LargeInput)
+        };
+        g.bench_with_input(BenchmarkId::new("reapply", n), &n, |b, _| run(b, &cfg, "a"));
+        g.bench_with_input(BenchmarkId::new("change_one", n), &n, |b, _| run(b, &changed, "a"));
+        g.bench_with_input(BenchmarkId::new("second_manager", n), &n, |b, _| run(b, &second, "b"));
+        // The updated object is given up to the field manager (as a request body is): its copy
+        // is made outside the time.
+        g.bench_with_input(BenchmarkId::new("update_one", n), &n, |b, _| {
+            b.iter_batched(|| upd.clone(), |u| fm.update(Some(&live), u, "c", &now).expect("update"), BatchSize::LargeInput)
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_apply, bench_field_manager);
 criterion_main!(benches);

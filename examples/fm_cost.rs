@@ -32,7 +32,7 @@ fn main() {
     let changed = biglist_config("big", n, true);
     let live = fm.apply(None, &cfg, "a", false, &now).expect("create").object;
     let mut second = biglist_config("big", 0, false);
-    second["spec"] = serde_json::json!({"items": [{"name": "zzz-new", "image": "x", "value": "y", "port": 1, "flag": true}]});
+    second["spec"] = shapes::second_config(shapes::Shape::List, n)["spec"].take();
     let mut upd = live.clone();
     upd["spec"]["items"][n / 2]["value"] = Value::String("updated".into());
     let body = serde_json::to_vec(&cfg).expect("json");
