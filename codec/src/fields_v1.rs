@@ -32,15 +32,21 @@ pub fn to_json_string(set: &Set) -> String {
 /// The FieldsV1 document of a set as a JSON value: the value [`to_json_string`]'s text parses
 /// to, built without the text.
 pub fn to_value(set: &Set) -> Value {
-    Value::Object(value_node(set, false))
+    Value::Object(value_node(set, false, &mut String::new()))
 }
 
-fn value_node(set: &Set, include_self: bool) -> serde_json::Map<String, Value> {
+/// One node's map; `scratch` is where each key is written before it is copied out at its length.
+fn value_node(set: &Set, include_self: bool, scratch: &mut String) -> serde_json::Map<String, Value> {
     let (members, children) = (set.members(), set.children());
     let mut entries: Vec<(String, Value)> = Vec::with_capacity(members.len() + children.len() + 1);
     if include_self && !(members.is_empty() && children.is_empty()) {
         entries.push((".".into(), Value::Object(serde_json::Map::new())));
     }
+    let key = |scratch: &mut String, pe: &PathElement| {
+        scratch.clear();
+        serialize_element(scratch, pe);
+        String::from(scratch.as_str())
+    };
     // Members and children merged in element order, as `emit` writes them.
     let (mut i, mut j) = (0, 0);
     while i < members.len() || j < children.len() {
@@ -49,16 +55,14 @@ fn value_node(set: &Set, include_self: bool) -> serde_json::Map<String, Value> {
             (Some(_), None) => std::cmp::Ordering::Less,
             _ => std::cmp::Ordering::Greater,
         };
-        let mut key = String::new();
         if ord == std::cmp::Ordering::Less {
-            serialize_element(&mut key, &members[i]);
-            entries.push((key, Value::Object(serde_json::Map::new())));
+            entries.push((key(scratch, &members[i]), Value::Object(serde_json::Map::new())));
             i += 1;
         } else {
             let (pe, child) = &children[j];
-            serialize_element(&mut key, pe);
+            let k = key(scratch, pe);
             let is_member = ord == std::cmp::Ordering::Equal;
-            entries.push((key, Value::Object(value_node(child, is_member))));
+            entries.push((k, Value::Object(value_node(child, is_member, scratch))));
             i += usize::from(is_member);
             j += 1;
         }

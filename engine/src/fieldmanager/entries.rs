@@ -4,9 +4,13 @@
 use super::Time;
 use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
 use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
+use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::{fields_v1, Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// Field names read so far, shared by the elements that repeat them.
+type Names = std::collections::HashSet<Name, ahash::RandomState>;
 
 /// When each entry last changed; an entry without a time has no key here.
 pub(crate) type Times = BTreeMap<ManagerKey, Time>;
@@ -78,11 +82,12 @@ fn key_of(e: &ManagedFieldsEntry) -> ManagerKey {
 /// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text,
 /// without writing it out and parsing it again.
 pub(crate) fn fields_set(v: &Value) -> Result<Set, String> {
-    Ok(set_from_value(v, &mut Vec::new())?.0.unwrap_or_default())
+    Ok(set_from_value(v, &mut Vec::new(), &mut Names::default())?.0.unwrap_or_default())
 }
 
 /// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text.
-fn set_from_value(v: &Value, path: &mut Vec<PathElement>) -> Result<(Option<Set>, bool), String> {
+/// Field names are shared through `names`: a list's items repeat the same few.
+fn set_from_value(v: &Value, path: &mut Vec<PathElement>, names: &mut Names) -> Result<(Option<Set>, bool), String> {
     let Value::Object(m) = v else {
         return Err(format!("{}: expected a FieldsV1 object", Path(path.clone())));
     };
@@ -93,12 +98,23 @@ fn set_from_value(v: &Value, path: &mut Vec<PathElement>) -> Result<(Option<Set>
             is_member = true;
             continue;
         }
-        let Some(pe) = fields_v1::deserialize_element(key).map_err(|e| format!("{}: {e}", Path(path.clone())))? else {
-            continue;
+        let pe = match key.strip_prefix("f:") {
+            Some(name) => PathElement::FieldName(match names.get(name) {
+                Some(n) => n.clone(),
+                None => {
+                    let n = Name::from(name);
+                    names.insert(n.clone());
+                    n
+                }
+            }),
+            None => match fields_v1::deserialize_element(key).map_err(|e| format!("{}: {e}", Path(path.clone())))? {
+                Some(pe) => pe,
+                None => continue,
+            },
         };
         any = true;
         path.push(pe);
-        let (sub, member) = set_from_value(child, path)?;
+        let (sub, member) = set_from_value(child, path, names)?;
         let pe = path.pop().unwrap_or(PathElement::Index(0));
         match (member, sub) {
             (true, Some(c)) => {
@@ -240,9 +256,9 @@ mod tests {
     fn fields_v1_values_decode_like_the_text() {
         let golden = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:args":{"i:3":{}},"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}},"f:finalizers":{"v:\"a\u003cb\"":{}},"x:unknown":{}}}"#;
         let value: Value = serde_json::from_str(golden).unwrap();
-        let set = set_from_value(&value, &mut Vec::new()).unwrap().0.unwrap();
+        let set = set_from_value(&value, &mut Vec::new(), &mut Names::default()).unwrap().0.unwrap();
         assert_eq!(set, fields_v1::from_json(golden.as_bytes()).unwrap());
-        assert!(set_from_value(&json!({"f:a": []}), &mut Vec::new()).is_err());
+        assert!(set_from_value(&json!({"f:a": []}), &mut Vec::new(), &mut Names::default()).is_err());
     }
 
     #[test]
