@@ -37,17 +37,30 @@ pub fn to_value(set: &Set) -> Value {
 
 /// One node's map; `scratch` is where each key is written before it is copied out at its length.
 fn value_node(set: &Set, include_self: bool, scratch: &mut String) -> serde_json::Map<String, Value> {
-    let (members, children) = (set.members(), set.children());
-    let mut entries: Vec<(String, Value)> = Vec::with_capacity(members.len() + children.len() + 1);
-    if include_self && !(members.is_empty() && children.is_empty()) {
+    let mut entries: Vec<(String, Value)> = Vec::with_capacity(set.members().len() + set.children().len() + 1);
+    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
         entries.push((".".into(), Value::Object(serde_json::Map::new())));
     }
-    let key = |scratch: &mut String, pe: &PathElement| {
+    each_entry(set, |pe, child| {
         scratch.clear();
         serialize_element(scratch, pe);
-        String::from(scratch.as_str())
-    };
-    // Members and children merged in element order, as `emit` writes them.
+        let key = String::from(scratch.as_str());
+        let node = match child {
+            Some((child, is_member)) => value_node(child, is_member, scratch),
+            None => serde_json::Map::new(),
+        };
+        entries.push((key, Value::Object(node)));
+    });
+    entries.into_iter().collect()
+}
+
+/// Calls `f` with each entry of a node, members and children merged in element order: a member
+/// without children as `(pe, None)`, a child as `(pe, Some((its set, whether pe is also a
+/// member)))`. Inlined into its callers: called once per node, it cost `to_value` 7% more
+/// instructions.
+#[inline(always)]
+fn each_entry<'s>(set: &'s Set, mut f: impl FnMut(&'s PathElement, Option<(&'s Set, bool)>)) {
+    let (members, children) = (set.members(), set.children());
     let (mut i, mut j) = (0, 0);
     while i < members.len() || j < children.len() {
         let ord = match (members.get(i), children.get(j)) {
@@ -56,18 +69,16 @@ fn value_node(set: &Set, include_self: bool, scratch: &mut String) -> serde_json
             _ => std::cmp::Ordering::Greater,
         };
         if ord == std::cmp::Ordering::Less {
-            entries.push((key(scratch, &members[i]), Value::Object(serde_json::Map::new())));
+            f(&members[i], None);
             i += 1;
         } else {
             let (pe, child) = &children[j];
-            let k = key(scratch, pe);
             let is_member = ord == std::cmp::Ordering::Equal;
-            entries.push((k, Value::Object(value_node(child, is_member, scratch))));
+            f(pe, Some((child, is_member)));
             i += usize::from(is_member);
             j += 1;
         }
     }
-    entries.into_iter().collect()
 }
 
 /// Writes one node's entries (without the surrounding braces), as structured-merge-diff's
@@ -83,38 +94,20 @@ fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
         sep(out);
         out.push_str("\".\":{}");
     }
-    let (members, children) = (set.members(), set.children());
-    let (mut i, mut j) = (0, 0);
-    while i < members.len() || j < children.len() {
-        let ord = match (members.get(i), children.get(j)) {
-            (Some(m), Some(c)) => m.cmp(&c.0),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
+    each_entry(set, |pe, child| {
         sep(out);
         key.clear();
-        match ord {
-            std::cmp::Ordering::Less => {
-                serialize_element(key, &members[i]);
-                value::write_go_key(out, key);
-                out.push_str(":{}");
-                i += 1;
-            }
-            std::cmp::Ordering::Greater | std::cmp::Ordering::Equal => {
-                let (pe, child) = &children[j];
-                serialize_element(key, pe);
-                value::write_go_key(out, key);
+        serialize_element(key, pe);
+        value::write_go_key(out, key);
+        match child {
+            Some((child, is_member)) => {
                 out.push_str(":{");
-                let is_member = ord == std::cmp::Ordering::Equal;
                 emit(child, is_member, out, key);
                 out.push('}');
-                if is_member {
-                    i += 1;
-                }
-                j += 1;
             }
+            None => out.push_str(":{}"),
         }
-    }
+    });
 }
 
 /// Appends the FieldsV1 key form of one path element (before it is itself escaped as a JSON key).
