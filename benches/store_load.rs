@@ -24,7 +24,8 @@
 //! - `apply10k`: apply to one object whose map list holds N items, changing one item's value
 //!   (alternating, so every apply writes); baseline: `FieldManager::apply` alone on the same live
 //!   object and config, measured interleaved with the store's applies (sync on, sync off, sync
-//!   off without field history, and without the owner index too).
+//!   off without field history, and without the owner index too), and the same apply repeated
+//!   (a no-op: nothing written), merge and store.
 //!
 //! Options: `--n` (create objects, 10000), `--threads` (8), `--seq-n` (sequential creates, 2000),
 //! `--rounds` (create and wal rounds, 5 and 3), `--wal-n` (1000), `--list-n` (100000), `--page` (500),
@@ -578,6 +579,7 @@ fn scenario_apply(args: &Args) {
     println!("apply{n}: one object, a map list of {n} items ({body} B config, {view} B object with managedFields); {reps} applies each, alternating one item's value; interleaved: merge, store sync on, store sync off, store sync off without field history, and also without the owner index");
     let now = Time::from_unix_seconds(1_750_000_000);
     let (mut merge, mut st_sync, mut st_nosync, mut st_nohist, mut st_bare, mut get, mut ser, mut eq) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut merge_noop, mut st_noop) = (vec![], vec![]);
     let mut rv = None;
     for k in 0..reps + 1 {
         let cfg = &cfgs[(k + 1) % 2];
@@ -613,11 +615,23 @@ fn scenario_apply(args: &Args) {
         let new_rv = a["metadata"]["resourceVersion"].clone();
         assert_ne!(Some(&new_rv), rv.as_ref(), "every apply writes a new version");
         rv = Some(new_rv);
-        drop((a, b));
+        // The same apply again: nothing changes, nothing is written (sync on).
+        let t = Instant::now();
+        let again = fm.apply(Some(&a), cfg, "bench", false, &now).expect("merge (no-op)");
+        let t_merge_noop = t.elapsed().as_secs_f64();
+        assert!(again.is_noop(), "a repeated apply changes nothing");
+        drop(again);
+        let t = Instant::now();
+        let again = stores[0].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (no-op)");
+        let t_noop = t.elapsed().as_secs_f64();
+        assert_eq!(again, a, "a no-op apply returns the live object");
+        drop((a, b, again));
         if k == 0 {
             continue; // warm-up
         }
         merge.push(t_merge);
+        merge_noop.push(t_merge_noop);
+        st_noop.push(t_noop);
         st_sync.push(t_sync);
         st_nosync.push(t_nosync);
         st_nohist.push(t_nohist);
@@ -635,6 +649,8 @@ fn scenario_apply(args: &Args) {
     println!("  store apply, sync off:             median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(u), ms(u_min), (u - m) / m, (u_min - m_min) / m_min);
     println!("  store apply, sync off, no history: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(h), ms(h_min), (h - m) / m, (h_min - m_min) / m_min);
     println!("  store apply, sync off, no history, no owner index: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(b), ms(b_min), (b - m) / m, (b_min - m_min) / m_min);
+    let (mn, sn) = (median(&mut merge_noop), median(&mut st_noop));
+    println!("  no-op re-apply (sync on): merge {} store {}  overhead (store-merge)/merge = {:.2}", ms(mn), ms(sn), (sn - mn) / mn);
     println!("  shares of the sync-off apply, in merges: field history {:.2}, owner index {:.2}, the rest of the store {:.2}, fsync (sync on - off) {:.2}", (u - h) / m, (h - b) / m, (b - m) / m, (s - u) / m);
     println!("  hints from outside the store: get (read + decode the record) {}, serde_json::to_vec of the result {}, one full Value comparison {}", ms(g), ms(sr), ms(e));
     println!(

@@ -630,7 +630,11 @@ impl Store {
                 check_preconditions(&t, &name, live, config)?;
                 let outcome = fm.apply(Some(live), config, &opts.manager, opts.force, &now)?;
                 if outcome.is_noop() {
-                    return Ok(Plan::NoOp(live.clone()));
+                    // The field manager's object is then the live one: the same fields, and
+                    // managedFields rebuilt from unchanged entries, in the form the store writes
+                    // them. It is returned rather than dropped for a copy of the live one.
+                    debug_assert_eq!(&outcome.object, live);
+                    return Ok(Plan::NoOp(outcome.object));
                 }
                 let new = prepare_update(&t, opts.status, live, outcome.object);
                 Ok(finish_update(live, new))
