@@ -248,6 +248,26 @@ fn untracked_fields_in_the_config_neither_change_the_appliers_fields_nor_get_pru
 }
 
 #[test]
+fn managed_fields_need_an_object_metadata_and_survive_a_pruned_one() {
+    let s = fieldstore_engine::schema::Schema::deduced();
+    let r = s.named(fieldstore_engine::schema::DEDUCED_TYPE).unwrap();
+    let fm = FieldManager::new(&s, &r, "v1");
+    // The applier stops applying the only metadata field it set: pruning leaves metadata null,
+    // and the entries still go into it.
+    let first = fm.apply(None, &json!({"apiVersion": "v1", "metadata": {"x": "1"}, "a": "1"}), "m", false, &t(0)).unwrap();
+    let out = fm.apply(Some(&first.object), &json!({"apiVersion": "v1", "b": "2"}), "m", false, &t(1)).unwrap();
+    assert_eq!(out.object["metadata"]["managedFields"][0]["fieldsV1"], json!({"f:b": {}}));
+    assert_eq!(summary(&out.managed_fields()).len(), 1);
+    // Metadata that cannot hold managedFields is a bad request, not a silent loss.
+    let (why, msg) = reason(fm.apply(None, &json!({"apiVersion": "v1", "metadata": "m", "a": "1"}), "m", false, &t(0)));
+    assert_eq!((why, msg.as_str()), (Reason::BadRequest, "metadata: must be a JSON object, not a string"));
+    let (why, msg) = reason(fm.update(None, json!({"metadata": 5, "a": "1"}), "m", &t(0)));
+    assert_eq!((why, msg.as_str()), (Reason::BadRequest, "metadata: must be a JSON object, not a number"));
+    // An object with nothing to track needs no metadata at all.
+    assert!(fm.update(None, json!(["not", "an", "object"]), "m", &t(0)).unwrap().managed_fields().is_empty());
+}
+
+#[test]
 fn managers_whose_set_becomes_empty_disappear() {
     let (s, r) = schema(false);
     let fm = FieldManager::new(&s, &r, "v1");

@@ -3,6 +3,7 @@
 
 use super::Time;
 use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
+use crate::Error;
 use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
 use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::{fields_v1, Path, PathElement, Set};
@@ -39,13 +40,27 @@ pub(crate) fn remove_managed_fields(obj: &mut Value) {
 
 /// Stores the entries of `managers` as `metadata.managedFields` of `obj`, in the order the
 /// apiserver writes them, or removes the field when there is none (the apiserver sets a nil
-/// slice, which JSON omits).
-pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, times: &Times) {
+/// slice, which JSON omits). A `null` metadata (what pruning leaves of a metadata whose every
+/// field went) becomes an object to hold them.
+///
+/// # Errors
+/// [`Error::BadRequest`] when the object or its metadata is not a JSON object, so that the
+/// entries would be lost (as the apiserver cannot decode such an object).
+pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, times: &Times) -> Result<(), Error> {
     if managers.is_empty() {
         remove_managed_fields(obj);
-        return;
+        return Ok(());
     }
-    let Value::Object(root) = obj else { return };
+    let Value::Object(root) = obj else {
+        return Err(Error::BadRequest(format!("the object must be a JSON object, not {}", kind_of(obj))));
+    };
+    let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if meta.is_null() {
+        *meta = Value::Object(serde_json::Map::new());
+    }
+    let Value::Object(meta) = meta else {
+        return Err(Error::BadRequest(format!("metadata: must be a JSON object, not {}", kind_of(meta))));
+    };
     // The FieldsV1 documents are built from the sets, not written out as text and parsed again.
     let list: Vec<Value> = ordered(managers, times)
         .into_iter()
@@ -58,9 +73,19 @@ pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, time
             v
         })
         .collect();
-    let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert("managedFields".into(), Value::Array(list));
+    meta.insert("managedFields".into(), Value::Array(list));
+    Ok(())
+}
+
+/// What kind of JSON value `v` is, for messages.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -286,7 +311,7 @@ mod tests {
         let entries = encode(&d.managers, &d.times);
         assert_eq!(entries.len(), 2);
         let mut obj = json!({});
-        set_managed_fields(&mut obj, &d.managers, &d.times);
+        set_managed_fields(&mut obj, &d.managers, &d.times).unwrap();
         assert_eq!(obj["metadata"]["managedFields"], mf);
         // The object's entries are the text entries, read as JSON.
         let text: Value = serde_json::from_slice(&managed_fields::encode_entries(&entries)).unwrap();

@@ -216,7 +216,8 @@ impl<'s> FieldManager<'s> {
     ///   apiserver validates `PatchOptions`); the config does not fit the schema; in strict mode,
     ///   the config sets reset fields (each is listed);
     /// - [`Error::BadRequest`]: the config is at another API version or of another kind, carries
-    ///   `metadata.managedFields`, or the live object's managedFields cannot be decoded;
+    ///   `metadata.managedFields`, or the live object's managedFields cannot be decoded; the
+    ///   resulting object's `metadata` is not an object (so managedFields cannot be stored);
     /// - [`Error::Conflict`]: other managers own fields the config changes, and `force` is off.
     pub fn apply(&self, live: Option<&Value>, config: &Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
         self.apply_config(live, Cow::Borrowed(config), manager, force, now)
@@ -306,7 +307,7 @@ impl<'s> FieldManager<'s> {
         let managed_fields_changed = applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
 
         let mut object = applied.object.unwrap_or_else(|| live_view.into_owned());
-        entries::set_managed_fields(&mut object, &managers, &times);
+        entries::set_managed_fields(&mut object, &managers, &times)?;
         Ok(ApplyOutcome { object, object_changed: applied.changed, managed_fields_changed, managers, times })
     }
 
@@ -324,7 +325,9 @@ impl<'s> FieldManager<'s> {
     ///
     /// # Errors
     /// - [`Error::Invalid`]: the manager is longer than 128 bytes or not printable; the objects
-    ///   do not fit the schema.
+    ///   do not fit the schema;
+    /// - [`Error::BadRequest`]: `new` or its `metadata` is not a JSON object while there are
+    ///   managedFields to store.
     pub fn update(&self, live: Option<&Value>, mut new: Value, manager: &str, now: &Time) -> Result<UpdateOutcome> {
         validate_manager(manager, false)?;
         let name = if manager.is_empty() { UNKNOWN_MANAGER } else { manager };
@@ -368,7 +371,7 @@ impl<'s> FieldManager<'s> {
         cap::cap_update_managers(&mut managers, &mut times, self.max_update_managers);
         times.retain(|k, _| managers.contains_key(k));
 
-        entries::set_managed_fields(&mut new, &managers, &times);
+        entries::set_managed_fields(&mut new, &managers, &times)?;
         Ok(UpdateOutcome { object: new, managers, times })
     }
 
