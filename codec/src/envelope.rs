@@ -145,7 +145,7 @@ impl Envelope {
         let Value::Object(fields) = view else {
             return Err(envelope_error(format!(
                 "JSON view must be an object, got {}",
-                json_type_name(view)
+                crate::value::kind_name(view)
             )));
         };
         if let Some(key) = fields.keys().find(|key| !VIEW_KEYS.contains(&key.as_str())) {
@@ -159,7 +159,7 @@ impl Envelope {
                 Some(Value::String(s)) => Ok(s.clone()),
                 Some(other) => Err(envelope_error(format!(
                     "JSON view field {key:?} must be a string, got {}",
-                    json_type_name(other)
+                    crate::value::kind_name(other)
                 ))),
             }
         };
@@ -193,7 +193,7 @@ impl Envelope {
             (None, Some(other)) => {
                 return Err(envelope_error(format!(
                     "JSON view field \"rawBase64\" must be a string, got {}",
-                    json_type_name(other)
+                    crate::value::kind_name(other)
                 )))
             }
             (None, None) => Vec::new(),
@@ -255,17 +255,6 @@ fn missing_magic(bytes: &[u8]) -> String {
         _ => "",
     };
     format!("missing k8s\\x00 magic prefix (got \"{head}\"){hint}")
-}
-
-fn json_type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Standard (RFC 4648 §4) base64 with padding; small enough not to warrant a dependency.

@@ -416,6 +416,19 @@ fn is_go_printable(c: char) -> bool {
         || (0xfff9..=0xfffb).contains(&u))
 }
 
+/// What kind of JSON value `value` is, as error messages name it: `null`, `a boolean`,
+/// `a number`, `a string`, `an array` or `an object`.
+pub fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,3 +467,4 @@ mod tests {
         assert_eq!(s, r#"["a\"b\u2028\x01é\u00ad",80,2.5,1e+06,123456,1.234567e+06,1e+20,1e-05,0.0001,true,null]"#);
     }
 }
+

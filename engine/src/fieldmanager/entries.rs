@@ -6,7 +6,7 @@ use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
 use crate::Error;
 use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
 use fieldstore_codec::fieldpath::Name;
-use fieldstore_codec::{fields_v1, Path, PathElement, Set};
+use fieldstore_codec::{fields_v1, value, Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -52,14 +52,14 @@ pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, time
         return Ok(());
     }
     let Value::Object(root) = obj else {
-        return Err(Error::BadRequest(format!("the object must be a JSON object, not {}", kind_of(obj))));
+        return Err(Error::BadRequest(format!("the object must be a JSON object, not {}", value::kind_name(obj))));
     };
     let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
     if meta.is_null() {
         *meta = Value::Object(serde_json::Map::new());
     }
     let Value::Object(meta) = meta else {
-        return Err(Error::BadRequest(format!("metadata: must be a JSON object, not {}", kind_of(meta))));
+        return Err(Error::BadRequest(format!("metadata: must be a JSON object, not {}", value::kind_name(meta))));
     };
     // The FieldsV1 documents are built from the sets, not written out as text and parsed again.
     let list: Vec<Value> = ordered(managers, times)
@@ -75,18 +75,6 @@ pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, time
         .collect();
     meta.insert("managedFields".into(), Value::Array(list));
     Ok(())
-}
-
-/// What kind of JSON value `v` is, for messages.
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The identity of an entry (the apiserver's `BuildManagerIdentifier`): an applier keeps one
