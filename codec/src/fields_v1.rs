@@ -143,34 +143,59 @@ pub fn serialize_element(out: &mut String, pe: &PathElement) {
 /// Parses the FieldsV1 key form of one path element. `Ok(None)` for a well-formed key of an
 /// unknown kind (`x:…`), which decoders skip as Kubernetes does.
 pub fn deserialize_element(key: &str) -> Result<Option<PathElement>> {
-    let err = |reason: String| Error::PathElement { key: key.to_string(), reason };
-    let b = key.as_bytes();
-    if b.len() < 2 {
-        return Err(err("key must be at least 2 characters long".into()));
-    }
-    if b[1] != b':' {
-        return Err(err("missing colon after the element kind".into()));
-    }
-    let rest = &key[2..];
-    Ok(Some(match b[0] {
-        b'f' => PathElement::FieldName(rest.into()),
-        b'v' => match plain_string(rest) {
-            Some(s) => PathElement::Value(Value::String(s.into())),
-            None => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
-        },
-        b'k' => {
-            if let Some((name, value)) = one_string_field(rest) {
-                return Ok(Some(PathElement::Key(Arc::from([(Name::from(name), Value::String(value.into()))]))));
-            }
-            let v: Value = serde_json::from_str(rest).map_err(|e| err(format!("key is not JSON: {e}")))?;
-            match v {
-                Value::Object(m) => PathElement::Key(m.into_iter().map(|(k, v)| (Name::from(k), v)).collect()),
-                _ => return Err(err("key must be a JSON object".into())),
-            }
+    Names::default().element(key)
+}
+
+/// The field names one decoder has read, so that the elements of a document share them: a list's
+/// items repeat the same few names, which are then held once, not once per item.
+#[derive(Debug, Default)]
+pub struct Names(std::collections::HashSet<Name, ahash::RandomState>);
+
+impl Names {
+    /// `name`, shared with every earlier use of it.
+    pub fn name(&mut self, name: &str) -> Name {
+        if let Some(n) = self.0.get(name) {
+            return n.clone();
         }
-        b'i' => PathElement::Index(rest.parse::<i64>().map_err(|e| err(format!("index is not an integer: {e}")))?),
-        _ => return Ok(None),
-    }))
+        let n = Name::from(name);
+        self.0.insert(n.clone());
+        n
+    }
+
+    /// [`deserialize_element`], with the element's field names shared through `self`.
+    ///
+    /// # Errors
+    /// Those of [`deserialize_element`].
+    pub fn element(&mut self, key: &str) -> Result<Option<PathElement>> {
+        let err = |reason: String| Error::PathElement { key: key.to_string(), reason };
+        let b = key.as_bytes();
+        if b.len() < 2 {
+            return Err(err("key must be at least 2 characters long".into()));
+        }
+        if b[1] != b':' {
+            return Err(err("missing colon after the element kind".into()));
+        }
+        let rest = &key[2..];
+        Ok(Some(match b[0] {
+            b'f' => PathElement::FieldName(self.name(rest)),
+            b'v' => match plain_string(rest) {
+                Some(s) => PathElement::Value(Value::String(s.into())),
+                None => PathElement::Value(serde_json::from_str::<Value>(rest).map_err(|e| err(format!("value is not JSON: {e}")))?),
+            },
+            b'k' => {
+                if let Some((name, value)) = one_string_field(rest) {
+                    return Ok(Some(PathElement::Key(Arc::from([(self.name(name), Value::String(value.into()))]))));
+                }
+                let v: Value = serde_json::from_str(rest).map_err(|e| err(format!("key is not JSON: {e}")))?;
+                match v {
+                    Value::Object(m) => PathElement::Key(m.into_iter().map(|(k, v)| (self.name(&k), v)).collect()),
+                    _ => return Err(err("key must be a JSON object".into())),
+                }
+            }
+            b'i' => PathElement::Index(rest.parse::<i64>().map_err(|e| err(format!("index is not an integer: {e}")))?),
+            _ => return Ok(None),
+        }))
+    }
 }
 
 /// The contents of a JSON string literal that needs no unescaping (no quote, backslash or
@@ -198,7 +223,7 @@ fn one_string_field(json: &str) -> Option<(&str, &str)> {
 pub fn from_json(bytes: &[u8]) -> Result<Set> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut path = Vec::new();
-    let node = NodeSeed { path: &mut path }
+    let node = NodeSeed { path: &mut path, names: &mut Names::default() }
         .deserialize(&mut de)
         .map_err(|e| Error::FieldsV1Json { path: path_string(&path), reason: e.to_string() })?;
     de.end().map_err(|e| Error::FieldsV1Json { path: String::new(), reason: e.to_string() })?;
@@ -223,6 +248,7 @@ struct Node {
 
 struct NodeSeed<'a> {
     path: &'a mut Vec<PathElement>,
+    names: &'a mut Names,
 }
 
 impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
@@ -250,7 +276,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             }
-            let pe = match deserialize_element(&key).map_err(serde::de::Error::custom)? {
+            let pe = match self.names.element(&key).map_err(serde::de::Error::custom)? {
                 Some(pe) => pe,
                 None => {
                     map.next_value::<IgnoredAny>()?;
@@ -259,7 +285,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
             };
             any = true;
             self.path.push(pe);
-            let child = map.next_value_seed(NodeSeed { path: self.path })?;
+            let child = map.next_value_seed(NodeSeed { path: self.path, names: self.names })?;
             let pe = self.path.pop().unwrap_or(PathElement::Index(0));
             match (child.is_member, child.children) {
                 (true, Some(c)) => {

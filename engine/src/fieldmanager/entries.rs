@@ -5,13 +5,10 @@ use super::Time;
 use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
 use crate::Error;
 use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
-use fieldstore_codec::fieldpath::Name;
-use fieldstore_codec::{fields_v1, value, Path, PathElement, Set};
+use fieldstore_codec::fields_v1::{self, Names};
+use fieldstore_codec::{value, Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// Field names read so far, shared by the elements that repeat them.
-type Names = std::collections::HashSet<Name, ahash::RandomState>;
 
 /// When each entry last changed; an entry without a time has no key here.
 pub(crate) type Times = BTreeMap<ManagerKey, Time>;
@@ -99,7 +96,7 @@ pub(crate) fn fields_set(v: &Value) -> Result<Set, String> {
 }
 
 /// A `FieldsV1` document (as a JSON value) as a set, as `fields_v1::from_json` decodes its text.
-/// Field names are shared through `names`: a list's items repeat the same few.
+/// Field names are shared through `names`, as `from_json` shares them.
 fn set_from_value(v: &Value, path: &mut Vec<PathElement>, names: &mut Names) -> Result<(Option<Set>, bool), String> {
     let Value::Object(m) = v else {
         return Err(format!("{}: expected a FieldsV1 object", Path(path.clone())));
@@ -111,19 +108,8 @@ fn set_from_value(v: &Value, path: &mut Vec<PathElement>, names: &mut Names) -> 
             is_member = true;
             continue;
         }
-        let pe = match key.strip_prefix("f:") {
-            Some(name) => PathElement::FieldName(match names.get(name) {
-                Some(n) => n.clone(),
-                None => {
-                    let n = Name::from(name);
-                    names.insert(n.clone());
-                    n
-                }
-            }),
-            None => match fields_v1::deserialize_element(key).map_err(|e| format!("{}: {e}", Path(path.clone())))? {
-                Some(pe) => pe,
-                None => continue,
-            },
+        let Some(pe) = names.element(key).map_err(|e| format!("{}: {e}", Path(path.clone())))? else {
+            continue;
         };
         any = true;
         path.push(pe);
