@@ -4,7 +4,8 @@
 //! Usage: `ssa_cost SHAPE N OP` with SHAPE list|listrand|map and OP parse|create|reapply|change_one|second_manager|update_one,
 //! or create_owned|change_one_owned (the config given up to the engine, `Updater::apply_owned`;
 //! its copy is made outside the time and the measured region).
-//! With `REPS`, the parts of an op can be timed alone too: OP clone (a deep copy of the live object),
+//! With `REPS`, the parts of an op can be timed alone too: OP clone (a deep copy of the live object,
+//! dropped within the time), copy (the same copy, dropped after it, as an op's result is),
 //! equal (`live == config`: one read of both, the least any op comparing them does), validate,
 //! compare, merge (`merge_and_compare`), fieldset (`to_field_set`), isset (`is_field_set_of`),
 //! each on the config the default op (`reapply`) uses.
@@ -64,12 +65,14 @@ fn main() {
             black_box(&sweep);
             let m = mgrs.clone();
             let mut updated = None;
+            let mut copied = None;
             // The owned ops' config, given up to the engine: copied outside the time.
             let given = op.ends_with("_owned").then(|| if op == "create_owned" { cfg.clone() } else { other.clone() });
             let t = std::time::Instant::now();
             let r = match op.as_str() {
                 "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
                 "clone" => { black_box(live.clone()); None }
+                "copy" => { copied = Some(live.clone()); None }
                 "validate" => { up.validate(&other).expect("valid"); None }
                 "equal" => { black_box(live == other); None }
                 "compare" => { black_box(fieldstore::engine::typed::compare(&schema, &root, &live, &other).expect("compare")); None }
@@ -85,10 +88,10 @@ fn main() {
             };
             // As in the criterion bench: a created object is dropped within the time (`iter`),
             // the results of the ops on the live object after it (`iter_batched`).
-            let (r, updated) = black_box((r, updated));
+            let (r, updated, copied) = black_box((r, updated, copied));
             let r = if op.starts_with("create") { drop(r); None } else { r };
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            drop((r, updated));
+            drop((r, updated, copied));
         }
         times.sort_by(f64::total_cmp);
         let (best, median) = (times[0], times[times.len() / 2]);
