@@ -304,7 +304,7 @@ impl Store {
             for e in entries {
                 let Some(manager) = e.get("manager").and_then(Value::as_str) else { continue };
                 let Some(fields) = e.get("fieldsV1") else { continue };
-                let Ok(set) = fieldstore_codec::fields_v1::from_json(fields.to_string().as_bytes()) else { continue };
+                let Ok(set) = crate::fieldmanager::fields_set(fields) else { continue };
                 set.leaves().iterate(|p| {
                     if let Some(&i) = index.get(&p.to_string()) {
                         if !lines[i].owners.iter().any(|o| o == manager) {

@@ -232,7 +232,7 @@ impl Store {
             let (type_id, namespace, name) = keys::parse_object_prefix(&k[plen..])?;
             let owned: Owned = bincode::deserialize(v).map_err(|_| corrupt())?;
             let set = fields_binary::decode(&owned.set)?;
-            let fields = serde_json::from_str(&fields_v1::to_json_string(&set)).unwrap_or(Value::Null);
+            let fields = fields_v1::to_value(&set);
             out.push(ManagedObject {
                 resource: reg.get(&type_id).cloned().unwrap_or_default(),
                 namespace: namespace.to_string(),
