@@ -5,6 +5,7 @@ use crate::merge::Conflicts;
 /// Everything that can go wrong in the engine, each mapped to a Kubernetes status reason by
 /// [`Error::reason`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A schema document could not be loaded.
     #[error("invalid schema at {path}: {reason}")]
@@ -102,10 +103,22 @@ pub enum Error {
     /// The store's files are not in a format this version reads, or are damaged.
     #[error("corrupt store data: {0}")]
     Corrupt(String),
+    /// The store was closed (its last handle dropped) while the request was under way.
+    #[error("the store is closed")]
+    Closed,
+    /// The data directory is held by another process (a running `fieldstore serve`, say): one
+    /// directory has one owner at a time.
+    #[error("the data directory {dir} is in use by another process (a running `fieldstore serve`?)")]
+    InUse {
+        /// The data directory.
+        dir: String,
+    },
 }
 
-/// Kubernetes `Status` reason and HTTP code of an engine error.
+/// Kubernetes `Status` reason and HTTP code of an engine error, or of a request refused before
+/// it reached the engine (authentication, authorization, limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reason {
     /// 400 BadRequest.
     BadRequest,
@@ -125,6 +138,12 @@ pub enum Reason {
     Timeout,
     /// 413 RequestEntityTooLarge.
     RequestEntityTooLarge,
+    /// 401 Unauthorized: no credentials, or unknown ones.
+    Unauthorized,
+    /// 403 Forbidden: the authorization rules do not allow the request.
+    Forbidden,
+    /// 429 TooManyRequests: a limit on concurrent use (open watches) is reached.
+    TooManyRequests,
 }
 
 impl Reason {
@@ -140,6 +159,9 @@ impl Reason {
             Reason::Expired => 410,
             Reason::Timeout => 504,
             Reason::RequestEntityTooLarge => 413,
+            Reason::Unauthorized => 401,
+            Reason::Forbidden => 403,
+            Reason::TooManyRequests => 429,
         }
     }
 
@@ -155,6 +177,9 @@ impl Reason {
             Reason::Expired => "Expired",
             Reason::Timeout => "Timeout",
             Reason::RequestEntityTooLarge => "RequestEntityTooLarge",
+            Reason::Unauthorized => "Unauthorized",
+            Reason::Forbidden => "Forbidden",
+            Reason::TooManyRequests => "TooManyRequests",
         }
     }
 }
@@ -176,7 +201,7 @@ impl Error {
             Error::TooLarge { .. } => Reason::RequestEntityTooLarge,
             #[cfg(feature = "store")]
             Error::Storage(_) => Reason::InternalError,
-            Error::Corrupt(_) => Reason::InternalError,
+            Error::Corrupt(_) | Error::Closed | Error::InUse { .. } => Reason::InternalError,
         }
     }
 }

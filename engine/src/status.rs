@@ -91,6 +91,9 @@ impl Reason {
             Reason::Expired => 9,
             Reason::Conflict => 10,
             Reason::InternalError => 13,
+            Reason::Unauthorized => 16,
+            Reason::Forbidden => 7,
+            Reason::TooManyRequests => 8,
         }
     }
 }

@@ -77,10 +77,7 @@ pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, time
 /// The identity of an entry (the apiserver's `BuildManagerIdentifier`): an applier keeps one
 /// identity whatever version it applied at.
 fn key_of(e: &ManagedFieldsEntry) -> ManagerKey {
-    let operation = match e.operation {
-        managed_fields::Operation::Apply => Operation::Apply,
-        managed_fields::Operation::Update => Operation::Update,
-    };
+    let operation = e.operation;
     ManagerKey {
         manager: e.manager.clone(),
         operation,
@@ -209,11 +206,7 @@ fn ordered<'m>(managers: &'m ManagedFields, times: &Times) -> Vec<(ManagedFields
     let mut entries: Vec<(ManagedFieldsEntry, &Set)> = managers
         .iter()
         .map(|(key, vs)| {
-            let operation = if vs.applied || key.operation == Operation::Apply {
-                managed_fields::Operation::Apply
-            } else {
-                managed_fields::Operation::Update
-            };
+            let operation = if vs.applied { Operation::Apply } else { key.operation };
             let entry = ManagedFieldsEntry {
                 manager: key.manager.clone(),
                 operation,
@@ -234,10 +227,7 @@ fn ordered<'m>(managers: &'m ManagedFields, times: &Times) -> Vec<(ManagedFields
 pub(crate) fn identifier(key: &ManagerKey) -> String {
     managed_fields::manager_identifier(&ManagedFieldsEntry {
         manager: key.manager.clone(),
-        operation: match key.operation {
-            Operation::Apply => managed_fields::Operation::Apply,
-            Operation::Update => managed_fields::Operation::Update,
-        },
+        operation: key.operation,
         api_version: key.api_version.clone(),
         time: None,
         fields_type: String::new(),

@@ -4,30 +4,9 @@ use fieldstore_codec::Set;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// How a manager wrote its fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Operation {
-    /// Server-Side Apply: the manager declares the fields it wants to own.
-    Apply,
-    /// Any other write (create, update, patch): the manager owns what it changed.
-    Update,
-}
-
-impl Operation {
-    /// The operation as Kubernetes spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Apply => "Apply",
-            Operation::Update => "Update",
-        }
-    }
-}
-
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// How a manager wrote its fields: the codec's managedFields operation, one enum for the
+/// merge, the field manager, history and the wire.
+pub use fieldstore_codec::managed_fields::Operation;
 
 /// The identity of a managedFields entry, as the apiserver builds it: the manager's name, the
 /// operation, and for updates the API version (an applier is one entry whatever version it

@@ -37,7 +37,7 @@ pub(crate) type Object = Map<String, Value>;
 
 /// How a merge treats directives and nulls (apimachinery's `MergeOptions`).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct MergeOptions {
+pub(crate) struct MergeMode {
     /// Execute the parallel lists (`$deleteFromPrimitiveList`) and `$retainKeys`; when false
     /// they are copied into the result (merging two patches).
     pub merge_parallel_list: bool,
@@ -46,9 +46,9 @@ pub(crate) struct MergeOptions {
 }
 
 /// Applying a patch to an object.
-pub(crate) const APPLY: MergeOptions = MergeOptions { merge_parallel_list: true, ignore_unmatched_nulls: true };
+pub(crate) const APPLY: MergeMode = MergeMode { merge_parallel_list: true, ignore_unmatched_nulls: true };
 /// Merging a patch into another patch.
-pub(crate) const COMBINE: MergeOptions = MergeOptions { merge_parallel_list: false, ignore_unmatched_nulls: false };
+pub(crate) const COMBINE: MergeMode = MergeMode { merge_parallel_list: false, ignore_unmatched_nulls: false };
 
 /// Applies the strategic merge patch `patch` to `original`, using the patch metadata of `meta`.
 ///
@@ -92,7 +92,7 @@ pub fn strategic_merge(original: &Value, patch: &Value, meta: &PatchMeta<'_>) ->
 /// The JSON kind of a value as Go's decoder types it; integers (`int64`) and other numbers
 /// (`float64`) are different kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum JsonKind {
     Map,
     List,
     String,
@@ -102,29 +102,29 @@ pub(crate) enum Kind {
     Null,
 }
 
-pub(crate) fn kind(v: &Value) -> Kind {
+pub(crate) fn kind(v: &Value) -> JsonKind {
     match v {
-        Value::Object(_) => Kind::Map,
-        Value::Array(_) => Kind::List,
-        Value::String(_) => Kind::String,
-        Value::Number(n) if n.is_i64() => Kind::Int,
-        Value::Number(_) => Kind::Float,
-        Value::Bool(_) => Kind::Bool,
-        Value::Null => Kind::Null,
+        Value::Object(_) => JsonKind::Map,
+        Value::Array(_) => JsonKind::List,
+        Value::String(_) => JsonKind::String,
+        Value::Number(n) if n.is_i64() => JsonKind::Int,
+        Value::Number(_) => JsonKind::Float,
+        Value::Bool(_) => JsonKind::Bool,
+        Value::Null => JsonKind::Null,
     }
 }
 
 /// The one kind of the elements of `lists` (`sliceElementType`).
-pub(crate) fn element_kind(lists: &[&[Value]], at: At<'_>) -> Result<Kind> {
-    let mut found: Option<Kind> = None;
+pub(crate) fn element_kind(lists: &[&[Value]], at: At<'_>) -> Result<JsonKind> {
+    let mut found: Option<JsonKind> = None;
     for v in lists.iter().flat_map(|l| l.iter()) {
         let k = kind(v);
         match found {
             None => {
-                if k == Kind::List {
+                if k == JsonKind::List {
                     return Err(at_error(K::TypeMismatch, at, "lists of lists are not supported"));
                 }
-                if k == Kind::Null {
+                if k == JsonKind::Null {
                     return Err(at_error(K::TypeMismatch, at, "list items must not be null"));
                 }
                 found = Some(k);
@@ -148,7 +148,7 @@ pub(crate) fn extract_key<'k>(key: &'k str, prefix: &str, at: At<'_>) -> Result<
 
 /// Merges `patch` into `original` (`mergeMap`), building a new object: members the patch does
 /// not touch are copied once, the others computed from the original and the patch.
-pub(crate) fn merge_map(original: &Object, patch: &Object, ty: Ty<'_>, opts: MergeOptions, at: At<'_>) -> Result<Object> {
+pub(crate) fn merge_map(original: &Object, patch: &Object, ty: Ty<'_>, opts: MergeMode, at: At<'_>) -> Result<Object> {
     if let Some(d) = patch.get(DIRECTIVE) {
         return match d.as_str() {
             Some(REPLACE) => {
@@ -308,7 +308,7 @@ fn small(v: &Value, budget: &mut usize) -> bool {
 
 /// Sets `key` to a copy of a patch value taken as is: nulls inside it are dropped when applying
 /// (`discardNullValuesFromPatch`), maps carrying `$patch` are left out (`removeDirectives`).
-fn put(edit: &mut Edit<'_>, key: &str, v: &Value, opts: MergeOptions) {
+fn put(edit: &mut Edit<'_>, key: &str, v: &Value, opts: MergeMode) {
     match copy_patch_value(v, opts.ignore_unmatched_nulls) {
         Some(v) => edit.set(key, v),
         None => edit.remove(key),
@@ -333,7 +333,7 @@ pub(crate) fn copy_patch_value(v: &Value, drop_nulls: bool) -> Option<Value> {
 
 /// `$retainKeys`: when applying, every non-null patch key must be listed, and the original keeps
 /// only the listed keys; when combining patches, the directive is carried over.
-fn apply_retain_keys(edit: &mut Edit<'_>, patch: &Object, opts: MergeOptions, at: At<'_>) -> Result<()> {
+fn apply_retain_keys(edit: &mut Edit<'_>, patch: &Object, opts: MergeMode, at: At<'_>) -> Result<()> {
     let Some(retain) = patch.get(RETAIN_KEYS) else {
         return Ok(());
     };
@@ -549,7 +549,7 @@ pub(crate) fn merge_slice(
     original: &[Value],
     patch: &[Value],
     meta: &FieldMeta<'_>,
-    opts: MergeOptions,
+    opts: MergeMode,
     is_delete_list: bool,
     at: At<'_>,
     ranks: Option<&mut Vec<Option<usize>>>,
@@ -558,7 +558,7 @@ pub(crate) fn merge_slice(
         return Ok(Vec::new());
     }
     let element = element_kind(&[original, patch], at)?;
-    if element != Kind::Map {
+    if element != JsonKind::Map {
         if opts.merge_parallel_list && is_delete_list {
             let gone: HashSet<&Value> = patch.iter().collect();
             return Ok(original.iter().filter(|v| !gone.contains(v)).cloned().collect());
@@ -831,7 +831,7 @@ fn merge_scalars(original: &[Value], patch: &[Value]) -> Vec<Ranked> {
 /// `$setElementOrder/<field>`: merges the field's list (if the patch has one), then orders the
 /// result by the directive, the patch, and the live list (`mergePatchIntoOriginal`). Returns the
 /// fields whose lists it merged, which the caller must not merge again.
-fn merge_set_element_order<'p>(edit: &mut Edit<'_>, patch: &'p Object, ty: Ty<'_>, opts: MergeOptions, at: At<'_>) -> Result<Vec<&'p str>> {
+fn merge_set_element_order<'p>(edit: &mut Edit<'_>, patch: &'p Object, ty: Ty<'_>, opts: MergeMode, at: At<'_>) -> Result<Vec<&'p str>> {
     let mut merged_fields = Vec::new();
     for (key, order_v) in patch.iter().filter(|(k, _)| k.starts_with(SET_ELEMENT_ORDER)) {
         let key_at = at.field(key);
@@ -858,10 +858,10 @@ fn merge_set_element_order<'p>(edit: &mut Edit<'_>, patch: &'p Object, ty: Ty<'_
         }
         let element = element_kind(&[orig_list.unwrap_or_default(), patch_list.unwrap_or_default()], field_at)?;
         let mk = match (element, meta.merge_key) {
-            (Kind::Map, None) => {
+            (JsonKind::Map, None) => {
                 return Err(at_error(K::Schema, field_at, "cannot order a list of objects without a merge key"));
             }
-            (Kind::Map, Some(mk)) => Some(mk),
+            (JsonKind::Map, Some(mk)) => Some(mk),
             _ => None,
         };
         let key_of = |v: &'p Value, at: At<'_>| -> Result<&'p Value> {

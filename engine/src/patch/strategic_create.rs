@@ -10,7 +10,7 @@
 
 use super::meta::{Strategy, Ty};
 use super::strategic::{
-    element_kind, kind, merge_map, Kind, Object, COMBINE, DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS,
+    element_kind, kind, merge_map, JsonKind, Object, COMBINE, DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS,
     SET_ELEMENT_ORDER,
 };
 use super::{at_error, At, PatchErrorKind as K, PatchMeta};
@@ -236,7 +236,7 @@ fn diff_lists(original: &[Value], modified: &[Value], elem: Ty<'_>, mk: Option<&
         return Ok(ListDiff { add: modified.to_vec(), ..ListDiff::default() });
     }
     let element = element_kind(&[original, modified], at)?;
-    if element == Kind::Map {
+    if element == JsonKind::Map {
         let mk = mk.ok_or_else(|| at_error(K::Schema, at, "cannot merge lists of objects without a merge key"))?;
         let (changes, deletions) = diff_lists_of_maps(original, modified, elem, mk, opts, at)?;
         let mut add = order_like(changes, modified, Some(mk), at)?;
@@ -607,7 +607,7 @@ fn slices_conflict(left: &[Value], right: &[Value], elem: Ty<'_>, strategy: Stra
     let element = element_kind(&[left, right], at)?;
     if strategy == Strategy::Merge {
         // Merging scalar lists never conflict; merging object lists compare items by key.
-        if element != Kind::Map {
+        if element != JsonKind::Map {
             return Ok(None);
         }
         let mk = mk.ok_or_else(|| at_error(K::Schema, at, "cannot merge lists of objects without a merge key"))?;
@@ -626,7 +626,7 @@ fn slices_conflict(left: &[Value], right: &[Value], elem: Ty<'_>, strategy: Stra
     if left.len() != right.len() {
         return Ok(Some(at.render()));
     }
-    let (l, r): (Vec<Value>, Vec<Value>) = if element == Kind::Map {
+    let (l, r): (Vec<Value>, Vec<Value>) = if element == JsonKind::Map {
         (left.to_vec(), right.to_vec())
     } else {
         let sorted = |s: &[Value]| -> Vec<Value> {

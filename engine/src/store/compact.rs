@@ -10,7 +10,12 @@
 
 use super::keys::{self, CF_CHANGES, CF_META, CF_OBJECTS, META_COMPACTED};
 use super::kv::{Batch, Deleter, Flow};
-use super::{object, Core};
+use super::core::{now_unix, Core};
+use super::history_record::Record;
+use super::keys::CF_HISTORY;
+use super::object;
+use super::types::HistoryPolicy;
+use std::collections::HashMap;
 use crate::{Error, Result};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -76,7 +81,7 @@ fn target(core: &Core) -> Result<Option<u64>> {
     let by_time = match core.options.retention {
         None => None,
         Some(retention) => {
-            let cutoff = u64::try_from(super::now_unix().saturating_sub(retention).as_millis()).unwrap_or(u64::MAX);
+            let cutoff = u64::try_from(now_unix().saturating_sub(retention).as_millis()).unwrap_or(u64::MAX);
             let mut newest_old = 0;
             let start = core.compacted.load(Ordering::SeqCst);
             core.kv.scan(CF_CHANGES, &keys::change_key(start), None, &mut |k, v| {
@@ -114,7 +119,38 @@ pub(crate) fn auto(core: &Core) {
             let _ = compact(core, t);
         }
         // Field history has its own retention, independent of compaction.
-        let _ = super::history::prune(core);
+        let _ = prune(core);
         next = Instant::now() + interval;
     }
+}
+
+/// Drops history beyond each type's retention; runs with automatic compaction.
+pub(crate) fn prune(core: &Core) -> Result<u64> {
+    let policies: HashMap<u32, HistoryPolicy> = core.registry.read().policies();
+    let now_ms = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
+    let mut current: Option<Vec<u8>> = None;
+    let mut seen = 0u64;
+    let mut dropped = 0u64;
+    let mut deleter = Deleter::new(core.kv.as_ref(), CF_HISTORY);
+    core.kv.scan(CF_HISTORY, &[], None, &mut |k, v| {
+        let key = keys::parse_object_key(k)?;
+        if current.as_deref() != Some(key.prefix) {
+            current = Some(key.prefix.to_vec());
+            seen = 0;
+        }
+        seen += 1;
+        let policy = policies.get(&key.type_id).cloned().unwrap_or_default();
+        if seen <= policy.keep_changes {
+            return Ok(Flow::Continue);
+        }
+        let r = Record::decode(v)?;
+        if u128::from(now_ms.saturating_sub(r.unix_millis)) <= policy.keep_for().as_millis() {
+            return Ok(Flow::Continue);
+        }
+        deleter.delete(k)?;
+        dropped += 1;
+        Ok(Flow::Continue)
+    })?;
+    deleter.finish()?;
+    Ok(dropped)
 }

@@ -15,7 +15,6 @@
 //! managedFields back in Kubernetes' JSON form; the object's keys are sorted (serde_json's map),
 //! so the view is byte-stable.
 
-use super::owners::EntryFields;
 use crate::{Error, Result};
 use fieldstore_codec::managed_fields::{Operation, FIELDS_TYPE_V1};
 use fieldstore_codec::{fields_binary, fields_v1};
@@ -115,10 +114,7 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
 
 /// `Apply`, `Update`, or `Update/status` for an entry written through a subresource.
 fn operation_name(op: Operation, subresource: &str) -> String {
-    let op = match op {
-        Operation::Apply => "Apply",
-        Operation::Update => "Update",
-    };
+    let op = op.as_str();
     if subresource.is_empty() {
         op.to_string()
     } else {
@@ -201,10 +197,7 @@ impl<'a> Parts<'a> {
             if !manager.is_empty() {
                 e.insert("manager".into(), Value::String(manager));
             }
-            e.insert("operation".into(), Value::String(match operation {
-                Operation::Apply => "Apply".into(),
-                Operation::Update => "Update".into(),
-            }));
+            e.insert("operation".into(), Value::String(operation.as_str().into()));
             if !api_version.is_empty() {
                 e.insert("apiVersion".into(), Value::String(api_version));
             }
@@ -289,6 +282,14 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<String> {
         String::from_utf8(self.bytes()?.to_vec()).map_err(|_| Error::Corrupt("invalid UTF-8 in object record".into()))
     }
+}
+
+/// A managedFields entry as the index sees it: whose, which operation, and its set (binary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EntryFields {
+    pub manager: String,
+    pub operation: String,
+    pub fields: Vec<u8>,
 }
 
 #[cfg(test)]

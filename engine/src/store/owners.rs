@@ -9,105 +9,20 @@
 //! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per field path
 //!   (every member of the manager's field set, printed as Kubernetes prints paths).
 
-use super::history::Who;
+use super::commit::Plan;
+use super::history_record::Who;
 use super::keys::{self, CF_OWNERS};
-use super::kv::{Flow, Op};
-use super::list::LabelSelector;
-use super::{EventType, Plan, Store};
+use super::kv::Flow;
+use super::keys::EventType;
+use super::owner_index::{esc, manager_key, Owned};
+use super::selectors::LabelSelector;
+use super::Store;
+use crate::merge::Operation;
 use crate::{Error, Result};
 use fieldstore_codec::{fields_binary, fields_v1, Set};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// A managedFields entry as the index sees it: whose, which operation, and its set (binary).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct EntryFields {
-    pub manager: String,
-    pub operation: String,
-    pub fields: Vec<u8>,
-}
-
-/// What the `M` entry of a (manager, object) pair holds.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Owned {
-    /// The manager's entries: `Apply`, `Update`, `Update/status`, …
-    operations: Vec<String>,
-    /// Number of field paths (set members) owned.
-    fields: u64,
-    /// The union of the entries' sets, binary FieldsV1.
-    set: Vec<u8>,
-}
-
-/// Keys never contain the separator: a NUL in a manager name or path is written escaped.
-fn esc(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('\0') {
-        std::borrow::Cow::Owned(s.replace('\0', "\\u0000"))
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    }
-}
-
-fn manager_key(manager: &str, object_prefix: &[u8]) -> Vec<u8> {
-    let m = esc(manager);
-    let mut k = Vec::with_capacity(2 + m.len() + object_prefix.len());
-    k.push(b'M');
-    k.extend_from_slice(m.as_bytes());
-    k.push(0);
-    k.extend_from_slice(object_prefix);
-    k
-}
-
-fn path_key(type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Vec<u8> {
-    let (p, m) = (esc(path), esc(manager));
-    let mut k = Vec::with_capacity(7 + p.len() + m.len() + object_prefix.len());
-    k.push(b'P');
-    k.extend_from_slice(&type_id.to_be_bytes());
-    k.extend_from_slice(p.as_bytes());
-    k.push(0);
-    k.extend_from_slice(m.as_bytes());
-    k.push(0);
-    k.extend_from_slice(object_prefix);
-    k
-}
-
-fn union(entries: &[&EntryFields]) -> Result<Set> {
-    let mut set = Set::new();
-    for e in entries {
-        set = set.union(&fields_binary::decode(&e.fields)?);
-    }
-    Ok(set)
-}
-
-/// The index changes of a write whose object had `old` entries and now has `new` (empty for a
-/// delete). Managers whose entries did not change cost nothing.
-pub(crate) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields], new: &[EntryFields]) -> Result<Vec<Op>> {
-    let mut by_manager: BTreeMap<&str, (Vec<&EntryFields>, Vec<&EntryFields>)> = BTreeMap::new();
-    for e in old {
-        by_manager.entry(&e.manager).or_default().0.push(e);
-    }
-    for e in new {
-        by_manager.entry(&e.manager).or_default().1.push(e);
-    }
-    let mut ops = Vec::new();
-    for (manager, (olds, news)) in by_manager {
-        if olds == news {
-            continue;
-        }
-        let old_set = union(&olds)?;
-        let new_set = union(&news)?;
-        old_set.difference(&new_set).iterate(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix) }));
-        new_set.difference(&old_set).iterate(|p| ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix), value: Vec::new() }));
-        let key = manager_key(manager, object_prefix);
-        if news.is_empty() {
-            ops.push(Op::Delete { cf: CF_OWNERS, key });
-        } else {
-            let owned = Owned { operations: news.iter().map(|e| e.operation.clone()).collect(), fields: new_set.size() as u64, set: fields_binary::encode(&new_set) };
-            ops.push(Op::Put { cf: CF_OWNERS, key, value: bincode::serialize(&owned).unwrap_or_default() });
-        }
-    }
-    Ok(ops)
-}
 
 /// One object a manager owns fields of.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -307,7 +222,7 @@ impl Store {
         if from.is_empty() || to.is_empty() {
             return Err(Error::BadRequest("manager names may not be empty".into()));
         }
-        let who = Who { manager: to.into(), operation: "Update", subresource: String::new(), note: format!("renamed manager {from:?} to {to:?}") };
+        let who = Who { manager: to.into(), operation: Some(Operation::Update), subresource: String::new(), note: format!("renamed manager {from:?} to {to:?}") };
         self.rewrite_managed(from, None, None, &who, |entries| {
             for e in entries.iter_mut() {
                 if e.get("manager").and_then(Value::as_str) == Some(from) {
@@ -327,7 +242,7 @@ impl Store {
     /// [`Error::BadRequest`] for a malformed selector; storage errors.
     pub fn release(&self, manager: &str, resource: Option<&str>, label_selector: Option<&str>) -> Result<usize> {
         let selector = label_selector.filter(|s| !s.is_empty()).map(LabelSelector::parse).transpose()?;
-        let who = Who { manager: manager.into(), operation: "Update", subresource: String::new(), note: format!("released ownership of manager {manager:?}") };
+        let who = Who { manager: manager.into(), operation: Some(Operation::Update), subresource: String::new(), note: format!("released ownership of manager {manager:?}") };
         self.rewrite_managed(manager, resource, selector.as_ref(), &who, |entries| {
             entries.retain(|e| e.get("manager").and_then(Value::as_str) != Some(manager));
             Ok(())

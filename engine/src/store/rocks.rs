@@ -51,7 +51,15 @@ impl Rocks {
             cf.set_block_based_table_factory(&table);
             ColumnFamilyDescriptor::new(name, cf)
         });
-        let db = DB::open_cf_descriptors(&opts, dir, cfs)?;
+        let db = DB::open_cf_descriptors(&opts, dir, cfs).map_err(|e| {
+            // RocksDB's LOCK file is held by another process: say so rather than pass on
+            // "IO error: While lock file: DIR/LOCK: Resource temporarily unavailable".
+            if e.kind() == rocksdb::ErrorKind::IOError && e.as_ref().contains("While lock file") {
+                Error::InUse { dir: dir.display().to_string() }
+            } else {
+                Error::Storage(e)
+            }
+        })?;
         Ok(Rocks { db })
     }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Where a resource type's schema comes from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -65,7 +66,7 @@ pub struct TypeSpec {
     pub status_subresource: bool,
     /// How much field history objects of this type keep.
     #[serde(default)]
-    pub history: super::HistoryPolicy,
+    pub history: HistoryPolicy,
 }
 
 impl TypeSpec {
@@ -80,7 +81,7 @@ impl TypeSpec {
             namespaced: false,
             schema: SchemaSource::None,
             status_subresource: false,
-            history: super::HistoryPolicy::default(),
+            history: HistoryPolicy::default(),
         }
     }
 
@@ -105,9 +106,9 @@ impl TypeSpec {
         self
     }
 
-    /// Sets the field-history policy (default: [`HistoryPolicy::default`](super::HistoryPolicy)).
+    /// Sets the field-history policy (default: [`HistoryPolicy::default`](HistoryPolicy)).
     #[must_use]
-    pub fn with_history(mut self, history: super::HistoryPolicy) -> Self {
+    pub fn with_history(mut self, history: HistoryPolicy) -> Self {
         self.history = history;
         self
     }
@@ -139,7 +140,7 @@ impl TypeSpec {
             namespaced: spec.get("scope").and_then(Value::as_str) != Some("Cluster"),
             schema: SchemaSource::Crd(crd.clone()),
             status_subresource: status,
-            history: super::HistoryPolicy::default(),
+            history: HistoryPolicy::default(),
         })
     }
 
@@ -310,7 +311,7 @@ impl Registry {
     }
 
     /// The history policy of every type, by id.
-    pub(crate) fn policies(&self) -> HashMap<u32, super::HistoryPolicy> {
+    pub(crate) fn policies(&self) -> HashMap<u32, HistoryPolicy> {
         self.by_id.iter().map(|(id, t)| (*id, t.spec.history.clone())).collect()
     }
 
@@ -327,6 +328,44 @@ impl Registry {
         let mut v: Vec<_> = self.by_id.values().map(|t| (t.id, t.spec.clone())).collect();
         v.sort_by_key(|(id, _)| *id);
         v.into_iter().map(|(_, s)| s).collect()
+    }
+}
+
+/// How long and how much field history a resource type keeps.
+///
+/// A change is dropped only when it is both older than [`keep_for`](Self::keep_for) and not
+/// among the last [`keep_changes`](Self::keep_changes) changes of its object: by default every
+/// object keeps at least its last 100 changes and every change of the last 30 days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HistoryPolicy {
+    /// Whether writes record history at all.
+    pub enabled: bool,
+    /// Changes per object always kept.
+    pub keep_changes: u64,
+    /// Age below which changes are always kept, in seconds.
+    pub keep_seconds: u64,
+    /// Values whose compact JSON is longer are kept as SHA-256 + size.
+    pub inline_limit: usize,
+}
+
+impl Default for HistoryPolicy {
+    fn default() -> Self {
+        HistoryPolicy { enabled: true, keep_changes: 100, keep_seconds: 30 * 24 * 3600, inline_limit: crate::history::DEFAULT_INLINE_LIMIT }
+    }
+}
+
+impl HistoryPolicy {
+    /// No history.
+    #[must_use]
+    pub fn off() -> Self {
+        HistoryPolicy { enabled: false, ..Self::default() }
+    }
+
+    /// The age below which changes are always kept.
+    #[must_use]
+    pub fn keep_for(&self) -> Duration {
+        Duration::from_secs(self.keep_seconds)
     }
 }
 

@@ -18,11 +18,14 @@
 
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
 use super::kv::Flow;
-use super::list::{FieldSelector, LabelSelector, ListOptions, ResourceVersionMatch};
+use super::core::Core;
+use super::hub::Msg;
+use super::options::{ListOptions, ResourceVersionMatch};
+use super::selectors::{parse_rv, FieldSelector, LabelSelector};
 use super::types::Registered;
-use super::{object, ChangeEvent, Core, Store};
+use super::{object, validate, Store};
 use crate::{Error, Result};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,73 +120,6 @@ impl WatchEvent {
     }
 }
 
-pub(crate) enum Msg {
-    Change(Arc<ChangeEvent>),
-    Bookmark(u64),
-}
-
-struct Slot {
-    id: u64,
-    type_id: u32,
-    namespace: Option<String>,
-    tx: Sender<Msg>,
-    overflowed: Arc<AtomicBool>,
-}
-
-/// The open watches, fed by the committer.
-#[derive(Default)]
-pub(crate) struct Hub {
-    slots: Vec<Slot>,
-    next_id: u64,
-}
-
-impl Hub {
-    /// Sends the changes to every interested watcher without blocking; a watcher whose buffer
-    /// is full is dropped (its watch ends with an error once it drained what it has).
-    pub(crate) fn broadcast(&mut self, events: &[Arc<ChangeEvent>]) {
-        self.slots.retain(|s| {
-            for e in events {
-                if e.type_id != s.type_id || s.namespace.as_ref().is_some_and(|ns| *ns != e.namespace) {
-                    continue;
-                }
-                match s.tx.try_send(Msg::Change(e.clone())) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => {
-                        s.overflowed.store(true, Ordering::SeqCst);
-                        return false;
-                    }
-                    Err(TrySendError::Disconnected(_)) => return false,
-                }
-            }
-            true
-        });
-    }
-
-    /// Asks every watcher for a bookmark at `revision` (skipped for watchers whose buffer is full).
-    pub(crate) fn bookmark_all(&self, revision: u64) {
-        for s in &self.slots {
-            let _ = s.tx.try_send(Msg::Bookmark(revision));
-        }
-    }
-
-    /// Ends every watch (the store is closing).
-    pub(crate) fn close_all(&mut self) {
-        self.slots.clear();
-    }
-
-    fn register(&mut self, type_id: u32, namespace: Option<String>, capacity: usize) -> (u64, Receiver<Msg>, Arc<AtomicBool>) {
-        let (tx, rx) = crossbeam_channel::bounded(capacity);
-        let overflowed = Arc::new(AtomicBool::new(false));
-        self.next_id += 1;
-        self.slots.push(Slot { id: self.next_id, type_id, namespace, tx, overflowed: overflowed.clone() });
-        (self.next_id, rx, overflowed)
-    }
-
-    fn remove(&mut self, id: u64) {
-        self.slots.retain(|s| s.id != id);
-    }
-}
-
 /// An open watch: an iterator of [`WatchEvent`]s (blocking), or polled with
 /// [`Watch::next_timeout`]. Dropping it unregisters it. A watch keeps the database open: the
 /// directory can be reopened only once the store and its watches are dropped.
@@ -222,11 +158,11 @@ impl Store {
         let t = self.resolve(resource)?;
         let namespace = namespace.filter(|s| !s.is_empty()).map(str::to_string);
         if let Some(ns) = &namespace {
-            super::validate::namespace(ns)?;
+            validate::namespace(ns)?;
         }
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
-        let rv = super::list::parse_rv(opts.resource_version.as_deref())?;
+        let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.inner.core.clone();
         if let Some(r) = rv.filter(|&r| r > 0) {
             core.check_compacted(r)?;

@@ -18,11 +18,12 @@
 //! authorization file every authenticated caller may do everything.
 
 use super::status::refused;
+use fieldstore_engine::Reason;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::Path;
 use tonic::metadata::MetadataMap;
-use tonic::{Code, Status};
+use tonic::Status;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,9 +132,9 @@ impl Auth {
         let header = md.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
         let token = header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).unwrap_or("").trim();
         if token.is_empty() {
-            return Err(refused(Code::Unauthenticated, "Unauthorized", 401, "Unauthorized: a bearer token is required".into()));
+            return Err(refused(Reason::Unauthorized, "Unauthorized: a bearer token is required".into()));
         }
-        tokens.get(token).cloned().ok_or_else(|| refused(Code::Unauthenticated, "Unauthorized", 401, "Unauthorized: unknown token".into()))
+        tokens.get(token).cloned().ok_or_else(|| refused(Reason::Unauthorized, "Unauthorized: unknown token".into()))
     }
 
     /// Fails unless `id` may do `verb` on `resource` in `namespace`.
@@ -143,7 +144,7 @@ impl Auth {
             Some(rules) if rules.iter().any(|r| r.allows(id, verb, resource, namespace)) => Ok(()),
             Some(_) => {
                 let scope = if namespace.is_empty() { String::new() } else { format!(" in the namespace {namespace:?}") };
-                Err(refused(Code::PermissionDenied, "Forbidden", 403, format!("{resource:?} is forbidden: User {:?} cannot {verb} resource {resource:?}{scope}", id.user)))
+                Err(refused(Reason::Forbidden, format!("{resource:?} is forbidden: User {:?} cannot {verb} resource {resource:?}{scope}", id.user)))
             }
         }
     }
@@ -196,6 +197,7 @@ fn split_csv(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tonic::Code;
 
     #[test]
     fn token_file_lines_with_quoted_groups() {

@@ -14,17 +14,17 @@ use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions, WriteVerb,
 };
-use fieldstore_engine::Error;
+use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
 use serde_json::Value;
-use status::{refused, to_grpc};
+use status::{refused, to_grpc, IntoGrpc};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
 /// Request limits; every one is enforced with a Kubernetes-style error.
 #[derive(Debug, Clone)]
@@ -102,9 +102,9 @@ impl StoreService {
         let store = self.store.clone();
         let deadline = self.limits.request_deadline;
         match tokio::time::timeout(deadline, tokio::task::spawn_blocking(move || f(store))).await {
-            Err(_) => Err(refused(Code::DeadlineExceeded, "Timeout", 504, format!("the request did not complete within {deadline:?}"))),
+            Err(_) => Err(refused(Reason::Timeout, format!("the request did not complete within {deadline:?}"))),
             Ok(Err(join)) => Err(Status::internal(format!("request failed: {join}"))),
-            Ok(Ok(r)) => r.map_err(|e| to_grpc(&e)),
+            Ok(Ok(r)) => r.grpc(),
         }
     }
 
@@ -116,7 +116,7 @@ impl StoreService {
             self.auth.authorize(&id, verb, resource, namespace)?;
             return Ok((id, None));
         }
-        let spec = if resource.is_empty() { None } else { Some(self.store.find_type(resource).map_err(|e| to_grpc(&e))?) };
+        let spec = if resource.is_empty() { None } else { Some(self.store.find_type(resource).grpc()?) };
         let name = spec.as_ref().map_or_else(|| resource.to_string(), TypeSpec::resource);
         self.auth.authorize(&id, verb, &name, namespace)?;
         Ok((id, spec))
@@ -124,37 +124,29 @@ impl StoreService {
 
     fn check_size(&self, bytes: usize) -> Result<(), Status> {
         if bytes > self.limits.max_request_bytes {
-            return Err(refused(
-                Code::ResourceExhausted,
-                "RequestEntityTooLarge",
-                413,
-                format!("Request entity too large: the request body is {bytes} bytes, the limit is {}", self.limits.max_request_bytes),
+            return Err(refused(Reason::RequestEntityTooLarge, format!("Request entity too large: the request body is {bytes} bytes, the limit is {}", self.limits.max_request_bytes),
             ));
         }
         Ok(())
     }
 
     /// A write of an object body (create, update, apply).
-    async fn write(&self, req: Request<pb::WriteRequest>, verb: &'static str) -> Result<Response<pb::ObjectResponse>, Status> {
+    async fn write(&self, req: Request<pb::WriteRequest>, verb: WriteVerb) -> Result<Response<pb::ObjectResponse>, Status> {
         let r = req.get_ref();
         self.check_size(r.body.as_ref().map_or(0, |b| b.data.len()))?;
-        let object = body::decode(r.body.as_ref(), "body").map_err(|e| to_grpc(&e))?;
-        let resource = if r.resource.is_empty() { self.store.type_of(&object).map_err(|e| to_grpc(&e))?.resource() } else { r.resource.clone() };
+        let object = body::decode(r.body.as_ref(), "body").grpc()?;
+        let resource = if r.resource.is_empty() { self.store.type_of(&object).grpc()?.resource() } else { r.resource.clone() };
         let ns = if r.namespace.is_empty() { object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string() } else { r.namespace.clone() };
-        let (id, spec) = self.admit(&req, verb, &resource, &ns)?;
+        let (id, spec) = self.admit(&req, verb.as_str(), &resource, &ns)?;
         let r = req.into_inner();
         let resource = spec.map(|s| s.resource()).unwrap_or(resource);
-        let manager = if r.field_manager.is_empty() && verb != "apply" { id.user.clone() } else { r.field_manager.clone() };
+        let manager = if r.field_manager.is_empty() && verb != WriteVerb::Apply { id.user.clone() } else { r.field_manager.clone() };
         let opts = WriteOptions::new(manager).dry_run(r.dry_run).force(r.force).status(subresource(&r.subresource)?);
         let accept = r.accept;
         let out = self
             .call(move |s| {
                 let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
-                match verb {
-                    "create" => s.create(&resource, ns, &object, &opts),
-                    "update" => s.update(&resource, ns, &object, &opts),
-                    _ => s.apply(&resource, ns, &object, &opts),
-                }
+                s.write(verb, &resource, ns, &object, &opts)
             })
             .await?;
         object_response(&out, &accept)
@@ -170,7 +162,7 @@ fn subresource(s: &str) -> Result<bool, Status> {
 }
 
 fn object_response(v: &Value, accept: &str) -> Result<Response<pb::ObjectResponse>, Status> {
-    Ok(Response::new(pb::ObjectResponse { object: Some(body::encode(v, accept).map_err(|e| to_grpc(&e))?) }))
+    Ok(Response::new(pb::ObjectResponse { object: Some(body::encode(v, accept).grpc()?) }))
 }
 
 fn json_response<T: serde::Serialize>(v: &T) -> Result<Response<pb::JsonResponse>, Status> {
@@ -230,15 +222,15 @@ impl Drop for WatchSlot {
 #[tonic::async_trait]
 impl store_server::Store for StoreService {
     async fn create(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
-        self.write(req, "create").await
+        self.write(req, WriteVerb::Create).await
     }
 
     async fn update(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
-        self.write(req, "update").await
+        self.write(req, WriteVerb::Update).await
     }
 
     async fn apply(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
-        self.write(req, "apply").await
+        self.write(req, WriteVerb::Apply).await
     }
 
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
@@ -262,7 +254,7 @@ impl store_server::Store for StoreService {
             "json" => PatchType::Json,
             other => return Err(to_grpc(&Error::BadRequest(format!("unknown patch type {other:?}: strategic, merge or json")))),
         };
-        let patch = body::decode(r.patch.as_ref(), "patch").map_err(|e| to_grpc(&e))?;
+        let patch = body::decode(r.patch.as_ref(), "patch").grpc()?;
         let resource = spec.map(|s| s.resource()).unwrap_or_default();
         let manager = if r.field_manager.is_empty() { id.user } else { r.field_manager };
         let opts = WriteOptions::new(manager).dry_run(r.dry_run).status(subresource(&r.subresource)?);
@@ -294,7 +286,7 @@ impl store_server::Store for StoreService {
         let ns = list.namespace.clone();
         let items = self.call(move |s| s.delete_collection(&resource, ns_opt(&ns), &opts, &DeleteOptions { dry_run, ..Default::default() })).await?;
         let out = serde_json::json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
-        Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &list.accept).map_err(|e| to_grpc(&e))?) }))
+        Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &list.accept).grpc()?) }))
     }
 
     async fn list(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListResponse>, Status> {
@@ -307,7 +299,7 @@ impl store_server::Store for StoreService {
         let list = self.call(move |s| s.list_json(&resource, ns_opt(&r.namespace), &opts)).await?;
         let (api_version, kind) = (spec.api_version(), format!("{}List", spec.kind));
         let out = list.to_json_bytes(&api_version, &spec.kind);
-        Ok(Response::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &req.get_ref().accept).map_err(|e| to_grpc(&e))?) }))
+        Ok(Response::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &req.get_ref().accept).grpc()?) }))
     }
 
     type WatchStream = ReceiverStream<Result<pb::WatchEvent, Status>>;
@@ -320,7 +312,7 @@ impl store_server::Store for StoreService {
             let mut w = self.watches.lock();
             let n = w.entry(id.user.clone()).or_default();
             if *n >= self.limits.max_watches_per_client {
-                return Err(refused(Code::ResourceExhausted, "TooManyRequests", 429, format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client)));
+                return Err(refused(Reason::TooManyRequests, format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client)));
             }
             *n += 1;
         }
@@ -353,7 +345,7 @@ impl store_server::Store for StoreService {
                 };
                 let msg = encoded
                     .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
-                    .map_err(|e| to_grpc(&e));
+                    .grpc();
                 tx.blocking_send(msg).is_ok()
             };
             loop {
@@ -408,7 +400,7 @@ impl store_server::Store for StoreService {
 
     async fn register_type(&self, req: Request<pb::RegisterTypeRequest>) -> Result<Response<pb::RegisterTypeResponse>, Status> {
         self.admit(&req, "admin", "customresourcedefinitions", "")?;
-        let crd = body::decode(req.get_ref().definition.as_ref(), "definition").map_err(|e| to_grpc(&e))?;
+        let crd = body::decode(req.get_ref().definition.as_ref(), "definition").grpc()?;
         let resource = self
             .call(move |s| {
                 let spec = TypeSpec::from_crd(&crd)?;
@@ -510,7 +502,7 @@ impl store_server::Store for StoreService {
     async fn release(&self, req: Request<pb::ReleaseRequest>) -> Result<Response<pb::CountResponse>, Status> {
         self.admit(&req, "admin", "", "")?;
         let r = req.into_inner();
-        let resource = if r.resource.is_empty() { None } else { Some(self.store.find_type(&r.resource).map_err(|e| to_grpc(&e))?.resource()) };
+        let resource = if r.resource.is_empty() { None } else { Some(self.store.find_type(&r.resource).grpc()?.resource()) };
         let n = self.call(move |s| s.release(&r.manager, resource.as_deref(), Some(r.label_selector.as_str()).filter(|l| !l.is_empty()))).await?;
         Ok(Response::new(pb::CountResponse { count: n as u64 }))
     }

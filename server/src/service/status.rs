@@ -1,7 +1,7 @@
 //! Engine errors as gRPC statuses, in one place: the code from the Kubernetes reason, the
 //! message, and the Kubernetes `Status` object (JSON) in the status details.
 
-use fieldstore_engine::Error;
+use fieldstore_engine::{Error, Reason};
 use serde_json::json;
 use tonic::{Code, Status};
 
@@ -13,12 +13,27 @@ pub fn to_grpc(err: &Error) -> Status {
     Status::with_details(code, err.to_string(), details.into())
 }
 
+/// Engine results as gRPC results: `.grpc()?` rather than `.map_err(|e| to_grpc(&e))?`.
+pub trait IntoGrpc<T> {
+    /// The result, with an engine error turned into its gRPC status ([`to_grpc`]).
+    ///
+    /// # Errors
+    /// The engine error's gRPC status.
+    fn grpc(self) -> Result<T, Status>;
+}
+
+impl<T> IntoGrpc<T> for Result<T, Error> {
+    fn grpc(self) -> Result<T, Status> {
+        self.map_err(|e| to_grpc(&e))
+    }
+}
+
 /// A request refused before reaching the store (authentication, authorization, limits), with a
 /// Kubernetes `Status` in the details like every other error.
-pub fn refused(code: Code, reason: &str, http: u16, message: String) -> Status {
+pub fn refused(reason: Reason, message: String) -> Status {
     let k8s = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": message, "reason": reason, "code": http});
-    Status::with_details(code, message, serde_json::to_vec(&k8s).unwrap_or_default().into())
+        "message": message, "reason": reason.as_str(), "code": reason.code()});
+    Status::with_details(Code::from_i32(reason.grpc_code()), message, serde_json::to_vec(&k8s).unwrap_or_default().into())
 }
 
 /// The Kubernetes `Status` a gRPC status carries (for clients), when it has one.

@@ -6,161 +6,17 @@
 //! describe. See `engine/STORAGE.md` for the record layout and retention.
 
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
-use super::kv::{Deleter, Flow};
-use super::{object, Core, Store};
-use crate::history::{self, ChangeKind, FieldChange, StoredValue, Undo};
+use super::kv::Flow;
+use super::core::Core;
+use super::history_record::{take_untracked, Record};
+use super::{object, Store};
+use crate::history::{self, ChangeKind, FieldChange, StoredValue};
 use crate::typed::to_field_set;
 use crate::{Error, Result};
 use fieldstore_codec::rfc3339;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::time::Duration;
-
-/// How long and how much field history a resource type keeps.
-///
-/// A change is dropped only when it is both older than [`keep_for`](Self::keep_for) and not
-/// among the last [`keep_changes`](Self::keep_changes) changes of its object: by default every
-/// object keeps at least its last 100 changes and every change of the last 30 days.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct HistoryPolicy {
-    /// Whether writes record history at all.
-    pub enabled: bool,
-    /// Changes per object always kept.
-    pub keep_changes: u64,
-    /// Age below which changes are always kept, in seconds.
-    pub keep_seconds: u64,
-    /// Values whose compact JSON is longer are kept as SHA-256 + size.
-    pub inline_limit: usize,
-}
-
-impl Default for HistoryPolicy {
-    fn default() -> Self {
-        HistoryPolicy { enabled: true, keep_changes: 100, keep_seconds: 30 * 24 * 3600, inline_limit: history::DEFAULT_INLINE_LIMIT }
-    }
-}
-
-impl HistoryPolicy {
-    /// No history.
-    #[must_use]
-    pub fn off() -> Self {
-        HistoryPolicy { enabled: false, ..Self::default() }
-    }
-
-    /// The age below which changes are always kept.
-    #[must_use]
-    pub fn keep_for(&self) -> Duration {
-        Duration::from_secs(self.keep_seconds)
-    }
-}
-
-/// One write as history records it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Record {
-    pub uid: String,
-    pub unix_millis: u64,
-    pub manager: String,
-    pub operation: String,
-    pub subresource: String,
-    pub event: u8,
-    /// What an administrative write did (`renamed manager "a" to "b"`), empty otherwise.
-    pub note: String,
-    pub changes: Vec<FieldChange>,
-    pub undo: Option<Undo>,
-    /// The previous body (compact JSON, without managedFields and resourceVersion) when the
-    /// write deleted the object or no exact undo exists.
-    pub prev: Option<String>,
-}
-
-const RECORD_FORMAT: u8 = 1;
-
-impl Record {
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = vec![RECORD_FORMAT];
-        // bincode of plain data cannot fail.
-        out.extend(bincode::serialize(self).unwrap_or_default());
-        out
-    }
-
-    pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
-        match bytes.split_first() {
-            Some((&RECORD_FORMAT, rest)) => bincode::deserialize(rest).map_err(|e| Error::Corrupt(format!("history record: {e}"))),
-            _ => Err(Error::Corrupt("unknown history record format".into())),
-        }
-    }
-
-    fn event(&self) -> EventType {
-        match self.event {
-            1 => EventType::Added,
-            3 => EventType::Deleted,
-            _ => EventType::Modified,
-        }
-    }
-}
-
-/// Who is writing, for history.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Who {
-    pub manager: String,
-    pub operation: &'static str,
-    pub subresource: String,
-    pub note: String,
-}
-
-/// Removes what history does not track from a version (managedFields, resourceVersion) and
-/// returns it, to be put back with [`restore_untracked`].
-pub(crate) fn take_untracked(v: &mut Value) -> (Option<Value>, Option<Value>) {
-    match v.get_mut("metadata") {
-        Some(Value::Object(m)) => (m.remove("managedFields"), m.remove("resourceVersion")),
-        _ => (None, None),
-    }
-}
-
-/// Puts back what [`take_untracked`] removed.
-pub(crate) fn restore_untracked(v: &mut Value, saved: (Option<Value>, Option<Value>)) {
-    if let Some(Value::Object(m)) = v.get_mut("metadata") {
-        if let Some(mf) = saved.0 {
-            m.insert("managedFields".into(), mf);
-        }
-        if let Some(rv) = saved.1 {
-            m.insert("resourceVersion".into(), rv);
-        }
-    }
-}
-
-/// The history record of a write from `before` to `after` (stripped versions; `after` absent
-/// for a delete).
-pub(crate) fn record(t: &super::types::Registered, who: &Who, event: EventType, before: Option<&Value>, after: Option<&Value>, unix_millis: u64) -> Record {
-    let policy = &t.spec.history;
-    let uid = after.or(before).and_then(|v| v.pointer("/metadata/uid")).and_then(Value::as_str).unwrap_or("").to_string();
-    let (changes, undo) = match history::diff(t.schema, t.root, before, after, policy.inline_limit) {
-        Ok(d) => (d.changes, d.undo),
-        // Versions are validated before they are written; should one not conform, the write
-        // is still recorded, with the whole previous version.
-        Err(_) => (Vec::new(), None),
-    };
-    let prev = match (before, &undo) {
-        (Some(b), None) => Some(serde_json::to_string(b).unwrap_or_default()),
-        _ => None,
-    };
-    Record {
-        uid,
-        unix_millis,
-        manager: who.manager.clone(),
-        operation: who.operation.to_string(),
-        subresource: who.subresource.clone(),
-        event: match event {
-            EventType::Added => 1,
-            EventType::Modified => 2,
-            EventType::Deleted => 3,
-        },
-        note: who.note.clone(),
-        changes,
-        undo,
-        prev,
-    }
-}
 
 /// Who made a change and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -478,33 +334,3 @@ impl Store {
     }
 }
 
-/// Drops history beyond each type's retention; runs with automatic compaction.
-pub(crate) fn prune(core: &Core) -> Result<u64> {
-    let policies: HashMap<u32, HistoryPolicy> = core.registry.read().policies();
-    let now_ms = u64::try_from(super::now_unix().as_millis()).unwrap_or(u64::MAX);
-    let mut current: Option<Vec<u8>> = None;
-    let mut seen = 0u64;
-    let mut dropped = 0u64;
-    let mut deleter = Deleter::new(core.kv.as_ref(), CF_HISTORY);
-    core.kv.scan(CF_HISTORY, &[], None, &mut |k, v| {
-        let key = keys::parse_object_key(k)?;
-        if current.as_deref() != Some(key.prefix) {
-            current = Some(key.prefix.to_vec());
-            seen = 0;
-        }
-        seen += 1;
-        let policy = policies.get(&key.type_id).cloned().unwrap_or_default();
-        if seen <= policy.keep_changes {
-            return Ok(Flow::Continue);
-        }
-        let r = Record::decode(v)?;
-        if u128::from(now_ms.saturating_sub(r.unix_millis)) <= policy.keep_for().as_millis() {
-            return Ok(Flow::Continue);
-        }
-        deleter.delete(k)?;
-        dropped += 1;
-        Ok(Flow::Continue)
-    })?;
-    deleter.finish()?;
-    Ok(dropped)
-}

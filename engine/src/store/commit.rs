@@ -1,0 +1,275 @@
+//! How a write commits: the writer reads the object and plans the write ([`Plan`]) on its own
+//! thread, then hands a [`Commit`] to the one committer thread, which orders commits, checks
+//! each against the object's latest version (a stale one is retried by its writer) and writes
+//! each group of waiting commits in one batch with one WAL sync (group commit).
+
+use super::core::{now_unix, Core};
+use super::history_record::{self, Who};
+use super::hub::ChangeEvent;
+use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
+use super::kv::{self, Batch};
+use super::types::Registered;
+use super::{object, owner_index, Store};
+use crate::{Error, Result};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What a write does after reading the object.
+pub(super) enum Plan {
+    /// Nothing to write: the reply is this object.
+    NoOp(Value),
+    /// Write this version (an `ADDED` or `MODIFIED` event).
+    Put(Value, EventType),
+    /// Delete the object, whose last state this is.
+    Delete(Value),
+}
+
+/// The version a commit expects to find: none (a create), or the one its writer read.
+enum Expect {
+    Absent,
+    Revision(u64),
+}
+
+/// What the committer tells a writer.
+enum Outcome {
+    Committed(Arc<Value>),
+    Stale,
+    Failed(Error),
+}
+
+/// A planned write, handed to the committer.
+pub(super) struct Commit {
+    prefix: Vec<u8>,
+    type_id: u32,
+    namespace: String,
+    expect: Expect,
+    record: Vec<u8>,
+    tombstone: bool,
+    event: EventType,
+    object: Value,
+    prev: Option<Arc<Value>>,
+    /// The history record (stored under the revision the committer assigns).
+    history: Option<Vec<u8>>,
+    /// Owner index changes.
+    index_ops: Vec<kv::Op>,
+    reply: Sender<Outcome>,
+}
+
+/// A failed precondition (409) on an object of type `t`.
+pub(super) fn precondition(t: &Registered, name: &str, message: String) -> Error {
+    Error::Precondition { resource: t.spec.resource(), name: name.into(), message }
+}
+
+/// An object whose deletion waited for finalizers and that has none left.
+fn being_finalized(v: &Value) -> bool {
+    let meta = v.get("metadata");
+    meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|t| !t.is_null())
+        && meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_none_or(Vec::is_empty)
+}
+
+impl Store {
+    /// Reads the object, plans the write, commits it; retries when another writer committed to
+    /// the object in between.
+    pub(super) fn write_loop(&self, t: &Registered, ns: &str, name: &str, dry_run: bool, who: &Who, mut plan: impl FnMut(Option<&Value>) -> Result<Plan>) -> Result<Value> {
+        let prefix = keys::object_prefix(t.id, ns, name);
+        for _ in 0..1000 {
+            // The latest version, read in place: the live object (from the cache when it holds
+            // this revision), its managedFields entries and its record's size.
+            let core = self.core();
+            let cur = core.newest_at(&prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<object::EntryFields>, usize)>> {
+                if object::is_tombstone(rec) {
+                    return Ok(None);
+                }
+                let live = match core.cache.take(&prefix, rev) {
+                    Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
+                    None => object::decode(rec, rev)?,
+                };
+                Ok(Some((live, object::entry_fields(rec)?, rec.len())))
+            })?;
+            let (expect, mut live, old_entries, record_len) = match cur {
+                Some((rev, found)) => match found? {
+                    Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
+                    None => (Expect::Absent, None, Vec::new(), 0),
+                },
+                None => (Expect::Absent, None, Vec::new(), 0),
+            };
+            // A write that ends without committing (no change, an error, a dry run) leaves the
+            // version it read the latest: it goes back to the cache for the next write
+            // (controllers re-apply unchanged configs and retry conflicts).
+            let put_back = |live: Option<Value>| {
+                if let (Expect::Revision(rev), Some(l)) = (&expect, live) {
+                    core.cache.put(&prefix, *rev, Some(&Arc::new(l)), record_len);
+                }
+            };
+            let (mut object, event, tombstone) = match plan(live.as_ref()) {
+                Ok(Plan::NoOp(v)) => {
+                    put_back(live);
+                    return Ok(v);
+                }
+                Err(e) => {
+                    put_back(live);
+                    return Err(e);
+                }
+                Ok(Plan::Put(v, EventType::Modified)) if being_finalized(&v) => (v, EventType::Deleted, true),
+                Ok(Plan::Put(v, e)) => (v, e, false),
+                Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
+            };
+            if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
+                m.insert("namespace".into(), Value::String(ns.to_string()));
+            }
+            let previous = object::Previous { managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")), entries: &old_entries };
+            let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous))?;
+            if record.len() > self.core().options.max_object_bytes {
+                return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
+            }
+            if dry_run {
+                if event == EventType::Added {
+                    if let Some(Value::Object(m)) = object.get_mut("metadata") {
+                        m.remove("resourceVersion");
+                    }
+                }
+                put_back(live);
+                return Ok(object);
+            }
+            let index_ops = if self.core().options.owner_index {
+                owner_index::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?
+            } else {
+                Vec::new()
+            };
+            let history = if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
+            let (reply, rx) = bounded(1);
+            let commit = Commit {
+                prefix: prefix.clone(),
+                type_id: t.id,
+                namespace: ns.to_string(),
+                expect,
+                record,
+                tombstone,
+                event,
+                object,
+                prev: live.map(Arc::new),
+                history,
+                index_ops,
+                reply,
+            };
+            let tx = self.inner.commits.lock().clone().ok_or_else(|| Error::Closed)?;
+            tx.send(commit).map_err(|_| Error::Closed)?;
+            match rx.recv().map_err(|_| Error::Closed)? {
+                Outcome::Committed(obj) => return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone())),
+                Outcome::Stale => continue,
+                Outcome::Failed(e) => return Err(e),
+            }
+        }
+        Err(precondition(t, name, "too many concurrent writers; please try again".into()))
+    }
+
+    /// The history record of a write (computed on the writer's thread, in parallel with other
+    /// writers): the versions are stripped of what history does not track, then restored.
+    fn history_record(&self, t: &Registered, who: &Who, event: EventType, tombstone: bool, live: Option<&mut Value>, object: &mut Value) -> Vec<u8> {
+        let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
+        let saved_new = history_record::take_untracked(object);
+        let (before, saved_old) = match live {
+            Some(l) => {
+                let saved = history_record::take_untracked(l);
+                (Some(l), Some(saved))
+            }
+            None => (None, None),
+        };
+        let after = if tombstone { None } else { Some(&*object) };
+        let record = history_record::record(t, who, event, before.as_deref(), after, millis).encode();
+        if let (Some(l), Some(saved)) = (before, saved_old) {
+            history_record::restore_untracked(l, saved);
+        }
+        history_record::restore_untracked(object, saved_new);
+        record
+    }
+}
+
+/// The committer: orders commits, checks each against the object's latest version, and writes
+/// each group in one synced batch.
+pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
+    while let Ok(first) = rx.recv() {
+        let mut group = vec![first];
+        while group.len() < 1024 {
+            match rx.try_recv() {
+                Ok(c) => group.push(c),
+                Err(_) => break,
+            }
+        }
+        let mut batch = Batch::default();
+        let mut overlay: HashMap<Vec<u8>, (u64, bool)> = HashMap::new();
+        let mut accepted = Vec::with_capacity(group.len());
+        let mut rev = core.visible.load(Ordering::SeqCst);
+        let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
+        for mut c in group {
+            let cur = match overlay.get(&c.prefix) {
+                Some(&v) => Some(v),
+                None => match core.latest_state(&c.prefix) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let _ = c.reply.send(Outcome::Failed(e));
+                        continue;
+                    }
+                },
+            };
+            let fresh = match c.expect {
+                Expect::Absent => cur.is_none_or(|(_, tomb)| tomb),
+                Expect::Revision(r) => cur == Some((r, false)),
+            };
+            if !fresh {
+                let _ = c.reply.send(Outcome::Stale);
+                continue;
+            }
+            rev += 1;
+            let record_bytes = c.record.len();
+            batch.put(CF_OBJECTS, keys::object_key(&c.prefix, rev), std::mem::take(&mut c.record));
+            let change = Change { event: c.event, unix_millis, object_prefix: c.prefix.clone() };
+            batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
+            if let Some(h) = c.history.take() {
+                batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
+            }
+            batch.ops.append(&mut c.index_ops);
+            overlay.insert(c.prefix.clone(), (rev, c.tombstone));
+            accepted.push((c, rev, record_bytes));
+        }
+        if accepted.is_empty() {
+            continue;
+        }
+        batch.revision = Some(rev);
+        if let Err(e) = core.kv.write(batch, core.options.sync) {
+            for (c, _, _) in accepted {
+                let err = match &e {
+                    Error::Storage(s) => Error::Storage(s.clone()),
+                    other => Error::Corrupt(other.to_string()),
+                };
+                let _ = c.reply.send(Outcome::Failed(err));
+            }
+            continue;
+        }
+        let mut events = Vec::with_capacity(accepted.len());
+        let mut replies = Vec::with_capacity(accepted.len());
+        for (mut c, r, record_bytes) in accepted {
+            if let Some(Value::Object(m)) = c.object.get_mut("metadata") {
+                m.insert("resourceVersion".into(), Value::String(r.to_string()));
+            }
+            let obj = Arc::new(c.object);
+            core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
+            events.push(Arc::new(ChangeEvent { revision: r, type_id: c.type_id, namespace: c.namespace, event: c.event, object: obj.clone(), prev: c.prev }));
+            replies.push((c.reply, Outcome::Committed(obj)));
+        }
+        {
+            let mut hub = core.hub.lock();
+            core.visible.store(rev, Ordering::SeqCst);
+            hub.broadcast(&events);
+            core.advanced.notify_all();
+        }
+        // Writers hear first; then the events (and the previous versions they carry) go.
+        for (reply, outcome) in replies {
+            let _ = reply.send(outcome);
+        }
+        drop(events);
+    }
+}

@@ -1,0 +1,165 @@
+//! Metadata rules: the request's scope (namespace), what a body must be, the server-owned
+//! metadata of new objects, preconditions, and what an update may change (the apiserver's
+//! PrepareForCreate / PrepareForUpdate).
+
+use super::commit::{precondition, Plan};
+use super::keys::EventType;
+use super::types::Registered;
+use super::{validate, Store};
+use crate::fieldmanager::Time;
+use crate::{Error, Result};
+use serde_json::{Map, Value};
+
+/// The object's `metadata.name`, which the request requires.
+pub(super) fn required_name(object: &Value) -> Result<String> {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| validate::invalid("metadata.name", "Required value: name is required"))
+}
+
+/// Sets the server-owned metadata of a new object.
+pub(super) fn init_new(t: &Registered, obj: &mut Value, ns: &str, name: &str, now: &Time) {
+    let Value::Object(root) = obj else { return };
+    root.insert("apiVersion".into(), Value::String(t.api_version.clone()));
+    root.insert("kind".into(), Value::String(t.spec.kind.clone()));
+    let meta = root.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = meta {
+        m.insert("name".into(), Value::String(name.into()));
+        if !ns.is_empty() {
+            m.insert("namespace".into(), Value::String(ns.into()));
+        }
+        m.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+        m.insert("creationTimestamp".into(), Value::String(now.as_str().into()));
+        m.insert("generation".into(), Value::from(1));
+        m.remove("resourceVersion");
+        m.remove("deletionTimestamp");
+        m.remove("deletionGracePeriodSeconds");
+    }
+}
+
+/// The resourceVersion and uid preconditions an update body carries.
+pub(super) fn check_preconditions(t: &Registered, name: &str, live: &Value, new: &Value) -> Result<()> {
+    let get = |v: &Value, f: &str| v.get("metadata").and_then(|m| m.get(f)).and_then(Value::as_str).map(str::to_string);
+    if let Some(rv) = get(new, "resourceVersion").filter(|s| !s.is_empty()) {
+        if Some(&rv) != get(live, "resourceVersion").as_ref() {
+            return Err(precondition(t, name, "the object has been modified; please apply your changes to the latest version and try again".into()));
+        }
+    }
+    if let Some(uid) = get(new, "uid").filter(|s| !s.is_empty()) {
+        let live_uid = get(live, "uid").unwrap_or_default();
+        if uid != live_uid {
+            return Err(precondition(t, name, format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {live_uid}")));
+        }
+    }
+    Ok(())
+}
+
+/// The apiserver's PrepareForUpdate: server-owned metadata stays; with a status subresource, a
+/// main-resource write keeps the live status and a status write changes only the status.
+pub(super) fn prepare_update(t: &Registered, status_write: bool, live: &Value, mut new: Value) -> Value {
+    if t.spec.status_subresource {
+        if status_write {
+            let status = new.get("status").cloned();
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            new = live.clone();
+            if let Value::Object(root) = &mut new {
+                match status {
+                    Some(s) => root.insert("status".into(), s),
+                    None => root.remove("status"),
+                };
+                if let (Some(mf), Some(Value::Object(m))) = (managed, root.get_mut("metadata")) {
+                    m.insert("managedFields".into(), mf);
+                }
+            }
+        } else if let Value::Object(root) = &mut new {
+            match live.get("status") {
+                Some(s) => root.insert("status".into(), s.clone()),
+                None => root.remove("status"),
+            };
+        }
+    }
+    if let (Some(Value::Object(lm)), Some(Value::Object(nm))) = (live.get("metadata"), new.get_mut("metadata")) {
+        for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "name", "namespace", "resourceVersion"] {
+            match lm.get(f) {
+                Some(v) => nm.insert(f.into(), v.clone()),
+                None => nm.remove(f),
+            };
+        }
+    }
+    new
+}
+
+/// Bumps the generation when the object changed outside metadata and status; a write that
+/// changes nothing at all is skipped (as the apiserver does for identical bytes).
+pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
+    // One comparison, without copies: everything outside metadata and status, then those two.
+    let spec_changed = match (live, &new) {
+        (Value::Object(a), Value::Object(b)) => {
+            fn rest(m: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+                m.iter().filter(|(k, _)| *k != "metadata" && *k != "status")
+            }
+            let spec_changed = !rest(a).eq(rest(b));
+            if !spec_changed && a.get("metadata") == b.get("metadata") && a.get("status") == b.get("status") {
+                return Plan::NoOp(new);
+            }
+            spec_changed
+        }
+        _ if &new == live => return Plan::NoOp(new),
+        _ => true,
+    };
+    if spec_changed {
+        if let Some(Value::Object(m)) = new.get_mut("metadata") {
+            let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
+            m.insert("generation".into(), Value::from(generation + 1));
+        }
+    }
+    Plan::Put(new, EventType::Modified)
+}
+
+impl Store {
+    /// The namespace of a request: required for namespaced types, absent otherwise, and equal
+    /// to the object's own when it names one.
+    pub(super) fn scope(&self, t: &Registered, namespace: Option<&str>, object: &Value) -> Result<String> {
+        let in_object = object.pointer("/metadata/namespace").and_then(Value::as_str).filter(|s| !s.is_empty());
+        if !t.spec.namespaced {
+            if namespace.is_some_and(|s| !s.is_empty()) || in_object.is_some() {
+                return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource())));
+            }
+            return Ok(String::new());
+        }
+        let ns = match (namespace.filter(|s| !s.is_empty()), in_object) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(Error::BadRequest("the namespace of the provided object does not match the namespace sent on the request".into()))
+            }
+            (Some(a), _) => a,
+            (None, Some(b)) => b,
+            (None, None) => return Err(Error::BadRequest(format!("{} is namespaced: a namespace is required", t.spec.resource()))),
+        };
+        validate::namespace(ns)?;
+        Ok(ns.to_string())
+    }
+
+    /// Checks an object body: a JSON object of this type's apiVersion and kind (when given),
+    /// not nested too deeply.
+    pub(super) fn check_input(&self, t: &Registered, object: &Value) -> Result<()> {
+        if !object.is_object() {
+            return Err(Error::BadRequest("the object must be a JSON object".into()));
+        }
+        validate::depth(object, self.core().options.max_depth)?;
+        let s = |k: &str| object.get(k).and_then(Value::as_str);
+        if let Some(kind) = s("kind") {
+            if kind != t.spec.kind {
+                return Err(Error::BadRequest(format!("kind {kind} does not match the resource's kind {}", t.spec.kind)));
+            }
+        }
+        if let Some(v) = s("apiVersion") {
+            if v != t.api_version {
+                return Err(Error::BadRequest(format!("apiVersion {v} does not match the resource's {}", t.api_version)));
+            }
+        }
+        Ok(())
+    }
+}

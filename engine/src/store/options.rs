@@ -1,0 +1,248 @@
+//! Options: of the store ([`Options`], with every default), of each verb, and the write verbs.
+
+use std::time::Duration;
+
+/// etcd's default request size limit, which Kubernetes objects inherit: 1.5 MiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1536 * 1024;
+/// Default budget of the decoded-object cache, in record bytes: 64 MiB.
+pub const DEFAULT_OBJECT_CACHE_BYTES: usize = 64 << 20;
+/// Records from this size up (64 KiB) have their decoded object cached after a write; smaller
+/// ones decode in well under a millisecond.
+pub const OBJECT_CACHE_MIN_BYTES: usize = 64 << 10;
+/// Default deepest nesting of objects and arrays accepted in an object.
+pub const DEFAULT_MAX_DEPTH: usize = 100;
+
+/// Store options; every default is documented on its builder.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub(super) sync: bool,
+    pub(super) max_object_bytes: usize,
+    pub(super) max_depth: usize,
+    pub(super) watch_buffer: usize,
+    pub(super) bookmark_interval: Duration,
+    pub(super) future_revision_wait: Duration,
+    pub(super) retention: Option<Duration>,
+    pub(super) keep_revisions: Option<u64>,
+    pub(super) compaction_interval: Duration,
+    pub(super) owner_index: bool,
+    pub(super) object_cache_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sync: true,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            max_depth: DEFAULT_MAX_DEPTH,
+            watch_buffer: 1024,
+            bookmark_interval: Duration::from_secs(1),
+            future_revision_wait: Duration::from_secs(3),
+            retention: Some(Duration::from_secs(300)),
+            keep_revisions: None,
+            compaction_interval: Duration::from_secs(30),
+            owner_index: true,
+            object_cache_bytes: DEFAULT_OBJECT_CACHE_BYTES,
+        }
+    }
+}
+
+impl Options {
+    /// Whether acknowledged writes are durable (WAL fsynced before the verb returns). Default on.
+    #[must_use]
+    pub fn sync(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
+    }
+
+    /// Largest stored object in bytes (default [`DEFAULT_MAX_OBJECT_BYTES`]).
+    #[must_use]
+    pub fn max_object_bytes(mut self, bytes: usize) -> Self {
+        self.max_object_bytes = bytes;
+        self
+    }
+
+    /// Deepest nesting accepted (default [`DEFAULT_MAX_DEPTH`]).
+    #[must_use]
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Events buffered per watcher before a slow watcher is ended with an error (default 1024).
+    #[must_use]
+    pub fn watch_buffer(mut self, events: usize) -> Self {
+        self.watch_buffer = events.max(1);
+        self
+    }
+
+    /// Idle time after which a watch that allows bookmarks gets one (default 1 s).
+    #[must_use]
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// How long a read at a revision the store has not reached waits before failing with
+    /// [`Error::TooLargeResourceVersion`](crate::Error::TooLargeResourceVersion) (default 3 s, as the apiserver).
+    #[must_use]
+    pub fn future_revision_wait(mut self, wait: Duration) -> Self {
+        self.future_revision_wait = wait;
+        self
+    }
+
+    /// Automatic compaction keeps at least this much history (default 5 minutes; `None`: no
+    /// time-based compaction).
+    #[must_use]
+    pub fn retention(mut self, retention: Option<Duration>) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Automatic compaction keeps at least this many revisions (default `None`: no count-based
+    /// compaction). With both a time and a count, the one keeping more history wins.
+    #[must_use]
+    pub fn keep_revisions(mut self, revisions: Option<u64>) -> Self {
+        self.keep_revisions = revisions;
+        self
+    }
+
+    /// Whether the owner index is maintained (default on). Turning it off on a store that had it
+    /// leaves the index stale: it is meant for stores that never query ownership, and for
+    /// measuring what the index costs.
+    #[must_use]
+    pub fn owner_index(mut self, on: bool) -> Self {
+        self.owner_index = on;
+        self
+    }
+
+    /// How many bytes of records (from [`OBJECT_CACHE_MIN_BYTES`] up) may have their decoded
+    /// latest version kept in memory after a write, so that the next write or read of a large
+    /// object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`]; 0 turns it off).
+    /// The cached objects take a few times their record size in memory.
+    #[must_use]
+    pub fn object_cache(mut self, bytes: usize) -> Self {
+        self.object_cache_bytes = bytes;
+        self
+    }
+
+    /// How often automatic compaction runs (default 30 s).
+    #[must_use]
+    pub fn compaction_interval(mut self, interval: Duration) -> Self {
+        self.compaction_interval = interval;
+        self
+    }
+}
+
+/// Options of a write.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// The field manager; empty means `unknown` for non-apply writes; required for apply.
+    pub manager: String,
+    /// Run everything up to the write, persist nothing.
+    pub dry_run: bool,
+    /// Apply only: take conflicting fields from other managers.
+    pub force: bool,
+    /// Write through the `status` subresource.
+    pub status: bool,
+}
+
+impl WriteOptions {
+    /// Writes as `manager`, not dry-run, not forced, to the main resource.
+    #[must_use]
+    pub fn new(manager: impl Into<String>) -> Self {
+        WriteOptions { manager: manager.into(), ..Self::default() }
+    }
+
+    /// Sets dry-run.
+    #[must_use]
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Sets force (apply only).
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// Writes through the `status` subresource.
+    #[must_use]
+    pub fn status(mut self, status: bool) -> Self {
+        self.status = status;
+        self
+    }
+}
+
+/// Options of a delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// Only delete the object with this uid.
+    pub uid: Option<String>,
+    /// Only delete the object at this resourceVersion.
+    pub resource_version: Option<String>,
+    /// Run everything up to the write, persist nothing.
+    pub dry_run: bool,
+}
+
+/// Options of a get.
+#[derive(Debug, Clone, Default)]
+pub struct GetOptions {
+    /// Unset or `"0"`: the latest version; `N`: not older than `N` (or exactly at `N` with
+    /// [`ResourceVersionMatch::Exact`]).
+    pub resource_version: Option<String>,
+    /// How to interpret `resource_version`.
+    pub resource_version_match: Option<ResourceVersionMatch>,
+}
+
+/// How a list's or get's `resourceVersion` is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceVersionMatch {
+    /// Data at least as new as the resourceVersion (served at the current revision).
+    NotOlderThan,
+    /// Data exactly at the resourceVersion.
+    Exact,
+}
+
+/// Options of a list (and of delete-collection).
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// Label selector: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`, joined by
+    /// commas.
+    pub label_selector: Option<String>,
+    /// Field selector on `metadata.name` and `metadata.namespace` (`=`, `==`, `!=`).
+    pub field_selector: Option<String>,
+    /// At most this many items per page.
+    pub limit: Option<usize>,
+    /// The continue token of the previous page.
+    pub continue_token: Option<String>,
+    /// Unset: the most recent data; `"0"`: any; `N`: see [`ResourceVersionMatch`] (with a limit
+    /// and no match given, exactly `N`, as Kubernetes).
+    pub resource_version: Option<String>,
+    /// How `resource_version` is matched.
+    pub resource_version_match: Option<ResourceVersionMatch>,
+}
+
+/// Which write an object body makes: one name for the engine, the gRPC service and the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteVerb {
+    /// Create a new object ([`Store::create`](super::Store::create)).
+    Create,
+    /// Replace an existing object ([`Store::update`](super::Store::update)).
+    Update,
+    /// Server-side apply ([`Store::apply`](super::Store::apply)).
+    Apply,
+}
+
+impl WriteVerb {
+    /// The verb as Kubernetes' authorization names it: `create`, `update` or `apply`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WriteVerb::Create => "create",
+            WriteVerb::Update => "update",
+            WriteVerb::Apply => "apply",
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Selectors and resourceVersion parameters: parsed once, matched against objects by lists,
+//! watches and the owner verbs.
+
+use crate::{Error, Result};
+use serde_json::Value;
+
+/// A resourceVersion parameter: `None` when unset or empty.
+pub(crate) fn parse_rv(rv: Option<&str>) -> Result<Option<u64>> {
+    match rv.filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => s.parse().map(Some).map_err(|_| Error::BadRequest(format!("invalid resource version {s:?}"))),
+    }
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Clone, PartialEq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    NotExists(String),
+}
+
+/// A parsed label selector: every requirement must hold.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LabelSelector(Vec<Requirement>);
+
+impl LabelSelector {
+    /// Whether the selector has no requirement (it selects everything).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self> {
+        let bad = |why: &str| Error::BadRequest(format!("unable to parse requirement: {why} in label selector {s:?}"));
+        let mut reqs = Vec::new();
+        for part in split_top_level(s) {
+            let p = part.trim();
+            if p.is_empty() {
+                continue;
+            }
+            let words: Vec<&str> = p.split_whitespace().collect();
+            let req = if let Some(k) = p.strip_prefix('!') {
+                Requirement::NotExists(label_key(k.trim()).map_err(|e| bad(&e))?)
+            } else if words.len() >= 2 && (words.get(1) == Some(&"in") || words.get(1) == Some(&"notin")) {
+                let key = label_key(words.first().copied().unwrap_or_default()).map_err(|e| bad(&e))?;
+                let op_end = p.find(words.get(1).copied().unwrap_or_default()).unwrap_or(0) + words.get(1).map_or(0, |w| w.len());
+                let rest = p.get(op_end..).unwrap_or_default().trim();
+                let inner = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| bad("expected a parenthesized list"))?;
+                let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+                if values.is_empty() {
+                    return Err(bad("for 'in', 'notin' operators, values set can't be empty"));
+                }
+                if words.get(1) == Some(&"in") {
+                    Requirement::In(key, values)
+                } else {
+                    Requirement::NotIn(key, values)
+                }
+            } else if let Some((k, v)) = p.split_once("!=") {
+                Requirement::NotEquals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+            } else if let Some((k, v)) = p.split_once("==") {
+                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+            } else if let Some((k, v)) = p.split_once('=') {
+                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+            } else if words.len() == 1 {
+                Requirement::Exists(label_key(p).map_err(|e| bad(&e))?)
+            } else {
+                return Err(bad("unknown operator"));
+            };
+            reqs.push(req);
+        }
+        Ok(LabelSelector(reqs))
+    }
+
+    pub(crate) fn matches(&self, labels: Option<&Value>) -> bool {
+        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.0.iter().all(|r| match r {
+            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|x| vs.iter().all(|v| v != x)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::NotExists(k) => get(k).is_none(),
+        })
+    }
+}
+
+fn label_key(k: &str) -> std::result::Result<String, String> {
+    let ok = !k.is_empty() && k.len() <= 317 && k.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    if ok {
+        Ok(k.to_string())
+    } else {
+        Err(format!("invalid label key {k:?}"))
+    }
+}
+
+/// Splits on commas outside parentheses.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(s.get(start..i).unwrap_or_default());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(s.get(start..).unwrap_or_default());
+    parts
+}
+
+/// A parsed field selector over `metadata.name` and `metadata.namespace`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
+
+impl FieldSelector {
+    /// Whether the selector has no requirement (it selects everything).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<Self> {
+        let mut reqs = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (field, eq, value) = if let Some((f, v)) = part.split_once("!=") {
+                (f, false, v)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, true, v)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, true, v)
+            } else {
+                return Err(Error::BadRequest(format!("invalid field selector: {part:?}")));
+            };
+            let field = field.trim();
+            if field != "metadata.name" && field != "metadata.namespace" {
+                return Err(Error::BadRequest(format!("field label not supported: {field}")));
+            }
+            reqs.push((field.to_string(), eq, value.trim().to_string()));
+        }
+        Ok(FieldSelector(reqs))
+    }
+
+    pub(crate) fn matches(&self, name: &str, namespace: &str) -> bool {
+        self.0.iter().all(|(f, eq, v)| {
+            let actual = if f == "metadata.name" { name } else { namespace };
+            (actual == v) == *eq
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn label_selectors() {
+        let l = json!({"app": "web", "tier": "front"});
+        let m = |s: &str| LabelSelector::parse(s).unwrap().matches(Some(&l));
+        assert!(m("app=web"));
+        assert!(m("app==web,tier"));
+        assert!(!m("app!=web"));
+        assert!(m("app in (web, db)"));
+        assert!(!m("app notin (web)"));
+        assert!(m("!missing"));
+        assert!(!m("missing"));
+        assert!(LabelSelector::parse("app in web").is_err());
+    }
+}

@@ -1,0 +1,376 @@
+//! The store's public verbs: types, create, get, update, apply, patch, delete, compaction.
+
+use super::commit::{precondition, Plan};
+use super::core::now_time;
+use super::history_record::Who;
+use super::keys::{self, EventType, CF_TYPES};
+use super::kv::Batch;
+use super::meta::{check_preconditions, finish_update, init_new, prepare_update, required_name};
+use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb};
+use super::selectors::parse_rv;
+use super::types::{self, Registered, SchemaSource, TypeSpec};
+use super::{compact, kv, object, validate, Store};
+use crate::fieldmanager::FieldManager;
+use crate::merge::Operation;
+use crate::patch::{PatchMeta, PatchType};
+use crate::{Error, Result};
+use serde_json::Value;
+
+impl Store {
+    /// Registers (or re-registers, replacing its schema) a resource type, durably.
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when the schema does not load; [`Error::Storage`].
+    pub fn register(&self, spec: TypeSpec) -> Result<()> {
+        let mut reg = self.core().registry.write();
+        let id = match reg.resolve(&spec.resource()) {
+            Ok(t) => t.id,
+            Err(_) => reg.next_id(),
+        };
+        let compiled = Registered::compile(id, spec.clone())?;
+        let record = serde_json::to_vec(&spec).map_err(|e| Error::BadRequest(e.to_string()))?;
+        self.core().kv.write(Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None }, true)?;
+        reg.insert(compiled);
+        Ok(())
+    }
+
+    /// Every registered type, in registration order.
+    #[must_use]
+    pub fn types(&self) -> Vec<TypeSpec> {
+        self.core().registry.read().specs()
+    }
+
+    /// The registered type a client names: by plural (`configmaps`), `plural.group`, kind
+    /// (any case) or singular kind (`configmap`, `deployment.apps`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when no type has that name.
+    pub fn find_type(&self, name: &str) -> Result<TypeSpec> {
+        self.types()
+            .into_iter()
+            .find(|t| types::type_is_named(name, &t.plural, &t.group, &t.kind))
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
+    }
+
+    /// The registered type of an object, from its `apiVersion` and `kind`.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] when the object names neither; [`Error::NotFound`] when no type
+    /// matches.
+    pub fn type_of(&self, object: &Value) -> Result<TypeSpec> {
+        let s = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (s("apiVersion"), s("kind"));
+        if api_version.is_empty() || kind.is_empty() {
+            return Err(Error::BadRequest("the object needs apiVersion and kind".into()));
+        }
+        self.types()
+            .into_iter()
+            .find(|t| t.api_version() == api_version && t.kind == kind)
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") })
+    }
+
+    /// Asks every open watch to emit a bookmark at the current revision (for caching proxies;
+    /// Kubernetes has no such call).
+    pub fn request_bookmark(&self) {
+        let hub = self.core().hub.lock();
+        hub.bookmark_all(self.revision());
+    }
+
+    /// Parses an object from JSON or YAML bytes, with the store's nesting limit.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] when the bytes are neither, or nest too deeply.
+    pub fn parse_object(&self, bytes: &[u8]) -> Result<Value> {
+        let v: Value = match serde_json::from_slice(bytes) {
+            Ok(v) => v,
+            Err(json_err) => {
+                let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+                if matches!(first, Some(b'{') | Some(b'[')) {
+                    return Err(Error::BadRequest(format!("invalid JSON: {json_err}")));
+                }
+                serde_yaml::from_slice(bytes).map_err(|e| Error::BadRequest(format!("invalid YAML: {e}")))?
+            }
+        };
+        validate::depth(&v, self.core().options.max_depth)?;
+        Ok(v)
+    }
+
+    /// Creates an object (`metadata.name`, or `metadata.generateName` for a generated one).
+    /// The object gets a uid, creationTimestamp and generation 1.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
+    /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
+    pub fn create(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, object)?;
+        if opts.status {
+            return Err(Error::BadRequest("create is not allowed on the status subresource".into()));
+        }
+        self.check_input(&t, object)?;
+        if object.pointer("/metadata/resourceVersion").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+            return Err(Error::BadRequest("resourceVersion should not be set on objects to be created".into()));
+        }
+        let name = match object.pointer("/metadata/name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            Some(n) => n.to_string(),
+            None => match object.pointer("/metadata/generateName").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                Some(prefix) => validate::generate_name(prefix),
+                None => return Err(validate::invalid("metadata.name", "Required value: name or generateName is required")),
+            },
+        };
+        validate::name(&name)?;
+        let now = now_time();
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+            if cur.is_some() {
+                return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
+            }
+            let mut obj = object.clone();
+            init_new(&t, &mut obj, &ns, &name, &now);
+            if t.spec.status_subresource {
+                if let Value::Object(m) = &mut obj {
+                    m.remove("status");
+                }
+            }
+            let out = t.main.update(None, obj, &opts.manager, &now)?.object;
+            Ok(Plan::Put(out, EventType::Added))
+        })
+    }
+
+    /// The write `verb` makes of an object body: [`Store::create`], [`Store::update`] or
+    /// [`Store::apply`].
+    ///
+    /// # Errors
+    /// Those of the verb.
+    pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        match verb {
+            WriteVerb::Create => self.create(resource, namespace, object, opts),
+            WriteVerb::Update => self.update(resource, namespace, object, opts),
+            WriteVerb::Apply => self.apply(resource, namespace, object, opts),
+        }
+    }
+
+    /// The object, at the latest revision or as `opts` asks.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Expired`] for an exact revision before the compacted one;
+    /// [`Error::TooLargeResourceVersion`]; [`Error::BadRequest`] for a malformed resourceVersion.
+    pub fn get(&self, resource: &str, namespace: Option<&str>, name: &str, opts: &GetOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let rv = parse_rv(opts.resource_version.as_deref())?;
+        let at = match (rv, opts.resource_version_match) {
+            (Some(r), Some(ResourceVersionMatch::Exact)) if r > 0 => {
+                self.core().wait_for(r)?;
+                self.core().check_compacted(r)?;
+                r
+            }
+            (Some(r), _) if r > 0 => {
+                self.core().wait_for(r)?;
+                self.revision()
+            }
+            _ => self.revision(),
+        };
+        let prefix = keys::object_prefix(t.id, &ns, name);
+        // The record is read in place: a cached version is copied, not the record.
+        let core = self.core();
+        let found = core.newest_at(&prefix, at, |rev, rec| {
+            (!object::is_tombstone(rec)).then(|| match core.cache.get(&prefix, rev) {
+                Some(cached) => Ok(Value::clone(&cached)),
+                None => object::decode(rec, rev),
+            })
+        })?;
+        match found {
+            Some((_, Some(object))) => object,
+            _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
+        }
+    }
+
+    /// Replaces an object (or, with [`WriteOptions::status`], its status). A non-empty
+    /// `metadata.resourceVersion` in `object` is a precondition.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
+    /// not match; those of [`Store::create`].
+    pub fn update(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, object)?;
+        self.check_input(&t, object)?;
+        let name = required_name(object)?;
+        let fm = self.field_manager(&t, opts)?;
+        let now = now_time();
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+            let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
+            check_preconditions(&t, &name, live, object)?;
+            let new = prepare_update(&t, opts.status, live, object.clone());
+            let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+            Ok(finish_update(live, out))
+        })
+    }
+
+    /// Server-side applies `config` as `opts.manager`, creating the object when absent. An apply
+    /// that changes nothing writes nothing and keeps the resourceVersion.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] with the conflicting managers unless forced; those of
+    /// [`Store::update`].
+    pub fn apply(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, config)?;
+        self.check_input(&t, config)?;
+        let name = required_name(config)?;
+        validate::name(&name)?;
+        let fm = self.field_manager(&t, opts)?;
+        let now = now_time();
+        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
+            None => {
+                if opts.status {
+                    return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
+                }
+                let mut out = fm.apply(None, config, &opts.manager, opts.force, &now)?.object;
+                init_new(&t, &mut out, &ns, &name, &now);
+                Ok(Plan::Put(out, EventType::Added))
+            }
+            Some(live) => {
+                check_preconditions(&t, &name, live, config)?;
+                let outcome = fm.apply(Some(live), config, &opts.manager, opts.force, &now)?;
+                if outcome.is_noop() {
+                    // The field manager's object is then the live one: the same fields, and
+                    // managedFields rebuilt from unchanged entries, in the form the store writes
+                    // them. It is returned rather than dropped for a copy of the live one.
+                    debug_assert_eq!(&outcome.object, live);
+                    return Ok(Plan::NoOp(outcome.object));
+                }
+                let new = prepare_update(&t, opts.status, live, outcome.object);
+                Ok(finish_update(live, new))
+            }
+        })
+    }
+
+    /// Patches an object with a strategic merge, JSON merge or JSON patch.
+    ///
+    /// # Errors
+    /// [`Error::Patch`] when the patch does not apply; those of [`Store::update`].
+    pub fn patch(&self, resource: &str, namespace: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        validate::depth(patch, self.core().options.max_depth)?;
+        let fm = self.field_manager(&t, opts)?;
+        let meta = match t.spec.schema {
+            SchemaSource::None => PatchMeta::untyped(),
+            _ => PatchMeta::new(t.schema, &t.root_name)?,
+        };
+        let now = now_time();
+        self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+            let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
+            let patched = crate::patch::apply(patch_type, live, patch, &meta)?;
+            self.check_input(&t, &patched)?;
+            check_preconditions(&t, name, live, &patched)?;
+            let new = prepare_update(&t, opts.status, live, patched);
+            let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+            Ok(finish_update(live, out))
+        })
+    }
+
+    /// Deletes an object; one with finalizers gets a deletionTimestamp instead and goes when
+    /// its last finalizer is removed. Returns the deleted object, or the object being deleted.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Precondition`] when the uid or resourceVersion
+    /// precondition fails.
+    pub fn delete(&self, resource: &str, namespace: Option<&str>, name: &str, opts: &DeleteOptions) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let now = now_time();
+        let deleter = Who::default();
+        self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
+            let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
+            let meta = live.get("metadata");
+            let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+            if let Some(uid) = &opts.uid {
+                if uid != field("uid") {
+                    return Err(precondition(&t, name, format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", field("uid"))));
+                }
+            }
+            if let Some(rv) = &opts.resource_version {
+                if rv != field("resourceVersion") {
+                    return Err(precondition(
+                        &t,
+                        name,
+                        format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", field("resourceVersion")),
+                    ));
+                }
+            }
+            let has_finalizers = meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+            if !has_finalizers {
+                return Ok(Plan::Delete(live.clone()));
+            }
+            if meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null()) {
+                return Ok(Plan::NoOp(live.clone()));
+            }
+            let mut out = live.clone();
+            if let Some(Value::Object(m)) = out.get_mut("metadata") {
+                m.insert("deletionTimestamp".into(), Value::String(now.as_str().to_string()));
+                m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
+                if generation > 0 {
+                    m.insert("generation".into(), Value::from(generation + 1));
+                }
+            }
+            Ok(Plan::Put(out, EventType::Modified))
+        })
+    }
+
+    /// Deletes every object the list options select (each deletion is its own revision).
+    /// Returns the objects deleted or being deleted.
+    ///
+    /// # Errors
+    /// Those of [`Store::list`] and [`Store::delete`] (objects deleted meanwhile are skipped).
+    pub fn delete_collection(&self, resource: &str, namespace: Option<&str>, list: &ListOptions, opts: &DeleteOptions) -> Result<Vec<Value>> {
+        let mut listed = ListOptions { limit: None, continue_token: None, ..list.clone() };
+        listed.limit = None;
+        let items = self.list(resource, namespace, &listed)?.items;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
+            match self.delete(resource, ns, name, opts) {
+                Ok(v) => out.push(v),
+                Err(Error::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    fn field_manager<'t>(&self, t: &'t Registered, opts: &WriteOptions) -> Result<&'t FieldManager<'static>> {
+        if opts.status {
+            t.status.as_ref().ok_or_else(|| Error::NotFound { resource: format!("{}/status", t.spec.resource()), name: String::new() })
+        } else {
+            Ok(&t.main)
+        }
+    }
+
+    /// Compacts history before `revision`: reads, lists and watches from older revisions fail
+    /// with [`Error::Expired`]. The compacted revision persists; space is reclaimed in the
+    /// calling thread without blocking writers.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for a revision past the current one; [`Error::Storage`].
+    pub fn compact(&self, revision: u64) -> Result<()> {
+        compact::compact(self.core(), revision)
+    }
+
+    /// Applies every type's history retention now (the background loop also does, every
+    /// compaction interval). Returns how many change records were dropped.
+    ///
+    /// # Errors
+    /// [`Error::Storage`]; [`Error::Corrupt`] for unreadable records.
+    pub fn prune_history(&self) -> Result<u64> {
+        compact::prune(self.core())
+    }
+}
+
+/// Who a write is, for history: the request's manager and subresource.
+fn who(opts: &WriteOptions, operation: Operation) -> Who {
+    Who { manager: opts.manager.clone(), operation: Some(operation), subresource: if opts.status { "status".into() } else { String::new() }, note: String::new() }
+}
