@@ -29,30 +29,37 @@
 //! # Ok::<(), fieldstore_engine::Error>(())
 //! ```
 
-// Modules in layers: each imports only from those above it in this list (and `mod.rs`'s
-// `Store`, whose methods the verb modules define).
-mod kv;
-mod keys;
-mod rocks;
+// The modules in layers; each imports only from the layers before it (and the `Store` type
+// here, whose methods the upper layers define), never in a circle:
+// 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB);
+// 2. values: `cache`, `validate`, `types` (registered types), `object` (records), `view`;
+// 3. requests: `selectors`, `options`;
+// 4. state: `hub` (watch fan-out), `core` (shared state and reads);
+// 5. a write's parts: `history_record`, `owner_index`;
+// 6. writing: `commit` (plan, write loop, committer), `meta` (metadata rules), `compact`;
+// 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`.
+mod blame;
 mod cache;
-mod validate;
-mod types;
-mod object;
-mod view;
-mod selectors;
-mod options;
-mod hub;
+mod commit;
+mod compact;
 mod core;
 mod history_record;
-mod owner_index;
-mod commit;
-mod meta;
-mod verbs;
+mod hub;
+mod keys;
+mod kv;
 mod list;
-mod watch;
-mod blame;
+mod meta;
+mod object;
+mod options;
+mod owner_index;
 mod owners;
-mod compact;
+mod rocks;
+mod selectors;
+mod types;
+mod validate;
+mod verbs;
+mod view;
+mod watch;
 
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};
 pub use keys::EventType;
