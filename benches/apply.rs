@@ -26,6 +26,8 @@
 //! (`support/store_objects.rs`, the `list` shape with apiVersion, kind and metadata), as the
 //! store runs them: the live object carries its managedFields as JSON, which are decoded, and
 //! written back into the result. Key order only, N = 10k and 50k; `parse` is the config's JSON.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
+#![allow(missing_docs, reason = "criterion_group! defines an undocumented public function")]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::schema::parse_smd_yaml;

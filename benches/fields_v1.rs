@@ -7,6 +7,8 @@
 //! N swept from 100 to 50,000, throughput in bytes of the encoded form. Decoding is timed without
 //! dropping the decoded set (the same cost for both forms). Sizes and their ratio are printed once
 //! per N.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
+#![allow(missing_docs, reason = "criterion_group! defines an undocumented public function")]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use fieldstore::codec::{fields_binary, fields_v1, Path, PathElement, Set};

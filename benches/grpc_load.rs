@@ -50,6 +50,7 @@
 //! CPU: the bench process's (clients, watchers, or the embedded store) and the server's, from
 //! `/proc/PID/stat`, from the start of the writes until every watcher caught up; per apply.
 //! The machine's load average is printed at the start and the end. Results: `benches/GRPC_LOAD_RESULTS.md`.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 
 use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore_server::api::pb::{self, store_client::StoreClient};
@@ -509,7 +510,7 @@ fn check_binary(bin: &Path) {
             if p.is_dir() {
                 newest(&p, acc);
             } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
-                if acc.as_ref().map_or(true, |(t, _)| m > *t) {
+                if acc.as_ref().is_none_or(|(t, _)| m > *t) {
                     *acc = Some((m, p));
                 }
             }
@@ -521,7 +522,7 @@ fn check_binary(bin: &Path) {
         let p = root.join(d);
         if p.is_file() {
             if let Ok(m) = std::fs::metadata(&p).and_then(|m| m.modified()) {
-                if acc.as_ref().map_or(true, |(t, _)| m > *t) {
+                if acc.as_ref().is_none_or(|(t, _)| m > *t) {
                     acc = Some((m, p));
                 }
             }
@@ -761,7 +762,7 @@ async fn grpc_phase(cfg: &Config, watchers: usize) -> PhaseResult {
             Err(_) => wouts.push(WatcherOut { errors: vec!["the stream did not end within 10 s of SIGTERM".into()], ..Default::default() }),
         }
     }
-    if status.map_or(true, |s| !s.success()) {
+    if status.is_none_or(|s| !s.success()) {
         eprintln!("grpc_load: server exit {status:?}; log tail:\n{}", server.log_tail());
     }
     r.shutdown = Some(Shutdown {
@@ -916,8 +917,8 @@ fn report(cfg: &Config, results: &[PhaseResult], load_start: &str) {
         r.errors.is_empty()
             && r.acked_unique as u64 == r.revisions
             && r.ops == cfg.ops
-            && r.watch.as_ref().map_or(true, |w| w.lost == 0 && w.duplicates == 0 && w.out_of_order == 0 && w.unexpected == 0 && w.error_watchers == 0 && w.caught_up)
-            && r.shutdown.as_ref().map_or(true, |s| s.status.is_some_and(|st| st.success()) && s.watchers_failed == 0)
+            && r.watch.as_ref().is_none_or(|w| w.lost == 0 && w.duplicates == 0 && w.out_of_order == 0 && w.unexpected == 0 && w.error_watchers == 0 && w.caught_up)
+            && r.shutdown.as_ref().is_none_or(|s| s.status.is_some_and(|st| st.success()) && s.watchers_failed == 0)
     });
     println!();
     println!("==> {}", if verdict { "OK: every apply acknowledged, one revision each; every watcher received every revision once, in order; clean shutdown" } else { "FAILED: see above" });

@@ -20,6 +20,8 @@
 //! (`iter_with_large_drop`): freeing a large object is the caller's business, and costs the same
 //! after a parse as after a patch. The live object is decoded from its JSON bytes, as a store
 //! holds it, so its memory layout is that of a decoded object.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
+#![allow(missing_docs, reason = "criterion_group! defines an undocumented public function")]
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{

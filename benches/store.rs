@@ -17,6 +17,8 @@
 //!
 //! `python3 benches/ratios.py store raw` and `python3 benches/ratios.py store_apply merge` print
 //! the ratios.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
+#![allow(missing_docs, reason = "criterion_group! defines an undocumented public function")]
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::fieldmanager::Time;

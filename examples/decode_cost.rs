@@ -4,6 +4,7 @@
 //! `valgrind --tool=callgrind --toggle-collect='fieldstore_codec::fields_binary::decode' decode_cost bin 5`.
 //!
 //! Usage: `decode_cost bin|json [REPS]`.
+#![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 #![allow(missing_docs)]
 
 use fieldstore::codec::{fields_binary, fields_v1, Path, PathElement, Set};

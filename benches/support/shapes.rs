@@ -86,7 +86,7 @@ pub fn list_item(shape: Shape, i: usize, value: &str) -> Value {
         "image": format!("registry.example/img-{i}:v1"),
         "value": value,
         "port": 8000 + (i % 1000) as i64,
-        "flag": i % 2 == 0,
+        "flag": i.is_multiple_of(2),
     })
 }
 

@@ -334,7 +334,7 @@ fn go_v_float(out: &mut String, f: f64) {
     let (digits, exp) = shortest_digits(f);
     let _ = digits;
     // strconv uses precision 6 for this decision when the digits are the shortest ones.
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         go_float_e(out, f);
     } else {
         let _ = write!(out, "{}", f);

@@ -438,7 +438,7 @@ fn strict_reset_fields_reject_the_apply() {
 }
 
 fn tracked(fm: &FieldManager<'_>) -> Value {
-    let a = fm.apply(None, &cm(json!({"spec": {"data": {"a": "1"}}})), "applier", false, &t(0)).unwrap();
+    let a = fm.apply(None, &cm(json!({"spec": {"data": {"a": "1"}}})), "applier", false, &t(0)).expect("apply to nothing");
     a.object
 }
 

@@ -135,6 +135,6 @@ mod tests {
         for r in 6..200 {
             c.put(b"b", r, Some(&Arc::new(json!(r))), 60);
         }
-        assert!(c.inner.lock().order.len() <= 2 * 1 + 16, "the eviction queue stays bounded");
+        assert!(c.inner.lock().order.len() <= 2 + 16, "the eviction queue stays bounded");
     }
 }

@@ -155,7 +155,7 @@ impl Store {
                 index_ops,
                 reply,
             };
-            let tx = self.inner.commits.lock().clone().ok_or_else(|| Error::Closed)?;
+            let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
             match rx.recv().map_err(|_| Error::Closed)? {
                 Outcome::Committed(obj) => return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone())),

@@ -76,6 +76,10 @@ impl ObjectList<Vec<u8>> {
     }
 }
 
+/// What a list makes of a visible record (its bytes and revision, and the label selector to
+/// apply): the item, or `None` when the selector does not select it.
+type ItemFn<'a, T> = dyn FnMut(&[u8], u64, Option<&LabelSelector>) -> Result<Option<T>> + 'a;
+
 impl Store {
     /// Lists objects of a resource in one namespace (or all namespaces with `None`), as of one
     /// revision, optionally paged and filtered.
@@ -122,7 +126,7 @@ impl Store {
         resource: &str,
         namespace: Option<&str>,
         opts: &ListOptions,
-        item: &mut dyn FnMut(&[u8], u64, Option<&LabelSelector>) -> Result<Option<T>>,
+        item: &mut ItemFn<'_, T>,
     ) -> Result<ObjectList<T>> {
         let t = self.resolve(resource)?;
         let ns = match namespace.filter(|s| !s.is_empty()) {

@@ -104,7 +104,7 @@ pub fn ensure_named_fields_are_members(schema: &Schema, tr: &TypeRef, set: &Set)
 /// check that lets an applier re-applying the same fields keep its set (no allocation, no
 /// pruning), which is what most applies are.
 pub fn is_field_set_of(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> bool {
-    matches!(same_node(schema, tr, v, set), Some(_))
+    same_node(schema, tr, v, set).is_some()
 }
 
 type HashMap<K, V> = std::collections::HashMap<K, V, ahash::RandomState>;

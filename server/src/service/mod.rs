@@ -65,7 +65,10 @@ pub struct StoreService {
 /// broadcasts); a `Weak` keeps the allocation, so the address cannot be reused, without keeping
 /// the object.
 #[derive(Default)]
-struct EventEncodings(Mutex<(std::collections::VecDeque<(std::sync::Weak<Value>, String, pb::Body)>, usize)>);
+struct EventEncodings(Mutex<(std::collections::VecDeque<EncodedEvent>, usize)>);
+
+/// One encoded event: the object it encodes (by identity), the media type, the body.
+type EncodedEvent = (std::sync::Weak<Value>, String, pb::Body);
 
 impl EventEncodings {
     /// At most this many recent encodings, and this many bytes of them.
