@@ -2,7 +2,7 @@
 //! server (`--server ADDR [--token T]`). Both answer the same calls with the same JSON, so every
 //! verb works unchanged either way.
 
-use super::{CliError, Result};
+use super::error::{CliError, Result};
 use crate::api::pb::{self, store_client::StoreClient};
 use crate::service::body;
 use fieldstore_engine::patch::PatchType;

@@ -4,7 +4,8 @@
 
 use super::backend::Backend;
 use super::store::{namespace_for, print_value, Output};
-use super::{write_stdout, Result};
+use super::error::Result;
+use super::stdio::write_stdout;
 use clap::Args;
 use fieldstore_engine::store::{HistoryQuery, WatchOptions};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! Command-line interface: the argument grammar, the error type and the exit-code policy.
+//! Command-line interface: the argument grammar and the exit-code policy.
 //!
 //! Every subcommand reads its input from stdin and writes its result to stdout. Failures print a
 //! single `error: <message>` line on stderr and exit with [`EXIT_FAILURE`]; nothing panics on bad
@@ -6,17 +6,20 @@
 
 mod backend;
 mod envelope;
+mod error;
 mod fields;
 mod history;
 mod patch_local;
 mod replay;
+mod stdio;
 mod store;
 
-use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use error::CliError;
 
 /// Exit status for bad input or failed I/O; clap uses the same status for usage errors.
 const EXIT_FAILURE: u8 = 2;
@@ -59,46 +62,6 @@ enum Command {
     #[command(flatten)]
     Store(store::StoreCommand),
 }
-
-/// Why a command failed; the `Display` text is the message printed after `error: `.
-#[derive(Debug, thiserror::Error)]
-enum CliError {
-    /// stdin could not be read.
-    #[error("reading stdin: {0}")]
-    ReadInput(#[source] io::Error),
-    /// stdout could not be written.
-    #[error("writing stdout: {0}")]
-    WriteOutput(#[source] io::Error),
-    /// The input is not valid JSON where JSON is expected.
-    #[error("input is not valid JSON: {0}")]
-    InputJson(#[source] serde_json::Error),
-    /// The input is not valid in the format a codec expects.
-    #[error(transparent)]
-    Codec(#[from] fieldstore_codec::Error),
-    /// A replay scenario is unusable as a whole; printed as the oracle prints it.
-    #[error("{0}")]
-    ReplayFatal(String),
-    /// An engine operation failed (a patch, a schema, a store verb).
-    #[error(transparent)]
-    Engine(#[from] fieldstore_engine::Error),
-    /// A file could not be read.
-    #[error("reading {path}: {source}")]
-    ReadFile {
-        /// The file.
-        path: String,
-        /// Why.
-        #[source]
-        source: io::Error,
-    },
-    /// The command line or an input file is unusable as given.
-    #[error("{0}")]
-    Usage(String),
-    /// A server refused a request: its Kubernetes `Status`.
-    #[error("{}", .0.get("message").and_then(serde_json::Value::as_str).unwrap_or("request failed"))]
-    Api(serde_json::Value),
-}
-
-type Result<T, E = CliError> = std::result::Result<T, E>;
 
 /// Parses the arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
@@ -166,33 +129,6 @@ fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitC
 /// Keeps the promised single line even if a message embeds newlines.
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Reads all of stdin.
-fn read_stdin() -> Result<Vec<u8>> {
-    let mut input = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .map_err(CliError::ReadInput)?;
-    Ok(input)
-}
-
-/// Reads a file, or stdin for `-`.
-fn read_input(path: &Path) -> Result<Vec<u8>> {
-    if path.as_os_str() == "-" {
-        return read_stdin();
-    }
-    std::fs::read(path).map_err(|source| CliError::ReadFile { path: path.display().to_string(), source })
-}
-
-/// Writes `bytes` to stdout and flushes.
-fn write_stdout(bytes: &[u8]) -> Result<()> {
-    let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(CliError::WriteOutput)
 }
 
 #[cfg(test)]

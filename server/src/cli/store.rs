@@ -7,7 +7,8 @@
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
 use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs, WatchArgs};
-use super::{read_input, write_stdout, CliError, Result};
+use super::error::{CliError, Result};
+use super::stdio::{read_input, write_stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
 use super::backend::{Backend, Remote, TypeInfo, WriteVerb};
