@@ -3,8 +3,9 @@
 //! (`.spec.containers[name="nginx"].image`).
 
 use super::backend::Backend;
-use super::store::{namespace_for, print_value, Output};
 use super::error::Result;
+use super::output::{age, print_value, s, scalar, u, Output};
+use super::store::namespace_for;
 use super::stdio::write_stdout;
 use clap::Args;
 use fieldstore_engine::store::{HistoryQuery, WatchOptions};
@@ -150,30 +151,6 @@ pub struct WatchArgs {
     pub output: Output,
 }
 
-/// `5s`, `3m`, `2h`, `4d`: how long ago `unix_millis` was.
-fn age(unix_millis: u64) -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    ago(now.saturating_sub(unix_millis) / 1000)
-}
-
-/// An elapsed time as kubectl prints ages: `45s`, `12m`, `3h`, `5d`.
-pub(super) fn ago(secs: u64) -> String {
-    match secs {
-        0..=119 => format!("{secs}s"),
-        120..=7199 => format!("{}m", secs / 60),
-        7200..=172_799 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86400),
-    }
-}
-
-fn s<'v>(v: &'v Value, k: &str) -> &'v str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-fn u(v: &Value, k: &str) -> u64 {
-    v.get(k).and_then(Value::as_u64).unwrap_or(0)
-}
-
 /// `manager (Operation) 5m ago, rv 7` of a record carrying an attribution.
 fn who(a: &Value) -> String {
     let mut op = s(a, "operation").to_string();
@@ -219,14 +196,6 @@ fn note(notes: &HashMap<&str, &Value>, pointer: &str) -> String {
         Some(l) if l.get("revision").is_some() => who(l),
         Some(_) => "(before retained history)".into(),
         None => String::new(),
-    }
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::Object(m) if m.is_empty() => "{}".into(),
-        Value::Array(a) if a.is_empty() => "[]".into(),
-        _ => serde_json::to_string(v).unwrap_or_default(),
     }
 }
 

@@ -9,6 +9,7 @@ mod envelope;
 mod error;
 mod fields;
 mod history;
+mod output;
 mod patch_local;
 mod replay;
 mod stdio;
@@ -20,6 +21,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
+use output::Output;
 
 /// Exit status for bad input or failed I/O; clap uses the same status for usage errors.
 const EXIT_FAILURE: u8 = 2;
@@ -105,8 +107,8 @@ pub fn main() -> ExitCode {
 
 /// Prints a failed store verb's Kubernetes `Status`: as JSON with `-o json`, else one line
 /// `error: Reason (code): message`; exit status 1.
-fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitCode {
-    if output == Some(store::Output::Json) {
+fn api_error(status: &serde_json::Value, output: Option<Output>) -> ExitCode {
+    if output == Some(Output::Json) {
         println!("{}", serde_json::to_string_pretty(status).unwrap_or_default());
     } else {
         let s = |k: &str| status.get(k).and_then(serde_json::Value::as_str).unwrap_or("");

@@ -8,6 +8,7 @@
 
 use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs, WatchArgs};
 use super::error::{CliError, Result};
+use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
@@ -89,17 +90,6 @@ pub enum TypesCommand {
         #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
         output: Output,
     },
-}
-
-/// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// A short human-readable summary.
-    Text,
-    /// JSON (errors as a Kubernetes `Status`).
-    Json,
-    /// YAML.
-    Yaml,
 }
 
 /// Arguments of apply, create and replace.
@@ -333,7 +323,7 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
                 .dry_run(c.dry_run)
                 .status(c.subresource == Some(Subresource::Status));
             let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
-            print_written(&out, &spec, "patched", c.dry_run, c.output)
+            print_written(&out, &spec.resource, "patched", c.dry_run, c.output)
         }
         StoreCommand::Get(args) => {
             let spec = store.find_type(&args.resource)?;
@@ -397,7 +387,7 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
             let opts = DeleteOptions { resource_version: args.resource_version, dry_run: args.dry_run, ..DeleteOptions::default() };
             let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
             let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-            print_written(&out, &spec, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
+            print_written(&out, &spec.resource, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
         }
         StoreCommand::Compact { revision } => write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes()),
         StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
@@ -450,7 +440,7 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
             WriteVerb::Create => "created",
             WriteVerb::Replace => "replaced",
         };
-        print_written(&out, &spec, what, c.dry_run, c.output)?;
+        print_written(&out, &spec.resource, what, c.dry_run, c.output)?;
     }
     Ok(())
 }
@@ -462,26 +452,6 @@ pub(super) fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Opti
         return flag.map(str::to_string);
     }
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
-}
-
-/// Rows as columns padded to their widest cell, three spaces apart (kubectl's style).
-fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r.iter().enumerate().map(|(c, cell)| format!("{cell:<w$}", w = widths[c])).collect();
-        out.push_str(line.join("   ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// How long ago an RFC 3339 time was, as kubectl prints ages (`45s`, `12m`, `3h`, `5d`).
-fn age_since(rfc3339: &str) -> String {
-    let Some((secs, _)) = fieldstore_codec::rfc3339::parse(rfc3339) else { return "<unknown>".into() };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    history::ago(u64::try_from(now - secs).unwrap_or(0))
 }
 
 /// A patch given on the command line: JSON, or YAML.
@@ -560,33 +530,4 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
         }
     }
     Ok(out)
-}
-
-/// Prints a written object: `resource/name verb (resourceVersion N)` or the object itself.
-fn print_written(obj: &Value, spec: &TypeInfo, what: &str, dry_run: bool, output: Output) -> Result<()> {
-    if output != Output::Text {
-        return print_value(obj, output);
-    }
-    let m = |f: &str| obj.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-    let mut line = format!("{}/{} {what}", spec.resource, m("name"));
-    if dry_run {
-        line.push_str(" (dry run)");
-    } else if !m("resourceVersion").is_empty() {
-        line.push_str(&format!(" (resourceVersion {})", m("resourceVersion")));
-    }
-    line.push('\n');
-    write_stdout(line.as_bytes())
-}
-
-/// Prints a value as pretty JSON or YAML.
-pub fn print_value(v: &Value, output: Output) -> Result<()> {
-    let text = match output {
-        Output::Yaml => serde_yaml::to_string(v).map_err(|e| CliError::Usage(e.to_string()))?,
-        _ => {
-            let mut s = serde_json::to_string_pretty(v).map_err(CliError::InputJson)?;
-            s.push('\n');
-            s
-        }
-    };
-    write_stdout(text.as_bytes())
 }
