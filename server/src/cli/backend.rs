@@ -37,6 +37,15 @@ impl From<pb::TypeInfo> for TypeInfo {
     }
 }
 
+/// The namespace of a request: the flag, else the object's, else `default`; none for
+/// cluster-scoped types.
+pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
+    if !spec.namespaced {
+        return flag.map(str::to_string);
+    }
+    Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
+}
+
 /// Which write an object body makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteVerb {

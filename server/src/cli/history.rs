@@ -2,10 +2,9 @@
 //! `rename-manager`, `release`. Paths are written as Kubernetes prints them
 //! (`.spec.containers[name="nginx"].image`).
 
-use super::backend::Backend;
+use super::backend::{namespace_for, Backend};
 use super::error::Result;
 use super::output::{age, print_value, s, scalar, u, Output};
-use super::store::namespace_for;
 use super::stdio::write_stdout;
 use clap::Args;
 use fieldstore_engine::store::{HistoryQuery, WatchOptions};

@@ -12,7 +12,7 @@ use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use super::backend::{Backend, Remote, TypeInfo, WriteVerb};
+use super::backend::{namespace_for, Backend, Remote, WriteVerb};
 use fieldstore_engine::store::{DeleteOptions, ListOptions, Options, Store, WriteOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -443,15 +443,6 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
         print_written(&out, &spec.resource, what, c.dry_run, c.output)?;
     }
     Ok(())
-}
-
-/// The namespace of a request: the flag, else the object's, else `default`; none for
-/// cluster-scoped types.
-pub(super) fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
-    if !spec.namespaced {
-        return flag.map(str::to_string);
-    }
-    Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
 /// A patch given on the command line: JSON, or YAML.
