@@ -308,7 +308,7 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
         }
         StoreCommand::Apply(args) => write_each(store, WriteVerb::Apply, &args),
         StoreCommand::Create(args) => write_each(store, WriteVerb::Create, &args),
-        StoreCommand::Replace(args) => write_each(store, WriteVerb::Replace, &args),
+        StoreCommand::Replace(args) => write_each(store, WriteVerb::Update, &args),
         StoreCommand::Patch(args) => {
             let spec = store.find_type(&args.resource)?;
             let c = &args.common;
@@ -438,7 +438,7 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
                 }
             }
             WriteVerb::Create => "created",
-            WriteVerb::Replace => "replaced",
+            WriteVerb::Update => "replaced",
         };
         print_written(&out, &spec.resource, what, c.dry_run, c.output)?;
     }
