@@ -7,7 +7,7 @@ use super::error::Result;
 use super::output::{age, print_value, s, scalar, u, Output};
 use super::stdio::write_stdout;
 use clap::Args;
-use fieldstore_engine::store::{HistoryQuery, WatchOptions};
+use fieldstore_engine::store::HistoryQuery;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -123,31 +123,6 @@ pub struct ReleaseArgs {
     /// Only objects matching this label selector.
     #[arg(short = 'l', long)]
     selector: Option<String>,
-}
-
-/// Arguments of `watch`.
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    /// The resource.
-    resource: String,
-    /// The namespace (default: every namespace).
-    #[arg(short = 'n', long)]
-    namespace: Option<String>,
-    /// Start after this resourceVersion (default: the current state as ADDED events, then changes).
-    #[arg(long)]
-    resource_version: Option<String>,
-    /// Ask for BOOKMARK events.
-    #[arg(long)]
-    bookmarks: bool,
-    /// Label selector.
-    #[arg(short = 'l', long)]
-    selector: Option<String>,
-    /// Stop after this many events.
-    #[arg(long)]
-    max_events: Option<usize>,
-    /// `text`: one line per event (type, name, resourceVersion); `json`: one JSON event per line.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    pub output: Output,
 }
 
 /// `manager (Operation) 5m ago, rv 7` of a record carrying an attribution.
@@ -352,35 +327,4 @@ pub fn release(store: &dyn Backend, a: &ReleaseArgs) -> Result<()> {
     let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
     let n = store.release(&a.manager, resource.as_deref(), a.selector.as_deref())?;
     write_stdout(format!("released {:?} from {n} objects\n", a.manager).as_bytes())
-}
-
-/// `watch`.
-pub fn watch(store: &dyn Backend, a: &WatchArgs) -> Result<()> {
-    let spec = store.find_type(&a.resource)?;
-    let opts = WatchOptions {
-        resource_version: a.resource_version.clone(),
-        label_selector: a.selector.clone(),
-        allow_bookmarks: a.bookmarks,
-        ..WatchOptions::default()
-    };
-    let mut seen = 0usize;
-    let mut failed = None;
-    store.watch(&spec.resource, a.namespace.as_deref(), &opts, &mut |ev| {
-        let line = if a.output == Output::Json {
-            serde_json::to_string(&ev).unwrap_or_default()
-        } else {
-            let o = &ev["object"];
-            let m = |f: &str| o.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-            let name = if m("namespace").is_empty() { m("name") } else { format!("{}/{}", m("namespace"), m("name")) };
-            let name = if s(&ev, "type") == "ERROR" { s(o, "message").to_string() } else { name };
-            format!("{}\t{}\t{}", s(&ev, "type"), name, m("resourceVersion"))
-        };
-        if let Err(e) = write_stdout(format!("{line}\n").as_bytes()) {
-            failed = Some(e);
-            return false;
-        }
-        seen += 1;
-        a.max_events.is_none_or(|max| seen < max)
-    })?;
-    failed.map_or(Ok(()), Err)
 }

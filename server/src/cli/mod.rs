@@ -14,6 +14,7 @@ mod patch_local;
 mod replay;
 mod stdio;
 mod store;
+mod watch;
 
 use std::io;
 use std::path::PathBuf;

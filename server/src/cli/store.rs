@@ -6,10 +6,11 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs, WatchArgs};
+use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
+use super::watch::{self, WatchArgs};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
 use super::backend::{namespace_for, Backend, Remote, WriteVerb};
@@ -391,7 +392,7 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
         }
         StoreCommand::Compact { revision } => write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes()),
         StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
-        StoreCommand::Watch(a) => history::watch(store, &a),
+        StoreCommand::Watch(a) => watch::watch(store, &a),
         StoreCommand::RequestBookmark => write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes()),
         StoreCommand::Blame(a) => history::blame(store, &a),
         StoreCommand::History(a) => history::history(store, &a),
