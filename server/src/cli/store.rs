@@ -6,7 +6,7 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
+use super::provenance::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
@@ -394,14 +394,14 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
         StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
         StoreCommand::Watch(a) => watch::watch(store, &a),
         StoreCommand::RequestBookmark => write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes()),
-        StoreCommand::Blame(a) => history::blame(store, &a),
-        StoreCommand::History(a) => history::history(store, &a),
-        StoreCommand::Log(a) => history::log(store, &a),
-        StoreCommand::Owners(a) => history::owners(store, &a),
-        StoreCommand::ManagedBy(a) => history::managed_by(store, &a),
-        StoreCommand::Managers(a) => history::managers(store, &a),
-        StoreCommand::RenameManager { from, to } => history::rename(store, &from, &to),
-        StoreCommand::Release(a) => history::release(store, &a),
+        StoreCommand::Blame(a) => provenance::blame(store, &a),
+        StoreCommand::History(a) => provenance::history(store, &a),
+        StoreCommand::Log(a) => provenance::log(store, &a),
+        StoreCommand::Owners(a) => provenance::owners(store, &a),
+        StoreCommand::ManagedBy(a) => provenance::managed_by(store, &a),
+        StoreCommand::Managers(a) => provenance::managers(store, &a),
+        StoreCommand::RenameManager { from, to } => provenance::rename_manager(store, &from, &to),
+        StoreCommand::Release(a) => provenance::release(store, &a),
     }
 }
 

@@ -1,6 +1,6 @@
-//! History and ownership verbs: `blame`, `history`, `log`, `owners`, `managed-by`, `managers`,
-//! `rename-manager`, `release`. Paths are written as Kubernetes prints them
-//! (`.spec.containers[name="nginx"].image`).
+//! Provenance verbs: who wrote each field and when (`blame`, `history`, `log`), who owns which
+//! fields (`owners`, `managed-by`, `managers`), and changes to that ownership (`rename-manager`,
+//! `release`). Paths are written as Kubernetes prints them (`.spec.containers[name="nginx"].image`).
 
 use super::backend::{namespace_for, Backend};
 use super::error::Result;
@@ -317,7 +317,7 @@ pub fn managers(store: &dyn Backend, a: &ManagersArgs) -> Result<()> {
 }
 
 /// `rename-manager`.
-pub fn rename(store: &dyn Backend, from: &str, to: &str) -> Result<()> {
+pub fn rename_manager(store: &dyn Backend, from: &str, to: &str) -> Result<()> {
     let n = store.rename_manager(from, to)?;
     write_stdout(format!("renamed {from:?} to {to:?} in {n} objects\n").as_bytes())
 }
