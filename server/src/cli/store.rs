@@ -278,122 +278,20 @@ pub fn run(target: &Target, command: StoreCommand) -> Result<()> {
     }
 }
 
+/// Runs one store verb on a store, wherever it is.
 fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
     match command {
-        StoreCommand::Types(TypesCommand::Register { file }) => {
-            let mut out = String::new();
-            for doc in read_documents(&file)? {
-                let t = store.register_crd(&doc)?;
-                out.push_str(&format!("registered {} ({} {})\n", t.resource, t.api_version, t.kind));
-            }
-            write_stdout(out.as_bytes())
-        }
-        StoreCommand::Types(TypesCommand::List { output }) => {
-            let types = store.types()?;
-            match output {
-                Output::Text => {
-                    let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
-                    for t in &types {
-                        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource, t.api_version, t.kind, t.namespaced, t.status_subresource));
-                    }
-                    write_stdout(out.as_bytes())
-                }
-                _ => {
-                    let list: Vec<Value> = types
-                        .iter()
-                        .map(|t| serde_json::json!({"resource": t.resource, "apiVersion": t.api_version, "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
-                        .collect();
-                    print_value(&Value::Array(list), output)
-                }
-            }
-        }
-        StoreCommand::Apply(args) => write_each(store, WriteVerb::Apply, &args),
-        StoreCommand::Create(args) => write_each(store, WriteVerb::Create, &args),
-        StoreCommand::Replace(args) => write_each(store, WriteVerb::Update, &args),
-        StoreCommand::Patch(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let c = &args.common;
-            let ns = namespace_for(&spec, c.namespace.as_deref(), None);
-            let patch = parse_text(&args.patch)?;
-            let patch_type = match args.patch_type {
-                PatchKind::Strategic => PatchType::Strategic,
-                PatchKind::Merge => PatchType::Merge,
-                PatchKind::Json => PatchType::Json,
-            };
-            let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
-                .dry_run(c.dry_run)
-                .status(c.subresource == Some(Subresource::Status));
-            let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
-            print_written(&out, &spec.resource, "patched", c.dry_run, c.output)
-        }
-        StoreCommand::Get(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
-            let obj = match args.at_revision {
-                Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
-                    resource: spec.resource.clone(),
-                    name: format!("{} (at revision {rev})", args.name),
-                })?,
-                None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version)?,
-            };
-            match args.output {
-                Output::Text => print_value(&obj, Output::Yaml),
-                o => print_value(&obj, o),
-            }
-        }
-        StoreCommand::List(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
-            let opts = ListOptions {
-                label_selector: args.selector,
-                field_selector: args.field_selector,
-                limit: args.limit,
-                continue_token: args.continue_token,
-                resource_version: args.resource_version,
-                ..ListOptions::default()
-            };
-            let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
-            match args.output {
-                Output::Text => {
-                    // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
-                    let mut rows = vec![Vec::new()];
-                    if ns.is_none() && spec.namespaced {
-                        rows[0].push("NAMESPACE".to_string());
-                    }
-                    rows[0].extend(["NAME", "AGE", "RESOURCEVERSION"].map(String::from));
-                    for item in list["items"].as_array().into_iter().flatten() {
-                        let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-                        let mut row = Vec::new();
-                        if ns.is_none() && spec.namespaced {
-                            row.push(m("namespace"));
-                        }
-                        row.extend([m("name"), age_since(&m("creationTimestamp")), m("resourceVersion")]);
-                        rows.push(row);
-                    }
-                    let mut out = table(&rows);
-                    if rows.len() == 1 {
-                        out = format!("No resources found{}.\n", ns.as_deref().map(|n| format!(" in {n} namespace")).unwrap_or_default());
-                    }
-                    if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
-                        out.push_str(&format!("# more: --continue {token}\n"));
-                    }
-                    write_stdout(out.as_bytes())
-                }
-                o => print_value(&list, o),
-            }
-        }
-        StoreCommand::Delete(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
-            let opts = DeleteOptions { resource_version: args.resource_version, dry_run: args.dry_run, ..DeleteOptions::default() };
-            let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
-            let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-            print_written(&out, &spec.resource, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
-        }
-        StoreCommand::Compact { revision } => write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes()),
-        StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
-        StoreCommand::Watch(a) => watch::watch(store, &a),
-        StoreCommand::RequestBookmark => write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes()),
+        StoreCommand::Types(TypesCommand::Register { file }) => register_types(store, &file),
+        StoreCommand::Types(TypesCommand::List { output }) => list_types(store, output),
+        StoreCommand::Apply(a) => apply(store, &a),
+        StoreCommand::Create(a) => create(store, &a),
+        StoreCommand::Replace(a) => replace(store, &a),
+        StoreCommand::Patch(a) => patch(store, &a),
+        StoreCommand::Get(a) => get(store, &a),
+        StoreCommand::List(a) => list(store, &a),
+        StoreCommand::Delete(a) => delete(store, &a),
+        StoreCommand::Compact { revision } => compact(store, revision),
+        StoreCommand::Revision => revision(store),
         StoreCommand::Blame(a) => provenance::blame(store, &a),
         StoreCommand::History(a) => provenance::history(store, &a),
         StoreCommand::Log(a) => provenance::log(store, &a),
@@ -402,7 +300,153 @@ fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
         StoreCommand::Managers(a) => provenance::managers(store, &a),
         StoreCommand::RenameManager { from, to } => provenance::rename_manager(store, &from, &to),
         StoreCommand::Release(a) => provenance::release(store, &a),
+        StoreCommand::Watch(a) => watch::watch(store, &a),
+        StoreCommand::RequestBookmark => watch::request_bookmark(store),
     }
+}
+
+/// `types register`: registers the types of every CRD in the file.
+pub fn register_types(store: &dyn Backend, file: &Path) -> Result<()> {
+    let mut out = String::new();
+    for doc in read_documents(file)? {
+        let t = store.register_crd(&doc)?;
+        out.push_str(&format!("registered {} ({} {})\n", t.resource, t.api_version, t.kind));
+    }
+    write_stdout(out.as_bytes())
+}
+
+/// `types list`: the registered types, as a table or as JSON or YAML.
+pub fn list_types(store: &dyn Backend, output: Output) -> Result<()> {
+    let types = store.types()?;
+    match output {
+        Output::Text => {
+            let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
+            for t in &types {
+                out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource, t.api_version, t.kind, t.namespaced, t.status_subresource));
+            }
+            write_stdout(out.as_bytes())
+        }
+        _ => {
+            let list: Vec<Value> = types
+                .iter()
+                .map(|t| serde_json::json!({"resource": t.resource, "apiVersion": t.api_version, "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
+                .collect();
+            print_value(&Value::Array(list), output)
+        }
+    }
+}
+
+/// `apply`: server-side applies every object `-f` names.
+pub fn apply(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Apply, args)
+}
+
+/// `create`: creates every object `-f` names.
+pub fn create(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Create, args)
+}
+
+/// `replace`: replaces every object `-f` names.
+pub fn replace(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Update, args)
+}
+
+/// `patch`: patches one object.
+pub fn patch(store: &dyn Backend, args: &PatchArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let c = &args.common;
+    let ns = namespace_for(&spec, c.namespace.as_deref(), None);
+    let patch = parse_text(&args.patch)?;
+    let patch_type = match args.patch_type {
+        PatchKind::Strategic => PatchType::Strategic,
+        PatchKind::Merge => PatchType::Merge,
+        PatchKind::Json => PatchType::Json,
+    };
+    let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
+        .dry_run(c.dry_run)
+        .status(c.subresource == Some(Subresource::Status));
+    let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
+    print_written(&out, &spec.resource, "patched", c.dry_run, c.output)
+}
+
+/// `get`: prints one object (YAML unless `-o json`).
+pub fn get(store: &dyn Backend, args: &GetArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+    let obj = match args.at_revision {
+        Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
+            resource: spec.resource.clone(),
+            name: format!("{} (at revision {rev})", args.name),
+        })?,
+        None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version.clone())?,
+    };
+    match args.output {
+        Output::Text => print_value(&obj, Output::Yaml),
+        o => print_value(&obj, o),
+    }
+}
+
+/// `list`: a resource's objects, as kubectl's table or as the List object.
+pub fn list(store: &dyn Backend, args: &ListArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
+    let opts = ListOptions {
+        label_selector: args.selector.clone(),
+        field_selector: args.field_selector.clone(),
+        limit: args.limit,
+        continue_token: args.continue_token.clone(),
+        resource_version: args.resource_version.clone(),
+        ..ListOptions::default()
+    };
+    let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
+    match args.output {
+        Output::Text => {
+            // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
+            let mut rows = vec![Vec::new()];
+            if ns.is_none() && spec.namespaced {
+                rows[0].push("NAMESPACE".to_string());
+            }
+            rows[0].extend(["NAME", "AGE", "RESOURCEVERSION"].map(String::from));
+            for item in list["items"].as_array().into_iter().flatten() {
+                let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+                let mut row = Vec::new();
+                if ns.is_none() && spec.namespaced {
+                    row.push(m("namespace"));
+                }
+                row.extend([m("name"), age_since(&m("creationTimestamp")), m("resourceVersion")]);
+                rows.push(row);
+            }
+            let mut out = table(&rows);
+            if rows.len() == 1 {
+                out = format!("No resources found{}.\n", ns.as_deref().map(|n| format!(" in {n} namespace")).unwrap_or_default());
+            }
+            if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
+                out.push_str(&format!("# more: --continue {token}\n"));
+            }
+            write_stdout(out.as_bytes())
+        }
+        o => print_value(&list, o),
+    }
+}
+
+/// `delete`: deletes one object (with finalizers: marks it for deletion).
+pub fn delete(store: &dyn Backend, args: &DeleteArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+    let opts = DeleteOptions { resource_version: args.resource_version.clone(), dry_run: args.dry_run, ..DeleteOptions::default() };
+    let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
+    let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    print_written(&out, &spec.resource, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
+}
+
+/// `compact`: discards history before a revision.
+pub fn compact(store: &dyn Backend, revision: Option<u64>) -> Result<()> {
+    write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes())
+}
+
+/// `revision`: prints the current revision.
+pub fn revision(store: &dyn Backend) -> Result<()> {
+    write_stdout(format!("{}\n", store.revision()?).as_bytes())
 }
 
 /// Applies, creates or replaces every object of the file, stopping at the first error.

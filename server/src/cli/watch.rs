@@ -1,4 +1,5 @@
-//! `watch`: one line, or one JSON event, per event of a resource.
+//! Watch verbs: `watch` (one line or one JSON event per event of a resource) and
+//! `request-bookmark` (every open watch emits a bookmark).
 
 use super::backend::Backend;
 use super::error::Result;
@@ -64,3 +65,7 @@ pub fn watch(store: &dyn Backend, a: &WatchArgs) -> Result<()> {
     failed.map_or(Ok(()), Err)
 }
 
+/// `request-bookmark`: makes every open watch emit a bookmark.
+pub fn request_bookmark(store: &dyn Backend) -> Result<()> {
+    write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes())
+}
