@@ -1,79 +1,23 @@
-//! The store's verbs on the command line: `fieldstore --data DIR <verb>` opens the data directory
-//! in-process, runs one verb and closes it (the embedded mode; no server involved).
+//! Object verbs: `types`, `apply`, `create`, `replace`, `patch`, `get`, `list`, `delete`, and the
+//! revision verbs `compact` and `revision`.
 //!
 //! Objects are read from files or stdin (`-f -`) as JSON or YAML (several YAML documents are
 //! applied one after another); the resource of an object comes from its `apiVersion` and `kind`.
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::provenance::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
+use super::backend::{namespace_for, Backend, WriteVerb};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
-use super::watch::{self, WatchArgs};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use super::backend::{namespace_for, Backend, Remote, WriteVerb};
-use fieldstore_engine::store::{DeleteOptions, ListOptions, Options, Store, WriteOptions};
+use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The field manager of non-apply writes when `--manager` is not given.
 pub const DEFAULT_MANAGER: &str = "fieldstore";
-
-/// A store verb.
-#[derive(Debug, Subcommand)]
-pub enum StoreCommand {
-    /// Resource types: register a CustomResourceDefinition, or list the registered types.
-    #[command(subcommand)]
-    Types(TypesCommand),
-    /// Server-side apply objects (creating them when absent).
-    Apply(WriteArgs),
-    /// Create objects.
-    Create(WriteArgs),
-    /// Replace objects (a `metadata.resourceVersion` in the file is a precondition).
-    Replace(WriteArgs),
-    /// Patch one object.
-    Patch(PatchArgs),
-    /// Print one object.
-    Get(GetArgs),
-    /// List objects of a resource.
-    List(ListArgs),
-    /// Delete one object (with finalizers: mark it for deletion).
-    Delete(DeleteArgs),
-    /// Compact history before a revision (default: the current revision).
-    Compact {
-        /// The revision; history before it is discarded.
-        revision: Option<u64>,
-    },
-    /// Print the current revision.
-    Revision,
-    /// The object annotated with the last change of every field (manager, operation, age).
-    Blame(BlameArgs),
-    /// The timeline of a field or subtree, newest first.
-    History(HistoryArgs),
-    /// Every write of an object that history holds, newest first.
-    Log(LogArgs),
-    /// Which objects have a field (or fields under a path) and who owns it in each.
-    Owners(OwnersArgs),
-    /// The objects a field manager owns fields of.
-    ManagedBy(ManagedByArgs),
-    /// Every field manager with counts of objects and fields.
-    Managers(ManagersArgs),
-    /// Rename a field manager across every object (an Update of each, recorded in history).
-    RenameManager {
-        /// The current name.
-        from: String,
-        /// The new name.
-        to: String,
-    },
-    /// Drop a field manager's ownership from objects (fields keep their values).
-    Release(ReleaseArgs),
-    /// Watch a resource: one line per event (type, name, resourceVersion), or JSON events.
-    Watch(WatchArgs),
-    /// Make every open watch emit a bookmark at the current revision.
-    RequestBookmark,
-}
 
 /// `types` subcommands.
 #[derive(Debug, Subcommand)]
@@ -103,7 +47,7 @@ pub struct WriteArgs {
     #[arg(long)]
     force: bool,
     #[command(flatten)]
-    common: WriteFlags,
+    pub common: WriteFlags,
 }
 
 /// Flags every write verb takes.
@@ -123,7 +67,7 @@ pub struct WriteFlags {
     subresource: Option<Subresource>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub output: Output,
 }
 
 /// A subresource a write can go through.
@@ -147,7 +91,7 @@ pub struct PatchArgs {
     #[arg(short = 'p', long = "patch")]
     patch: String,
     #[command(flatten)]
-    common: WriteFlags,
+    pub common: WriteFlags,
 }
 
 /// Patch types, as kubectl names them.
@@ -179,7 +123,7 @@ pub struct GetArgs {
     at_revision: Option<u64>,
     /// Output format (default YAML).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
-    output: Output,
+    pub output: Output,
 }
 
 /// Arguments of list.
@@ -210,7 +154,7 @@ pub struct ListArgs {
     field_selector: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub output: Output,
 }
 
 /// Arguments of delete.
@@ -231,78 +175,7 @@ pub struct DeleteArgs {
     dry_run: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
-}
-
-impl StoreCommand {
-    /// The output format the command asked for (errors are printed in it too).
-    pub fn output(&self) -> Output {
-        match self {
-            StoreCommand::Types(TypesCommand::List { output }) => *output,
-            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.common.output,
-            StoreCommand::Patch(a) => a.common.output,
-            StoreCommand::Get(a) => a.output,
-            StoreCommand::List(a) => a.output,
-            StoreCommand::Delete(a) => a.output,
-            StoreCommand::Blame(a) => a.output,
-            StoreCommand::History(a) => a.output,
-            StoreCommand::Log(a) => a.output,
-            StoreCommand::Owners(a) => a.output,
-            StoreCommand::ManagedBy(a) => a.output,
-            StoreCommand::Managers(a) => a.output,
-            StoreCommand::Watch(a) => a.output,
-            _ => Output::Text,
-        }
-    }
-}
-
-/// Where the verbs run.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// In-process on a data directory.
-    Data(std::path::PathBuf),
-    /// Against a server, with an optional bearer token and CA certificate (for https).
-    Server(String, Option<String>, Option<std::path::PathBuf>),
-}
-
-/// Opens the data directory (or connects to the server) and runs the verb.
-pub fn run(target: &Target, command: StoreCommand) -> Result<()> {
-    match target {
-        Target::Data(data) => {
-            // The CLI is short-lived: no background compaction.
-            let options = Options::default().retention(None).keep_revisions(None);
-            let store = Store::open(data, options)?;
-            run_on(&store, command)
-        }
-        Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
-    }
-}
-
-/// Runs one store verb on a store, wherever it is.
-fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
-    match command {
-        StoreCommand::Types(TypesCommand::Register { file }) => register_types(store, &file),
-        StoreCommand::Types(TypesCommand::List { output }) => list_types(store, output),
-        StoreCommand::Apply(a) => apply(store, &a),
-        StoreCommand::Create(a) => create(store, &a),
-        StoreCommand::Replace(a) => replace(store, &a),
-        StoreCommand::Patch(a) => patch(store, &a),
-        StoreCommand::Get(a) => get(store, &a),
-        StoreCommand::List(a) => list(store, &a),
-        StoreCommand::Delete(a) => delete(store, &a),
-        StoreCommand::Compact { revision } => compact(store, revision),
-        StoreCommand::Revision => revision(store),
-        StoreCommand::Blame(a) => provenance::blame(store, &a),
-        StoreCommand::History(a) => provenance::history(store, &a),
-        StoreCommand::Log(a) => provenance::log(store, &a),
-        StoreCommand::Owners(a) => provenance::owners(store, &a),
-        StoreCommand::ManagedBy(a) => provenance::managed_by(store, &a),
-        StoreCommand::Managers(a) => provenance::managers(store, &a),
-        StoreCommand::RenameManager { from, to } => provenance::rename_manager(store, &from, &to),
-        StoreCommand::Release(a) => provenance::release(store, &a),
-        StoreCommand::Watch(a) => watch::watch(store, &a),
-        StoreCommand::RequestBookmark => watch::request_bookmark(store),
-    }
+    pub output: Output,
 }
 
 /// `types register`: registers the types of every CRD in the file.
