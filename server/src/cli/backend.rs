@@ -2,7 +2,7 @@
 //! server (`--server ADDR [--token T]`). Both answer the same calls with the same JSON, so every
 //! verb works unchanged either way.
 
-use super::{CliError, Result};
+use super::error::{CliError, Result};
 use crate::api::pb::{self, store_client::StoreClient};
 use crate::service::body;
 use fieldstore_engine::patch::PatchType;
@@ -37,15 +37,27 @@ impl From<pb::TypeInfo> for TypeInfo {
     }
 }
 
+/// The namespace of a request: the flag, else the object's, else `default`; none for
+/// cluster-scoped types.
+pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
+    if !spec.namespaced {
+        return flag.map(str::to_string);
+    }
+    Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
+}
+
+// The CLI's own `WriteVerb` until the engine exports `fieldstore_engine::store::WriteVerb` (same
+// variants, same derives): then this enum gives way to `pub use fieldstore_engine::store::WriteVerb;`
+// and nothing else in `cli/` changes (every other module names it as `backend::WriteVerb`).
 /// Which write an object body makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WriteVerb {
+    /// Create a new object.
+    Create,
+    /// Replace an existing object (`replace` on the command line).
+    Update,
     /// Server-side apply.
     Apply,
-    /// Create.
-    Create,
-    /// Replace (update).
-    Replace,
 }
 
 /// The store verbs, wherever the store is. History and ownership answers are the JSON the
@@ -137,7 +149,7 @@ impl Backend for Store {
         Ok(match verb {
             WriteVerb::Apply => self.apply(resource, ns, obj, opts)?,
             WriteVerb::Create => self.create(resource, ns, obj, opts)?,
-            WriteVerb::Replace => self.update(resource, ns, obj, opts)?,
+            WriteVerb::Update => self.update(resource, ns, obj, opts)?,
         })
     }
     fn patch(&self, resource: &str, ns: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -329,7 +341,7 @@ impl Backend for Remote {
             match verb {
                 WriteVerb::Apply => c.apply(req).await,
                 WriteVerb::Create => c.create(req).await,
-                WriteVerb::Replace => c.update(req).await,
+                WriteVerb::Update => c.update(req).await,
             }
         })?;
         parse_body(r.object)

@@ -3,7 +3,8 @@
 use clap::Subcommand;
 use fieldstore_codec::Envelope;
 
-use super::{read_stdin, write_stdout, CliError, Result};
+use super::error::{CliError, Result};
+use super::stdio::{read_stdin, write_stdout};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum EnvelopeCommand {

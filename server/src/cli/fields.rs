@@ -3,7 +3,8 @@
 use clap::{Subcommand, ValueEnum};
 use fieldstore_codec::{fields_binary, fields_v1, Set};
 
-use super::{read_stdin, write_stdout, Result};
+use super::error::Result;
+use super::stdio::{read_stdin, write_stdout};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum FieldsCommand {

@@ -1,22 +1,39 @@
-//! Command-line interface: the argument grammar, the error type and the exit-code policy.
+//! Command-line interface: the argument grammar, the dispatch of every command and the exit-code
+//! policy.
 //!
 //! Every subcommand reads its input from stdin and writes its result to stdout. Failures print a
 //! single `error: <message>` line on stderr and exit with [`EXIT_FAILURE`]; nothing panics on bad
 //! input.
+//!
+//! The modules form layers, each using only the layers before it: `error` (why a command fails)
+//! ← `stdio` (stdin, input files, stdout) ← `output` (`-o` formats, tables, ages) ← `backend`
+//! (where the store verbs run) ← the commands (`store`, `provenance`, `watch`; `envelope`,
+//! `fields`, `patch_local`, `replay`) ← this module.
 
 mod backend;
 mod envelope;
+mod error;
 mod fields;
-mod history;
+mod output;
 mod patch_local;
+mod provenance;
 mod replay;
+mod stdio;
 mod store;
+mod watch;
 
-use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use backend::{Backend, Remote};
 use clap::{Parser, Subcommand};
+use error::{CliError, Result};
+use fieldstore_engine::store::{Options, Store};
+use output::Output;
+use provenance::{BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
+use store::{DeleteArgs, GetArgs, ListArgs, PatchArgs, TypesCommand, WriteArgs};
+use watch::WatchArgs;
 
 /// Exit status for bad input or failed I/O; clap uses the same status for usage errors.
 const EXIT_FAILURE: u8 = 2;
@@ -57,48 +74,84 @@ enum Command {
     Serve(crate::serve::ServeArgs),
     /// Store verbs, run in-process on the data directory (`--data DIR`).
     #[command(flatten)]
-    Store(store::StoreCommand),
+    Store(StoreCommand),
 }
 
-/// Why a command failed; the `Display` text is the message printed after `error: `.
-#[derive(Debug, thiserror::Error)]
-enum CliError {
-    /// stdin could not be read.
-    #[error("reading stdin: {0}")]
-    ReadInput(#[source] io::Error),
-    /// stdout could not be written.
-    #[error("writing stdout: {0}")]
-    WriteOutput(#[source] io::Error),
-    /// The input is not valid JSON where JSON is expected.
-    #[error("input is not valid JSON: {0}")]
-    InputJson(#[source] serde_json::Error),
-    /// The input is not valid in the format a codec expects.
-    #[error(transparent)]
-    Codec(#[from] fieldstore_codec::Error),
-    /// A replay scenario is unusable as a whole; printed as the oracle prints it.
-    #[error("{0}")]
-    ReplayFatal(String),
-    /// An engine operation failed (a patch, a schema, a store verb).
-    #[error(transparent)]
-    Engine(#[from] fieldstore_engine::Error),
-    /// A file could not be read.
-    #[error("reading {path}: {source}")]
-    ReadFile {
-        /// The file.
-        path: String,
-        /// Why.
-        #[source]
-        source: io::Error,
+/// A store verb.
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
+    /// Resource types: register a CustomResourceDefinition, or list the registered types.
+    #[command(subcommand)]
+    Types(TypesCommand),
+    /// Server-side apply objects (creating them when absent).
+    Apply(WriteArgs),
+    /// Create objects.
+    Create(WriteArgs),
+    /// Replace objects (a `metadata.resourceVersion` in the file is a precondition).
+    Replace(WriteArgs),
+    /// Patch one object.
+    Patch(PatchArgs),
+    /// Print one object.
+    Get(GetArgs),
+    /// List objects of a resource.
+    List(ListArgs),
+    /// Delete one object (with finalizers: mark it for deletion).
+    Delete(DeleteArgs),
+    /// Compact history before a revision (default: the current revision).
+    Compact {
+        /// The revision; history before it is discarded.
+        revision: Option<u64>,
     },
-    /// The command line or an input file is unusable as given.
-    #[error("{0}")]
-    Usage(String),
-    /// A server refused a request: its Kubernetes `Status`.
-    #[error("{}", .0.get("message").and_then(serde_json::Value::as_str).unwrap_or("request failed"))]
-    Api(serde_json::Value),
+    /// Print the current revision.
+    Revision,
+    /// The object annotated with the last change of every field (manager, operation, age).
+    Blame(BlameArgs),
+    /// The timeline of a field or subtree, newest first.
+    History(HistoryArgs),
+    /// Every write of an object that history holds, newest first.
+    Log(LogArgs),
+    /// Which objects have a field (or fields under a path) and who owns it in each.
+    Owners(OwnersArgs),
+    /// The objects a field manager owns fields of.
+    ManagedBy(ManagedByArgs),
+    /// Every field manager with counts of objects and fields.
+    Managers(ManagersArgs),
+    /// Rename a field manager across every object (an Update of each, recorded in history).
+    RenameManager {
+        /// The current name.
+        from: String,
+        /// The new name.
+        to: String,
+    },
+    /// Drop a field manager's ownership from objects (fields keep their values).
+    Release(ReleaseArgs),
+    /// Watch a resource: one line per event (type, name, resourceVersion), or JSON events.
+    Watch(WatchArgs),
+    /// Make every open watch emit a bookmark at the current revision.
+    RequestBookmark,
 }
 
-type Result<T, E = CliError> = std::result::Result<T, E>;
+impl StoreCommand {
+    /// The output format the command asked for (errors are printed in it too).
+    fn output(&self) -> Output {
+        match self {
+            StoreCommand::Types(TypesCommand::List { output }) => *output,
+            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.common.output,
+            StoreCommand::Patch(a) => a.common.output,
+            StoreCommand::Get(a) => a.output,
+            StoreCommand::List(a) => a.output,
+            StoreCommand::Delete(a) => a.output,
+            StoreCommand::Blame(a) => a.output,
+            StoreCommand::History(a) => a.output,
+            StoreCommand::Log(a) => a.output,
+            StoreCommand::Owners(a) => a.output,
+            StoreCommand::ManagedBy(a) => a.output,
+            StoreCommand::Managers(a) => a.output,
+            StoreCommand::Watch(a) => a.output,
+            _ => Output::Text,
+        }
+    }
+}
 
 /// Parses the arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
@@ -113,10 +166,10 @@ pub fn main() -> ExitCode {
         Command::Store(command) => {
             output = Some(command.output());
             let target = match cli.server {
-                Some(addr) => store::Target::Server(addr, cli.token, cli.tls_ca),
-                None => store::Target::Data(cli.data),
+                Some(addr) => Target::Server(addr, cli.token, cli.tls_ca),
+                None => Target::Data(cli.data),
             };
-            store::run(&target, command)
+            run(&target, command)
         }
     };
     match outcome {
@@ -140,10 +193,59 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Where the verbs run.
+#[derive(Debug, Clone)]
+enum Target {
+    /// In-process on a data directory.
+    Data(PathBuf),
+    /// Against a server, with an optional bearer token and CA certificate (for https).
+    Server(String, Option<String>, Option<PathBuf>),
+}
+
+/// Opens the data directory (or connects to the server) and runs the verb.
+fn run(target: &Target, command: StoreCommand) -> Result<()> {
+    match target {
+        Target::Data(data) => {
+            // The CLI is short-lived: no background compaction.
+            let options = Options::default().retention(None).keep_revisions(None);
+            let store = Store::open(data, options)?;
+            run_on(&store, command)
+        }
+        Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
+    }
+}
+
+/// Runs one store verb on a store, wherever it is.
+fn run_on(backend: &dyn Backend, command: StoreCommand) -> Result<()> {
+    match command {
+        StoreCommand::Types(TypesCommand::Register { file }) => store::register_types(backend, &file),
+        StoreCommand::Types(TypesCommand::List { output }) => store::list_types(backend, output),
+        StoreCommand::Apply(a) => store::apply(backend, &a),
+        StoreCommand::Create(a) => store::create(backend, &a),
+        StoreCommand::Replace(a) => store::replace(backend, &a),
+        StoreCommand::Patch(a) => store::patch(backend, &a),
+        StoreCommand::Get(a) => store::get(backend, &a),
+        StoreCommand::List(a) => store::list(backend, &a),
+        StoreCommand::Delete(a) => store::delete(backend, &a),
+        StoreCommand::Compact { revision } => store::compact(backend, revision),
+        StoreCommand::Revision => store::revision(backend),
+        StoreCommand::Blame(a) => provenance::blame(backend, &a),
+        StoreCommand::History(a) => provenance::history(backend, &a),
+        StoreCommand::Log(a) => provenance::log(backend, &a),
+        StoreCommand::Owners(a) => provenance::owners(backend, &a),
+        StoreCommand::ManagedBy(a) => provenance::managed_by(backend, &a),
+        StoreCommand::Managers(a) => provenance::managers(backend, &a),
+        StoreCommand::RenameManager { from, to } => provenance::rename_manager(backend, &from, &to),
+        StoreCommand::Release(a) => provenance::release(backend, &a),
+        StoreCommand::Watch(a) => watch::watch(backend, &a),
+        StoreCommand::RequestBookmark => watch::request_bookmark(backend),
+    }
+}
+
 /// Prints a failed store verb's Kubernetes `Status`: as JSON with `-o json`, else one line
 /// `error: Reason (code): message`; exit status 1.
-fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitCode {
-    if output == Some(store::Output::Json) {
+fn api_error(status: &serde_json::Value, output: Option<Output>) -> ExitCode {
+    if output == Some(Output::Json) {
         println!("{}", serde_json::to_string_pretty(status).unwrap_or_default());
     } else {
         let s = |k: &str| status.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
@@ -166,33 +268,6 @@ fn api_error(status: &serde_json::Value, output: Option<store::Output>) -> ExitC
 /// Keeps the promised single line even if a message embeds newlines.
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Reads all of stdin.
-fn read_stdin() -> Result<Vec<u8>> {
-    let mut input = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .map_err(CliError::ReadInput)?;
-    Ok(input)
-}
-
-/// Reads a file, or stdin for `-`.
-fn read_input(path: &Path) -> Result<Vec<u8>> {
-    if path.as_os_str() == "-" {
-        return read_stdin();
-    }
-    std::fs::read(path).map_err(|source| CliError::ReadFile { path: path.display().to_string(), source })
-}
-
-/// Writes `bytes` to stdout and flushes.
-fn write_stdout(bytes: &[u8]) -> Result<()> {
-    let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(CliError::WriteOutput)
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ use fieldstore_engine::schema::Schema;
 use fieldstore_engine::Error;
 use serde_json::Value;
 
-use super::{read_stdin, write_stdout, CliError, Result};
+use super::error::{CliError, Result};
+use super::stdio::{read_stdin, write_stdout};
 
 /// The arguments of `patch-local`.
 #[derive(Debug, Args)]

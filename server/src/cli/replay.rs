@@ -1,7 +1,8 @@
 //! `fieldstore replay`: replays a Server-Side Apply scenario in the structured-merge-diff oracle's
 //! format (stdin) and prints the oracle's output format (stdout), one JSON line per op.
 
-use super::{read_stdin, write_stdout, CliError, Result};
+use super::error::{CliError, Result};
+use super::stdio::{read_stdin, write_stdout};
 
 /// Runs the replay.
 pub fn run() -> Result<()> {

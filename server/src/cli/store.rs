@@ -1,76 +1,23 @@
-//! The store's verbs on the command line: `fieldstore --data DIR <verb>` opens the data directory
-//! in-process, runs one verb and closes it (the embedded mode; no server involved).
+//! Object verbs: `types`, `apply`, `create`, `replace`, `patch`, `get`, `list`, `delete`, and the
+//! revision verbs `compact` and `revision`.
 //!
 //! Objects are read from files or stdin (`-f -`) as JSON or YAML (several YAML documents are
 //! applied one after another); the resource of an object comes from its `apiVersion` and `kind`.
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::history::{self, BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs, WatchArgs};
-use super::{read_input, write_stdout, CliError, Result};
+use super::backend::{namespace_for, Backend, WriteVerb};
+use super::error::{CliError, Result};
+use super::output::{age_since, print_value, print_written, table, Output};
+use super::stdio::{read_input, write_stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use super::backend::{Backend, Remote, TypeInfo, WriteVerb};
-use fieldstore_engine::store::{DeleteOptions, ListOptions, Options, Store, WriteOptions};
+use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The field manager of non-apply writes when `--manager` is not given.
 pub const DEFAULT_MANAGER: &str = "fieldstore";
-
-/// A store verb.
-#[derive(Debug, Subcommand)]
-pub enum StoreCommand {
-    /// Resource types: register a CustomResourceDefinition, or list the registered types.
-    #[command(subcommand)]
-    Types(TypesCommand),
-    /// Server-side apply objects (creating them when absent).
-    Apply(WriteArgs),
-    /// Create objects.
-    Create(WriteArgs),
-    /// Replace objects (a `metadata.resourceVersion` in the file is a precondition).
-    Replace(WriteArgs),
-    /// Patch one object.
-    Patch(PatchArgs),
-    /// Print one object.
-    Get(GetArgs),
-    /// List objects of a resource.
-    List(ListArgs),
-    /// Delete one object (with finalizers: mark it for deletion).
-    Delete(DeleteArgs),
-    /// Compact history before a revision (default: the current revision).
-    Compact {
-        /// The revision; history before it is discarded.
-        revision: Option<u64>,
-    },
-    /// Print the current revision.
-    Revision,
-    /// The object annotated with the last change of every field (manager, operation, age).
-    Blame(BlameArgs),
-    /// The timeline of a field or subtree, newest first.
-    History(HistoryArgs),
-    /// Every write of an object that history holds, newest first.
-    Log(LogArgs),
-    /// Which objects have a field (or fields under a path) and who owns it in each.
-    Owners(OwnersArgs),
-    /// The objects a field manager owns fields of.
-    ManagedBy(ManagedByArgs),
-    /// Every field manager with counts of objects and fields.
-    Managers(ManagersArgs),
-    /// Rename a field manager across every object (an Update of each, recorded in history).
-    RenameManager {
-        /// The current name.
-        from: String,
-        /// The new name.
-        to: String,
-    },
-    /// Drop a field manager's ownership from objects (fields keep their values).
-    Release(ReleaseArgs),
-    /// Watch a resource: one line per event (type, name, resourceVersion), or JSON events.
-    Watch(WatchArgs),
-    /// Make every open watch emit a bookmark at the current revision.
-    RequestBookmark,
-}
 
 /// `types` subcommands.
 #[derive(Debug, Subcommand)]
@@ -90,17 +37,6 @@ pub enum TypesCommand {
     },
 }
 
-/// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// A short human-readable summary.
-    Text,
-    /// JSON (errors as a Kubernetes `Status`).
-    Json,
-    /// YAML.
-    Yaml,
-}
-
 /// Arguments of apply, create and replace.
 #[derive(Debug, Args)]
 pub struct WriteArgs {
@@ -111,7 +47,7 @@ pub struct WriteArgs {
     #[arg(long)]
     force: bool,
     #[command(flatten)]
-    common: WriteFlags,
+    pub common: WriteFlags,
 }
 
 /// Flags every write verb takes.
@@ -131,7 +67,7 @@ pub struct WriteFlags {
     subresource: Option<Subresource>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub output: Output,
 }
 
 /// A subresource a write can go through.
@@ -155,7 +91,7 @@ pub struct PatchArgs {
     #[arg(short = 'p', long = "patch")]
     patch: String,
     #[command(flatten)]
-    common: WriteFlags,
+    pub common: WriteFlags,
 }
 
 /// Patch types, as kubectl names them.
@@ -187,7 +123,7 @@ pub struct GetArgs {
     at_revision: Option<u64>,
     /// Output format (default YAML).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Yaml)]
-    output: Output,
+    pub output: Output,
 }
 
 /// Arguments of list.
@@ -218,7 +154,7 @@ pub struct ListArgs {
     field_selector: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub output: Output,
 }
 
 /// Arguments of delete.
@@ -239,178 +175,151 @@ pub struct DeleteArgs {
     dry_run: bool,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub output: Output,
 }
 
-impl StoreCommand {
-    /// The output format the command asked for (errors are printed in it too).
-    pub fn output(&self) -> Output {
-        match self {
-            StoreCommand::Types(TypesCommand::List { output }) => *output,
-            StoreCommand::Apply(a) | StoreCommand::Create(a) | StoreCommand::Replace(a) => a.common.output,
-            StoreCommand::Patch(a) => a.common.output,
-            StoreCommand::Get(a) => a.output,
-            StoreCommand::List(a) => a.output,
-            StoreCommand::Delete(a) => a.output,
-            StoreCommand::Blame(a) => a.output,
-            StoreCommand::History(a) => a.output,
-            StoreCommand::Log(a) => a.output,
-            StoreCommand::Owners(a) => a.output,
-            StoreCommand::ManagedBy(a) => a.output,
-            StoreCommand::Managers(a) => a.output,
-            StoreCommand::Watch(a) => a.output,
-            _ => Output::Text,
-        }
+/// `types register`: registers the types of every CRD in the file.
+pub fn register_types(store: &dyn Backend, file: &Path) -> Result<()> {
+    let mut out = String::new();
+    for doc in read_documents(file)? {
+        let t = store.register_crd(&doc)?;
+        out.push_str(&format!("registered {} ({} {})\n", t.resource, t.api_version, t.kind));
     }
+    write_stdout(out.as_bytes())
 }
 
-/// Where the verbs run.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// In-process on a data directory.
-    Data(std::path::PathBuf),
-    /// Against a server, with an optional bearer token and CA certificate (for https).
-    Server(String, Option<String>, Option<std::path::PathBuf>),
-}
-
-/// Opens the data directory (or connects to the server) and runs the verb.
-pub fn run(target: &Target, command: StoreCommand) -> Result<()> {
-    match target {
-        Target::Data(data) => {
-            // The CLI is short-lived: no background compaction.
-            let options = Options::default().retention(None).keep_revisions(None);
-            let store = Store::open(data, options)?;
-            run_on(&store, command)
-        }
-        Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
-    }
-}
-
-fn run_on(store: &dyn Backend, command: StoreCommand) -> Result<()> {
-    match command {
-        StoreCommand::Types(TypesCommand::Register { file }) => {
-            let mut out = String::new();
-            for doc in read_documents(&file)? {
-                let t = store.register_crd(&doc)?;
-                out.push_str(&format!("registered {} ({} {})\n", t.resource, t.api_version, t.kind));
+/// `types list`: the registered types, as a table or as JSON or YAML.
+pub fn list_types(store: &dyn Backend, output: Output) -> Result<()> {
+    let types = store.types()?;
+    match output {
+        Output::Text => {
+            let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
+            for t in &types {
+                out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource, t.api_version, t.kind, t.namespaced, t.status_subresource));
             }
             write_stdout(out.as_bytes())
         }
-        StoreCommand::Types(TypesCommand::List { output }) => {
-            let types = store.types()?;
-            match output {
-                Output::Text => {
-                    let mut out = String::from("RESOURCE\tAPIVERSION\tKIND\tNAMESPACED\tSTATUS\n");
-                    for t in &types {
-                        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", t.resource, t.api_version, t.kind, t.namespaced, t.status_subresource));
-                    }
-                    write_stdout(out.as_bytes())
-                }
-                _ => {
-                    let list: Vec<Value> = types
-                        .iter()
-                        .map(|t| serde_json::json!({"resource": t.resource, "apiVersion": t.api_version, "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
-                        .collect();
-                    print_value(&Value::Array(list), output)
-                }
-            }
+        _ => {
+            let list: Vec<Value> = types
+                .iter()
+                .map(|t| serde_json::json!({"resource": t.resource, "apiVersion": t.api_version, "kind": t.kind, "namespaced": t.namespaced, "statusSubresource": t.status_subresource}))
+                .collect();
+            print_value(&Value::Array(list), output)
         }
-        StoreCommand::Apply(args) => write_each(store, WriteVerb::Apply, &args),
-        StoreCommand::Create(args) => write_each(store, WriteVerb::Create, &args),
-        StoreCommand::Replace(args) => write_each(store, WriteVerb::Replace, &args),
-        StoreCommand::Patch(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let c = &args.common;
-            let ns = namespace_for(&spec, c.namespace.as_deref(), None);
-            let patch = parse_text(&args.patch)?;
-            let patch_type = match args.patch_type {
-                PatchKind::Strategic => PatchType::Strategic,
-                PatchKind::Merge => PatchType::Merge,
-                PatchKind::Json => PatchType::Json,
-            };
-            let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
-                .dry_run(c.dry_run)
-                .status(c.subresource == Some(Subresource::Status));
-            let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
-            print_written(&out, &spec, "patched", c.dry_run, c.output)
-        }
-        StoreCommand::Get(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
-            let obj = match args.at_revision {
-                Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
-                    resource: spec.resource.clone(),
-                    name: format!("{} (at revision {rev})", args.name),
-                })?,
-                None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version)?,
-            };
-            match args.output {
-                Output::Text => print_value(&obj, Output::Yaml),
-                o => print_value(&obj, o),
-            }
-        }
-        StoreCommand::List(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
-            let opts = ListOptions {
-                label_selector: args.selector,
-                field_selector: args.field_selector,
-                limit: args.limit,
-                continue_token: args.continue_token,
-                resource_version: args.resource_version,
-                ..ListOptions::default()
-            };
-            let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
-            match args.output {
-                Output::Text => {
-                    // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
-                    let mut rows = vec![Vec::new()];
-                    if ns.is_none() && spec.namespaced {
-                        rows[0].push("NAMESPACE".to_string());
-                    }
-                    rows[0].extend(["NAME", "AGE", "RESOURCEVERSION"].map(String::from));
-                    for item in list["items"].as_array().into_iter().flatten() {
-                        let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-                        let mut row = Vec::new();
-                        if ns.is_none() && spec.namespaced {
-                            row.push(m("namespace"));
-                        }
-                        row.extend([m("name"), age_since(&m("creationTimestamp")), m("resourceVersion")]);
-                        rows.push(row);
-                    }
-                    let mut out = table(&rows);
-                    if rows.len() == 1 {
-                        out = format!("No resources found{}.\n", ns.as_deref().map(|n| format!(" in {n} namespace")).unwrap_or_default());
-                    }
-                    if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
-                        out.push_str(&format!("# more: --continue {token}\n"));
-                    }
-                    write_stdout(out.as_bytes())
-                }
-                o => print_value(&list, o),
-            }
-        }
-        StoreCommand::Delete(args) => {
-            let spec = store.find_type(&args.resource)?;
-            let ns = namespace_for(&spec, args.namespace.as_deref(), None);
-            let opts = DeleteOptions { resource_version: args.resource_version, dry_run: args.dry_run, ..DeleteOptions::default() };
-            let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
-            let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-            print_written(&out, &spec, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
-        }
-        StoreCommand::Compact { revision } => write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes()),
-        StoreCommand::Revision => write_stdout(format!("{}\n", store.revision()?).as_bytes()),
-        StoreCommand::Watch(a) => history::watch(store, &a),
-        StoreCommand::RequestBookmark => write_stdout(format!("bookmark requested at revision {}\n", store.request_bookmark()?).as_bytes()),
-        StoreCommand::Blame(a) => history::blame(store, &a),
-        StoreCommand::History(a) => history::history(store, &a),
-        StoreCommand::Log(a) => history::log(store, &a),
-        StoreCommand::Owners(a) => history::owners(store, &a),
-        StoreCommand::ManagedBy(a) => history::managed_by(store, &a),
-        StoreCommand::Managers(a) => history::managers(store, &a),
-        StoreCommand::RenameManager { from, to } => history::rename(store, &from, &to),
-        StoreCommand::Release(a) => history::release(store, &a),
     }
+}
+
+/// `apply`: server-side applies every object `-f` names.
+pub fn apply(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Apply, args)
+}
+
+/// `create`: creates every object `-f` names.
+pub fn create(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Create, args)
+}
+
+/// `replace`: replaces every object `-f` names.
+pub fn replace(store: &dyn Backend, args: &WriteArgs) -> Result<()> {
+    write_each(store, WriteVerb::Update, args)
+}
+
+/// `patch`: patches one object.
+pub fn patch(store: &dyn Backend, args: &PatchArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let c = &args.common;
+    let ns = namespace_for(&spec, c.namespace.as_deref(), None);
+    let patch = parse_text(&args.patch)?;
+    let patch_type = match args.patch_type {
+        PatchKind::Strategic => PatchType::Strategic,
+        PatchKind::Merge => PatchType::Merge,
+        PatchKind::Json => PatchType::Json,
+    };
+    let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
+        .dry_run(c.dry_run)
+        .status(c.subresource == Some(Subresource::Status));
+    let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
+    print_written(&out, &spec.resource, "patched", c.dry_run, c.output)
+}
+
+/// `get`: prints one object (YAML unless `-o json`).
+pub fn get(store: &dyn Backend, args: &GetArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+    let obj = match args.at_revision {
+        Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
+            resource: spec.resource.clone(),
+            name: format!("{} (at revision {rev})", args.name),
+        })?,
+        None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version.clone())?,
+    };
+    match args.output {
+        Output::Text => print_value(&obj, Output::Yaml),
+        o => print_value(&obj, o),
+    }
+}
+
+/// `list`: a resource's objects, as kubectl's table or as the List object.
+pub fn list(store: &dyn Backend, args: &ListArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = if args.all_namespaces { None } else { namespace_for(&spec, args.namespace.as_deref(), None) };
+    let opts = ListOptions {
+        label_selector: args.selector.clone(),
+        field_selector: args.field_selector.clone(),
+        limit: args.limit,
+        continue_token: args.continue_token.clone(),
+        resource_version: args.resource_version.clone(),
+        ..ListOptions::default()
+    };
+    let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
+    match args.output {
+        Output::Text => {
+            // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
+            let mut rows = vec![Vec::new()];
+            if ns.is_none() && spec.namespaced {
+                rows[0].push("NAMESPACE".to_string());
+            }
+            rows[0].extend(["NAME", "AGE", "RESOURCEVERSION"].map(String::from));
+            for item in list["items"].as_array().into_iter().flatten() {
+                let m = |f: &str| item.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+                let mut row = Vec::new();
+                if ns.is_none() && spec.namespaced {
+                    row.push(m("namespace"));
+                }
+                row.extend([m("name"), age_since(&m("creationTimestamp")), m("resourceVersion")]);
+                rows.push(row);
+            }
+            let mut out = table(&rows);
+            if rows.len() == 1 {
+                out = format!("No resources found{}.\n", ns.as_deref().map(|n| format!(" in {n} namespace")).unwrap_or_default());
+            }
+            if let Some(token) = list.pointer("/metadata/continue").and_then(Value::as_str) {
+                out.push_str(&format!("# more: --continue {token}\n"));
+            }
+            write_stdout(out.as_bytes())
+        }
+        o => print_value(&list, o),
+    }
+}
+
+/// `delete`: deletes one object (with finalizers: marks it for deletion).
+pub fn delete(store: &dyn Backend, args: &DeleteArgs) -> Result<()> {
+    let spec = store.find_type(&args.resource)?;
+    let ns = namespace_for(&spec, args.namespace.as_deref(), None);
+    let opts = DeleteOptions { resource_version: args.resource_version.clone(), dry_run: args.dry_run, ..DeleteOptions::default() };
+    let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
+    let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    print_written(&out, &spec.resource, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
+}
+
+/// `compact`: discards history before a revision.
+pub fn compact(store: &dyn Backend, revision: Option<u64>) -> Result<()> {
+    write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes())
+}
+
+/// `revision`: prints the current revision.
+pub fn revision(store: &dyn Backend) -> Result<()> {
+    write_stdout(format!("{}\n", store.revision()?).as_bytes())
 }
 
 /// Applies, creates or replaces every object of the file, stopping at the first error.
@@ -447,40 +356,11 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
                 }
             }
             WriteVerb::Create => "created",
-            WriteVerb::Replace => "replaced",
+            WriteVerb::Update => "replaced",
         };
-        print_written(&out, &spec, what, c.dry_run, c.output)?;
+        print_written(&out, &spec.resource, what, c.dry_run, c.output)?;
     }
     Ok(())
-}
-
-/// The namespace of a request: the flag, else the object's, else `default`; none for
-/// cluster-scoped types.
-pub(super) fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
-    if !spec.namespaced {
-        return flag.map(str::to_string);
-    }
-    Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
-}
-
-/// Rows as columns padded to their widest cell, three spaces apart (kubectl's style).
-fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r.iter().enumerate().map(|(c, cell)| format!("{cell:<w$}", w = widths[c])).collect();
-        out.push_str(line.join("   ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// How long ago an RFC 3339 time was, as kubectl prints ages (`45s`, `12m`, `3h`, `5d`).
-fn age_since(rfc3339: &str) -> String {
-    let Some((secs, _)) = fieldstore_codec::rfc3339::parse(rfc3339) else { return "<unknown>".into() };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    history::ago(u64::try_from(now - secs).unwrap_or(0))
 }
 
 /// A patch given on the command line: JSON, or YAML.
@@ -559,33 +439,4 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
         }
     }
     Ok(out)
-}
-
-/// Prints a written object: `resource/name verb (resourceVersion N)` or the object itself.
-fn print_written(obj: &Value, spec: &TypeInfo, what: &str, dry_run: bool, output: Output) -> Result<()> {
-    if output != Output::Text {
-        return print_value(obj, output);
-    }
-    let m = |f: &str| obj.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-    let mut line = format!("{}/{} {what}", spec.resource, m("name"));
-    if dry_run {
-        line.push_str(" (dry run)");
-    } else if !m("resourceVersion").is_empty() {
-        line.push_str(&format!(" (resourceVersion {})", m("resourceVersion")));
-    }
-    line.push('\n');
-    write_stdout(line.as_bytes())
-}
-
-/// Prints a value as pretty JSON or YAML.
-pub fn print_value(v: &Value, output: Output) -> Result<()> {
-    let text = match output {
-        Output::Yaml => serde_yaml::to_string(v).map_err(|e| CliError::Usage(e.to_string()))?,
-        _ => {
-            let mut s = serde_json::to_string_pretty(v).map_err(CliError::InputJson)?;
-            s.push('\n');
-            s
-        }
-    };
-    write_stdout(text.as_bytes())
 }

@@ -1,12 +1,13 @@
-//! History and ownership verbs: `blame`, `history`, `log`, `owners`, `managed-by`, `managers`,
-//! `rename-manager`, `release`. Paths are written as Kubernetes prints them
-//! (`.spec.containers[name="nginx"].image`).
+//! Provenance verbs: who wrote each field and when (`blame`, `history`, `log`), who owns which
+//! fields (`owners`, `managed-by`, `managers`), and changes to that ownership (`rename-manager`,
+//! `release`). Paths are written as Kubernetes prints them (`.spec.containers[name="nginx"].image`).
 
-use super::backend::Backend;
-use super::store::{namespace_for, print_value, Output};
-use super::{write_stdout, Result};
+use super::backend::{namespace_for, Backend};
+use super::error::Result;
+use super::output::{age, print_value, s, scalar, u, Output};
+use super::stdio::write_stdout;
 use clap::Args;
-use fieldstore_engine::store::{HistoryQuery, WatchOptions};
+use fieldstore_engine::store::HistoryQuery;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -124,55 +125,6 @@ pub struct ReleaseArgs {
     selector: Option<String>,
 }
 
-/// Arguments of `watch`.
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    /// The resource.
-    resource: String,
-    /// The namespace (default: every namespace).
-    #[arg(short = 'n', long)]
-    namespace: Option<String>,
-    /// Start after this resourceVersion (default: the current state as ADDED events, then changes).
-    #[arg(long)]
-    resource_version: Option<String>,
-    /// Ask for BOOKMARK events.
-    #[arg(long)]
-    bookmarks: bool,
-    /// Label selector.
-    #[arg(short = 'l', long)]
-    selector: Option<String>,
-    /// Stop after this many events.
-    #[arg(long)]
-    max_events: Option<usize>,
-    /// `text`: one line per event (type, name, resourceVersion); `json`: one JSON event per line.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Text)]
-    pub output: Output,
-}
-
-/// `5s`, `3m`, `2h`, `4d`: how long ago `unix_millis` was.
-fn age(unix_millis: u64) -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    ago(now.saturating_sub(unix_millis) / 1000)
-}
-
-/// An elapsed time as kubectl prints ages: `45s`, `12m`, `3h`, `5d`.
-pub(super) fn ago(secs: u64) -> String {
-    match secs {
-        0..=119 => format!("{secs}s"),
-        120..=7199 => format!("{}m", secs / 60),
-        7200..=172_799 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86400),
-    }
-}
-
-fn s<'v>(v: &'v Value, k: &str) -> &'v str {
-    v.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-fn u(v: &Value, k: &str) -> u64 {
-    v.get(k).and_then(Value::as_u64).unwrap_or(0)
-}
-
 /// `manager (Operation) 5m ago, rv 7` of a record carrying an attribution.
 fn who(a: &Value) -> String {
     let mut op = s(a, "operation").to_string();
@@ -218,14 +170,6 @@ fn note(notes: &HashMap<&str, &Value>, pointer: &str) -> String {
         Some(l) if l.get("revision").is_some() => who(l),
         Some(_) => "(before retained history)".into(),
         None => String::new(),
-    }
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::Object(m) if m.is_empty() => "{}".into(),
-        Value::Array(a) if a.is_empty() => "[]".into(),
-        _ => serde_json::to_string(v).unwrap_or_default(),
     }
 }
 
@@ -373,7 +317,7 @@ pub fn managers(store: &dyn Backend, a: &ManagersArgs) -> Result<()> {
 }
 
 /// `rename-manager`.
-pub fn rename(store: &dyn Backend, from: &str, to: &str) -> Result<()> {
+pub fn rename_manager(store: &dyn Backend, from: &str, to: &str) -> Result<()> {
     let n = store.rename_manager(from, to)?;
     write_stdout(format!("renamed {from:?} to {to:?} in {n} objects\n").as_bytes())
 }
@@ -383,35 +327,4 @@ pub fn release(store: &dyn Backend, a: &ReleaseArgs) -> Result<()> {
     let resource = a.resource.as_deref().map(|r| store.find_type(r)).transpose()?.map(|t| t.resource);
     let n = store.release(&a.manager, resource.as_deref(), a.selector.as_deref())?;
     write_stdout(format!("released {:?} from {n} objects\n", a.manager).as_bytes())
-}
-
-/// `watch`.
-pub fn watch(store: &dyn Backend, a: &WatchArgs) -> Result<()> {
-    let spec = store.find_type(&a.resource)?;
-    let opts = WatchOptions {
-        resource_version: a.resource_version.clone(),
-        label_selector: a.selector.clone(),
-        allow_bookmarks: a.bookmarks,
-        ..WatchOptions::default()
-    };
-    let mut seen = 0usize;
-    let mut failed = None;
-    store.watch(&spec.resource, a.namespace.as_deref(), &opts, &mut |ev| {
-        let line = if a.output == Output::Json {
-            serde_json::to_string(&ev).unwrap_or_default()
-        } else {
-            let o = &ev["object"];
-            let m = |f: &str| o.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
-            let name = if m("namespace").is_empty() { m("name") } else { format!("{}/{}", m("namespace"), m("name")) };
-            let name = if s(&ev, "type") == "ERROR" { s(o, "message").to_string() } else { name };
-            format!("{}\t{}\t{}", s(&ev, "type"), name, m("resourceVersion"))
-        };
-        if let Err(e) = write_stdout(format!("{line}\n").as_bytes()) {
-            failed = Some(e);
-            return false;
-        }
-        seen += 1;
-        a.max_events.is_none_or(|max| seen < max)
-    })?;
-    failed.map_or(Ok(()), Err)
 }
