@@ -2,6 +2,9 @@
 //! compaction, bookmarks, authentication and authorization refusals, the size limit, health,
 //! and shutdown with open watches. Each test starts its own server on `127.0.0.1:0`.
 
+// Test support (the server it starts, its clients) unwraps too: a failed setup is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use fieldstore_server::api::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};

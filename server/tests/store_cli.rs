@@ -234,3 +234,31 @@ fn apply_a_directory_list_as_a_table_and_conflicts_show_values() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(".spec.replicas: owned by \"ci\"; live 2, applied 4"), "{stderr}");
 }
+
+/// A data directory a running server holds is refused with an error that says so and names
+/// `--server`, not RocksDB's lock-file message.
+#[test]
+fn a_data_directory_held_by_a_server_says_so() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+        .arg("--data")
+        .arg(&data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fieldstore serve");
+    // The first stdout line (the address) comes once the store is open.
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("stdout is piped")).read_line(&mut line).expect("address line");
+    let out = run(&data, &["list", "configmaps"], b"");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is in use by another process"), "{err}");
+    assert!(err.contains("--server ADDR"), "{err}");
+    assert!(!err.contains("LOCK"), "{err}");
+}

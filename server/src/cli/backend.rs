@@ -46,19 +46,8 @@ pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
-// The CLI's own `WriteVerb` until the engine exports `fieldstore_engine::store::WriteVerb` (same
-// variants, same derives): then this enum gives way to `pub use fieldstore_engine::store::WriteVerb;`
-// and nothing else in `cli/` changes (every other module names it as `backend::WriteVerb`).
-/// Which write an object body makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WriteVerb {
-    /// Create a new object.
-    Create,
-    /// Replace an existing object (`replace` on the command line).
-    Update,
-    /// Server-side apply.
-    Apply,
-}
+/// Which write an object body makes (the engine's; the CLI's `replace` is `Update`).
+pub use fieldstore_engine::store::WriteVerb;
 
 /// The store verbs, wherever the store is. History and ownership answers are the JSON the
 /// library's types serialize to.
@@ -146,11 +135,7 @@ impl Backend for Store {
         Ok(Store::types(self).iter().map(TypeInfo::from).collect())
     }
     fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(match verb {
-            WriteVerb::Apply => self.apply(resource, ns, obj, opts)?,
-            WriteVerb::Create => self.create(resource, ns, obj, opts)?,
-            WriteVerb::Update => self.update(resource, ns, obj, opts)?,
-        })
+        Ok(Store::write(self, verb, resource, ns, obj, opts)?)
     }
     fn patch(&self, resource: &str, ns: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
         Ok(Store::patch(self, resource, ns, name, patch_type, patch, opts)?)

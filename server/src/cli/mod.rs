@@ -184,6 +184,12 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
         // A store verb failed: the Kubernetes Status, as JSON with `-o json`, exit status 1.
+        // The data directory is a running server's: point at the way to reach it.
+        Err(CliError::Engine(err @ fieldstore_engine::Error::InUse { .. })) if output.is_some() => {
+            let mut status = err.to_status();
+            status["message"] = serde_json::Value::String(format!("{err}; stop it, or run the command against it with --server ADDR"));
+            api_error(&status, output)
+        }
         Err(CliError::Engine(err)) if output.is_some() => api_error(&err.to_status(), output),
         Err(CliError::Api(status)) => api_error(&status, output),
         Err(err) => {
