@@ -4,7 +4,7 @@
 CARGO    ?= cargo
 DATA     ?= ./fieldstore-data
 
-.PHONY: setup run demo test
+.PHONY: setup run demo lint test
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -48,3 +48,9 @@ test: setup
 	$(CARGO) test --workspace --release
 	sh tests/python/ensure_grpcio.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
+
+# The guard rails CI runs before the tests: rustfmt (rustfmt.toml) and clippy with every warning
+# an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
