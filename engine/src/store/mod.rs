@@ -70,7 +70,7 @@ pub use options::{
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};
-pub use watch::{Watch, WatchEvent, WatchOptions};
+pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 
 use self::core::Core;
 use commit::{committer, Commit};

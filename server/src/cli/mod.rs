@@ -2,7 +2,7 @@
 //! policy.
 //!
 //! Every subcommand reads its input from stdin and writes its result to stdout. Failures print a
-//! single `error: <message>` line on stderr and exit with [`EXIT_FAILURE`]; nothing panics on bad
+//! single `error: <message>` line on stderr and exit with status 2; nothing panics on bad
 //! input.
 //!
 //! The modules form layers, each using only the layers before it: `error` (why a command fails)
