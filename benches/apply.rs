@@ -120,7 +120,9 @@ fn bench_apply(c: &mut Criterion) {
                     bch.iter(|| up.apply(&empty, &cfg, "v1", ManagedFields::new(), &a, false).expect("apply"))
                 }
             });
-            let run = |bch: &mut Bencher<'_>, config: &Value, key: &ManagerKey| cold.run(bch, || mgrs.clone(), |m| up.apply(&live, config, "v1", m, key, false).expect("apply"));
+            let run = |bch: &mut Bencher<'_>, config: &Value, key: &ManagerKey| {
+                cold.run(bch, || mgrs.clone(), |m| up.apply(&live, config, "v1", m, key, false).expect("apply"))
+            };
             g.bench_with_input(BenchmarkId::new("reapply", n), &n, |bch, _| run(bch, &cfg, &a));
             g.bench_with_input(BenchmarkId::new("change_one", n), &n, |bch, _| run(bch, &cfg_changed, &a));
             g.bench_with_input(BenchmarkId::new("second_manager", n), &n, |bch, _| run(bch, &cfg_b, &b));

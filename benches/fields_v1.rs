@@ -27,10 +27,7 @@ fn list_set(n: usize) -> Set {
     let items = Path::fields(["spec", "items"]);
     let mut set = Set::new();
     for i in 0..n {
-        let item = items.child(PathElement::key(vec![(
-            "name".into(),
-            json!(format!("item-{i}")),
-        )]));
+        let item = items.child(PathElement::key(vec![("name".into(), json!(format!("item-{i}")))]));
         set.insert(&item);
         for f in ITEM_FIELDS {
             set.insert(&item.child(PathElement::field(f)));
@@ -44,15 +41,9 @@ fn sweep(c: &mut Criterion, name: &str, run: impl Fn(&mut criterion::Bencher, &C
     let mut group = c.benchmark_group(name);
     for case in cases() {
         group.sample_size(if case.n >= 10_000 { 20 } else { 100 });
-        let bytes = if name.starts_with("json") {
-            case.json.len()
-        } else {
-            case.binary.len()
-        };
+        let bytes = if name.starts_with("json") { case.json.len() } else { case.binary.len() };
         group.throughput(Throughput::Bytes(bytes as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(case.n), case, |b, case| {
-            run(b, case)
-        });
+        group.bench_with_input(BenchmarkId::from_parameter(case.n), case, |b, case| run(b, case));
     }
     group.finish();
 }
@@ -82,46 +73,27 @@ fn cases() -> &'static [Case] {
                     binary.len(),
                     100.0 * binary.len() as f64 / json.len() as f64
                 );
-                Case {
-                    n,
-                    set,
-                    json,
-                    binary,
-                }
+                Case { n, set, json, binary }
             })
             .collect()
     })
 }
 
 fn json_encode(c: &mut Criterion) {
-    sweep(c, "json_encode", |b, case| {
-        b.iter(|| fields_v1::to_json(black_box(&case.set)))
-    });
+    sweep(c, "json_encode", |b, case| b.iter(|| fields_v1::to_json(black_box(&case.set))));
 }
 
 fn json_decode(c: &mut Criterion) {
-    sweep(c, "json_decode", |b, case| {
-        b.iter_with_large_drop(|| fields_v1::from_json(black_box(&case.json)).expect("decodes"))
-    });
+    sweep(c, "json_decode", |b, case| b.iter_with_large_drop(|| fields_v1::from_json(black_box(&case.json)).expect("decodes")));
 }
 
 fn binary_encode(c: &mut Criterion) {
-    sweep(c, "binary_encode", |b, case| {
-        b.iter(|| fields_binary::encode(black_box(&case.set)))
-    });
+    sweep(c, "binary_encode", |b, case| b.iter(|| fields_binary::encode(black_box(&case.set))));
 }
 
 fn binary_decode(c: &mut Criterion) {
-    sweep(c, "binary_decode", |b, case| {
-        b.iter_with_large_drop(|| fields_binary::decode(black_box(&case.binary)).expect("decodes"))
-    });
+    sweep(c, "binary_decode", |b, case| b.iter_with_large_drop(|| fields_binary::decode(black_box(&case.binary)).expect("decodes")));
 }
 
-criterion_group!(
-    benches,
-    json_encode,
-    json_decode,
-    binary_encode,
-    binary_decode
-);
+criterion_group!(benches, json_encode, json_decode, binary_encode, binary_decode);
 criterion_main!(benches);

@@ -225,9 +225,20 @@ struct Progress {
     done: AtomicBool,
 }
 
-async fn grpc_watcher(mut client: StoreClient<Channel>, rev: u64, progress: Arc<Progress>, ready: tokio::sync::oneshot::Sender<()>) -> WatcherOut {
+async fn grpc_watcher(
+    mut client: StoreClient<Channel>,
+    rev: u64,
+    progress: Arc<Progress>,
+    ready: tokio::sync::oneshot::Sender<()>,
+) -> WatcherOut {
     let mut out = WatcherOut::default();
-    let req = pb::WatchRequest { resource: RESOURCE.into(), namespace: NS.into(), resource_version: rev.to_string(), allow_watch_bookmarks: true, ..Default::default() };
+    let req = pb::WatchRequest {
+        resource: RESOURCE.into(),
+        namespace: NS.into(),
+        resource_version: rev.to_string(),
+        allow_watch_bookmarks: true,
+        ..Default::default()
+    };
     let resp = client.watch(req).await;
     let _ = ready.send(());
     let mut stream = match resp {
@@ -358,7 +369,10 @@ fn check_watchers(outs: &[WatcherOut], acks: &HashMap<u64, Instant>, last_ack: I
             if k > 0 && rv <= o.events[k - 1].0 {
                 r.out_of_order += 1;
                 if misordered.len() < 3 {
-                    let around: Vec<String> = o.events[k.saturating_sub(3)..(k + 3).min(o.events.len())].iter().map(|e| format!("{}{}", e.2 as char, e.0)).collect();
+                    let around: Vec<String> = o.events[k.saturating_sub(3)..(k + 3).min(o.events.len())]
+                        .iter()
+                        .map(|e| format!("{}{}", e.2 as char, e.0))
+                        .collect();
                     misordered.push(format!("#{k}: {}", around.join(" ")));
                 }
             }
@@ -532,7 +546,11 @@ fn check_binary(bin: &Path) {
     }
     if let Some((t, p)) = acc {
         if t > built {
-            eprintln!("grpc_load: WARNING: {} is newer than {}; rebuild with cargo build --release -p fieldstore-server", p.display(), bin.display());
+            eprintln!(
+                "grpc_load: WARNING: {} is newer than {}; rebuild with cargo build --release -p fieldstore-server",
+                p.display(),
+                bin.display()
+            );
         }
     }
 }
@@ -637,7 +655,11 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
                         let t1 = Instant::now();
                         match res {
                             Ok(v) => {
-                                let rv = v.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse().ok()).unwrap_or(0);
+                                let rv = v
+                                    .pointer("/metadata/resourceVersion")
+                                    .and_then(Value::as_str)
+                                    .and_then(|s| s.parse().ok())
+                                    .unwrap_or(0);
                                 // Object sizes are reported from the gRPC responses only.
                                 out.record(op.kind, t0, t1, rv, 0);
                             }
@@ -722,7 +744,8 @@ async fn grpc_phase(cfg: &Config, watchers: usize) -> PhaseResult {
                 match res {
                     Ok(resp) => {
                         let data = resp.into_inner().object.map(|b| b.data).unwrap_or_default();
-                        let rv = serde_json::from_slice::<Head>(&data).ok().and_then(|h| h.metadata.resource_version.parse().ok()).unwrap_or(0);
+                        let rv =
+                            serde_json::from_slice::<Head>(&data).ok().and_then(|h| h.metadata.resource_version.parse().ok()).unwrap_or(0);
                         out.record(op.kind, t0, t1, rv, data.len());
                     }
                     Err(e) => out.errors.push(format!("{:?}: {}", e.code(), e.message())),
@@ -817,7 +840,9 @@ fn report(cfg: &Config, results: &[PhaseResult], load_start: &str) {
         "grpc_load: {} clients, {} applies ({} distinct objects, {} shared), {} watchers; load average {} at the start, {} at the end",
         cfg.clients,
         cfg.ops,
-        (0..cfg.clients).map(|c| DISTINCT_PER_CLIENT.min((cfg.ops / cfg.clients + usize::from(c < cfg.ops % cfg.clients)).div_ceil(2))).sum::<usize>(),
+        (0..cfg.clients)
+            .map(|c| DISTINCT_PER_CLIENT.min((cfg.ops / cfg.clients + usize::from(c < cfg.ops % cfg.clients)).div_ceil(2)))
+            .sum::<usize>(),
         SHARED,
         cfg.watchers,
         load_start,
@@ -917,13 +942,27 @@ fn report(cfg: &Config, results: &[PhaseResult], load_start: &str) {
         r.errors.is_empty()
             && r.acked_unique as u64 == r.revisions
             && r.ops == cfg.ops
-            && r.watch.as_ref().is_none_or(|w| w.lost == 0 && w.duplicates == 0 && w.out_of_order == 0 && w.unexpected == 0 && w.error_watchers == 0 && w.caught_up)
+            && r.watch.as_ref().is_none_or(|w| {
+                w.lost == 0 && w.duplicates == 0 && w.out_of_order == 0 && w.unexpected == 0 && w.error_watchers == 0 && w.caught_up
+            })
             && r.shutdown.as_ref().is_none_or(|s| s.status.is_some_and(|st| st.success()) && s.watchers_failed == 0)
     });
     println!();
-    println!("==> {}", if verdict { "OK: every apply acknowledged, one revision each; every watcher received every revision once, in order; clean shutdown" } else { "FAILED: see above" });
+    println!(
+        "==> {}",
+        if verdict {
+            "OK: every apply acknowledged, one revision each; every watcher received every revision once, in order; clean shutdown"
+        } else {
+            "FAILED: see above"
+        }
+    );
     if let (Some(b), Some(g), Some(gw)) = (base, results.iter().find(|r| r.name == "grpc"), results.iter().find(|r| r.name == "grpc+W")) {
-        println!("==> gRPC ÷ embedded throughput: {:.2}× without watchers, {:.2}× with {} watchers", throughput(g) / b, throughput(gw) / b, cfg.watchers);
+        println!(
+            "==> gRPC ÷ embedded throughput: {:.2}× without watchers, {:.2}× with {} watchers",
+            throughput(g) / b,
+            throughput(gw) / b,
+            cfg.watchers
+        );
     }
 }
 
@@ -945,7 +984,12 @@ fn main() {
     let base = |baseline: &mut Vec<PhaseResult>| {
         if on("embedded") {
             baseline.push(embedded_phase(&cfg, 0));
-            println!("  embedded #{} done: {:.0} applies/s (load average {})", baseline.len(), throughput(baseline.last().unwrap()), loadavg());
+            println!(
+                "  embedded #{} done: {:.0} applies/s (load average {})",
+                baseline.len(),
+                throughput(baseline.last().unwrap()),
+                loadavg()
+            );
         }
     };
     // The embedded baseline runs three times (first, between the gRPC phases, last); the ratios

@@ -171,10 +171,16 @@ impl Env {
         // No MVCC auto-compaction (and no retention pass) while measuring: its background work
         // would land in random rounds. History retention keeps everything here anyway
         // (100 changes per object *and* 30 days).
-        let options = Options::default().sync(config.sync).owner_index(config.index).retention(None).compaction_interval(Duration::from_secs(24 * 3600));
+        let options = Options::default()
+            .sync(config.sync)
+            .owner_index(config.index)
+            .retention(None)
+            .compaction_interval(Duration::from_secs(24 * 3600));
         let store = Store::open(dir.path(), options).expect("open store");
         let policy = || if config.history { HistoryPolicy::default() } else { HistoryPolicy::off() };
-        store.register(TypeSpec::new("", "v1", "ConfigMap", CM_RESOURCE).namespaced(true).with_history(policy())).expect("register configmaps");
+        store
+            .register(TypeSpec::new("", "v1", "ConfigMap", CM_RESOURCE).namespaced(true).with_history(policy()))
+            .expect("register configmaps");
         store.register(TypeSpec::from_crd(&list_crd()).expect("CRD type").with_history(policy())).expect("register the list type");
         Env { config, dir, store: Some(store) }
     }
@@ -221,7 +227,8 @@ fn item_value(i: usize, changed: usize, flip: bool) -> String {
 /// The list object `name` with `n` items (`flip`: item `n / 2` has its other value; `extra`: one
 /// more item, at the end).
 fn list_object(name: &str, n: usize, flip: bool, extra: bool) -> Value {
-    let items: Vec<Value> = (0..n + usize::from(extra)).map(|i| json!({"name": item_name(Shape::List, i), "value": item_value(i, n / 2, flip)})).collect();
+    let items: Vec<Value> =
+        (0..n + usize::from(extra)).map(|i| json!({"name": item_name(Shape::List, i), "value": item_value(i, n / 2, flip)})).collect();
     json!({
         "apiVersion": "example.com/v1",
         "kind": "HistList",
@@ -278,7 +285,15 @@ impl Samples {
 /// Interleaved rounds: in each round every store runs `batch` writes, starting from a store that
 /// rotates (round `first_round + r` starts at store `(first_round + r) % stores`). The store's
 /// revision must advance by one per write. Returns per-store samples.
-fn measure(envs: &[Env], name: &str, write: &Write<'_>, batch: usize, rounds: usize, first_round: usize, counter: &mut [usize]) -> Vec<Samples> {
+fn measure(
+    envs: &[Env],
+    name: &str,
+    write: &Write<'_>,
+    batch: usize,
+    rounds: usize,
+    first_round: usize,
+    counter: &mut [usize],
+) -> Vec<Samples> {
     let mut out: Vec<Samples> = envs.iter().map(|_| Samples::default()).collect();
     for round in first_round..first_round + rounds {
         for j in 0..envs.len() {
@@ -433,7 +448,15 @@ fn report_storage(label: &str, s: &Storage, names: &[&str]) {
         let per_version = objects.map_or(0.0, |o| o.bytes as f64 / o.records.max(1) as f64);
         let owners = s.owners.get(*name);
         let owner_txt = owners.map_or("owners: none".to_string(), |o| {
-            format!("owners: {} rows, {} B (M: {} row {} B; P: {} rows {} B)", o.records, o.bytes, o.m_rows, o.m_bytes, o.records - o.m_rows, o.bytes - o.m_bytes)
+            format!(
+                "owners: {} rows, {} B (M: {} row {} B; P: {} rows {} B)",
+                o.records,
+                o.bytes,
+                o.m_rows,
+                o.m_bytes,
+                o.records - o.m_rows,
+                o.bytes - o.m_bytes
+            )
         });
         if recs.is_empty() {
             println!("      {name:<12} versions {versions:>4} ({per_version:>9.0} B each)  history: none  {owner_txt}");
@@ -502,7 +525,15 @@ fn main() {
             e.store().apply(CM_RESOURCE, Some(NS), &set_cfgs[0], &apply).expect("create");
         }
         measure(&envs, "cm apply, key added/removed", &set_write, args.num("warmup", 20), 1, 0, &mut counter);
-        let samples = measure(&envs, "cm apply, key added/removed", &set_write, args.num("cm-batch", 25), args.num("cm-rounds", 201), 0, &mut counter);
+        let samples = measure(
+            &envs,
+            "cm apply, key added/removed",
+            &set_write,
+            args.num("cm-batch", 25),
+            args.num("cm-rounds", 201),
+            0,
+            &mut counter,
+        );
         report("cm (supplement): apply adding / removing an 11th key (the applier's field set changes every write)", &envs, &samples);
 
         // Sync on: (a) against (d), in their own stores.
@@ -512,7 +543,8 @@ fn main() {
             e.store().apply(CM_RESOURCE, Some(NS), &cfgs[0], &apply).expect("create");
         }
         measure(&sync_envs, "cm apply (sync)", &write, 5, 1, 0, &mut counter);
-        let samples = measure(&sync_envs, "cm apply (sync)", &write, args.num("sync-batch", 10), args.num("sync-rounds", 41), 0, &mut counter);
+        let samples =
+            measure(&sync_envs, "cm apply (sync)", &write, args.num("sync-batch", 10), args.num("sync-rounds", 41), 0, &mut counter);
         report("cm, sync on (WAL fsync per write): (a) against (d)", &sync_envs, &samples);
     }
 
@@ -549,7 +581,8 @@ fn main() {
         };
         let patch_write = |store: &Store, k: usize| {
             let flip = k.is_multiple_of(2);
-            let out = store.patch(LIST_RESOURCE, Some(NS), LIST_PATCH, PatchType::Strategic, &patches[usize::from(flip)], &ctl).expect("patch");
+            let out =
+                store.patch(LIST_RESOURCE, Some(NS), LIST_PATCH, PatchType::Strategic, &patches[usize::from(flip)], &ctl).expect("patch");
             if k < 2 {
                 check_list(&out, items, flip);
             }
@@ -577,7 +610,13 @@ fn main() {
             ("list apply", &apply_write, format!("list: apply of the full {items}-item config by its applier, one item's value changed")),
             ("list patch", &patch_write, format!("list: strategic merge patch of one item of {items} (by an Update manager)")),
             ("list update", &update_write, format!("list: update (PUT) of the whole {items}-item object, one item's value changed")),
-            ("list apply set", &set_write, format!("list (supplement): apply of the full config adding / removing item {items} + 1 (the field set changes every write)")),
+            (
+                "list apply set",
+                &set_write,
+                format!(
+                    "list (supplement): apply of the full config adding / removing item {items} + 1 (the field set changes every write)"
+                ),
+            ),
         ];
         let batch = args.num("list-batch", 1);
         let rounds = args.num("list-rounds", 25);
@@ -602,7 +641,10 @@ fn main() {
         for name in [LIST_APPLY, LIST_PATCH, LIST_UPDATE, LIST_SET] {
             let log = envs[3].store().object_log(LIST_RESOURCE, Some(NS), name, Some(1)).expect("object log");
             for e in &log {
-                println!("    (d) {name} newest log entry: revision {} {} by {} ({}): {} changed fields", e.by.revision, e.event, e.by.manager, e.by.operation, e.changed_fields);
+                println!(
+                    "    (d) {name} newest log entry: revision {} {} by {} ({}): {} changed fields",
+                    e.by.revision, e.event, e.by.manager, e.by.operation, e.changed_fields
+                );
             }
         }
     }

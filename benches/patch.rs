@@ -24,12 +24,8 @@
 #![allow(missing_docs, reason = "criterion_group! defines an undocumented public function")]
 
 use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
-};
-use fieldstore::engine::patch::{
-    create_two_way, json_patch, merge_patch, strategic_merge, PatchMeta,
-};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
+use fieldstore::engine::patch::{create_two_way, json_patch, merge_patch, strategic_merge, PatchMeta};
 use fieldstore::engine::schema::parse_smd_yaml;
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -47,8 +43,7 @@ struct Clock {
 
 impl Clock {
     fn from_env() -> Self {
-        let cpu =
-            std::env::var("BENCH_CLOCK").is_ok_and(|v| v == "cpu") && thread_cpu_ns().is_some();
+        let cpu = std::env::var("BENCH_CLOCK").is_ok_and(|v| v == "cpu") && thread_cpu_ns().is_some();
         Clock { cpu }
     }
 
@@ -107,12 +102,7 @@ impl ValueFormatter for Nanoseconds {
         unit
     }
 
-    fn scale_throughputs(
-        &self,
-        _typical: f64,
-        throughput: &Throughput,
-        values: &mut [f64],
-    ) -> &'static str {
+    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
         let per_op = match *throughput {
             Throughput::Bytes(b) | Throughput::BytesDecimal(b) => b as f64 / (1024.0 * 1024.0),
             Throughput::Elements(e) => e as f64,
@@ -155,19 +145,12 @@ fn list_object(n: usize, changed: Option<usize>) -> Value {
 }
 
 fn map_object(n: usize) -> Value {
-    let data: serde_json::Map<String, Value> = (0..n)
-        .map(|i| (format!("key-{i:06}"), Value::String(format!("value-{i}"))))
-        .collect();
+    let data: serde_json::Map<String, Value> = (0..n).map(|i| (format!("key-{i:06}"), Value::String(format!("value-{i}")))).collect();
     json!({ "data": data })
 }
 
 /// A group swept over N, with fewer samples where one iteration takes long.
-fn group<'c>(
-    c: &'c mut Criterion<Clock>,
-    name: &str,
-    n: usize,
-    bytes: usize,
-) -> criterion::BenchmarkGroup<'c, Clock> {
+fn group<'c>(c: &'c mut Criterion<Clock>, name: &str, n: usize, bytes: usize) -> criterion::BenchmarkGroup<'c, Clock> {
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Bytes(bytes as u64));
     if std::env::var("BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
@@ -192,47 +175,29 @@ fn bench_list(c: &mut Criterion<Clock>) {
         let smp = json!({"spec": {"items": [{"name": name, "value": "CHANGED"}]}});
         let modified = list_object(n, Some(target));
         let ordered = create_two_way(&live, &modified, &meta).expect("two-way patch");
-        assert!(ordered["spec"]["$setElementOrder/items"]
-            .as_array()
-            .is_some_and(|o| o.len() == n));
+        assert!(ordered["spec"]["$setElementOrder/items"].as_array().is_some_and(|o| o.len() == n));
         let jp = json!([{"op": "replace", "path": format!("/spec/items/{target}/value"), "value": "CHANGED"}]);
         for (p, what) in [(&smp, "smp"), (&ordered, "ordered smp")] {
-            assert_eq!(
-                strategic_merge(&live, p, &meta).expect(what),
-                modified,
-                "{what}"
-            );
+            assert_eq!(strategic_merge(&live, p, &meta).expect(what), modified, "{what}");
         }
         assert_eq!(json_patch(&live, &jp).expect("json patch"), modified);
 
         let mut g = group(c, "patch/list", n, body.len());
         g.bench_with_input(BenchmarkId::new("parse", n), &body, |b, body| {
-            b.iter_with_large_drop(|| {
-                serde_json::from_slice::<Value>(black_box(body)).expect("parse")
-            })
+            b.iter_with_large_drop(|| serde_json::from_slice::<Value>(black_box(body)).expect("parse"))
         });
-        g.bench_with_input(BenchmarkId::new("clone", n), &n, |b, _| {
-            b.iter_with_large_drop(|| black_box(&live).clone())
-        });
+        g.bench_with_input(BenchmarkId::new("clone", n), &n, |b, _| b.iter_with_large_drop(|| black_box(&live).clone()));
         g.bench_with_input(BenchmarkId::new("smp_change_one", n), &n, |b, _| {
-            b.iter_with_large_drop(|| {
-                strategic_merge(black_box(&live), black_box(&smp), &meta).expect("smp")
-            })
+            b.iter_with_large_drop(|| strategic_merge(black_box(&live), black_box(&smp), &meta).expect("smp"))
         });
         g.bench_with_input(BenchmarkId::new("smp_change_one_ordered", n), &n, |b, _| {
-            b.iter_with_large_drop(|| {
-                strategic_merge(black_box(&live), black_box(&ordered), &meta).expect("smp")
-            })
+            b.iter_with_large_drop(|| strategic_merge(black_box(&live), black_box(&ordered), &meta).expect("smp"))
         });
         g.bench_with_input(BenchmarkId::new("json_patch_change_one", n), &n, |b, _| {
-            b.iter_with_large_drop(|| {
-                json_patch(black_box(&live), black_box(&jp)).expect("json patch")
-            })
+            b.iter_with_large_drop(|| json_patch(black_box(&live), black_box(&jp)).expect("json patch"))
         });
         g.bench_with_input(BenchmarkId::new("smp_create_two_way", n), &n, |b, _| {
-            b.iter_with_large_drop(|| {
-                create_two_way(black_box(&live), black_box(&modified), &meta).expect("two-way")
-            })
+            b.iter_with_large_drop(|| create_two_way(black_box(&live), black_box(&modified), &meta).expect("two-way"))
         });
         g.finish();
     }
@@ -252,20 +217,14 @@ fn bench_map(c: &mut Criterion<Clock>) {
 
         let mut g = group(c, "patch/map", n, body.len());
         g.bench_with_input(BenchmarkId::new("parse", n), &body, |b, body| {
-            b.iter_with_large_drop(|| {
-                serde_json::from_slice::<Value>(black_box(body)).expect("parse")
-            })
+            b.iter_with_large_drop(|| serde_json::from_slice::<Value>(black_box(body)).expect("parse"))
         });
-        g.bench_with_input(BenchmarkId::new("clone", n), &n, |b, _| {
-            b.iter_with_large_drop(|| black_box(&live).clone())
-        });
+        g.bench_with_input(BenchmarkId::new("clone", n), &n, |b, _| b.iter_with_large_drop(|| black_box(&live).clone()));
         g.bench_with_input(BenchmarkId::new("merge_patch_change_one", n), &n, |b, _| {
             b.iter_with_large_drop(|| merge_patch(black_box(&live), black_box(&patch)))
         });
         g.bench_with_input(BenchmarkId::new("smp_change_one", n), &n, |b, _| {
-            b.iter_with_large_drop(|| {
-                strategic_merge(black_box(&live), black_box(&patch), &meta).expect("smp")
-            })
+            b.iter_with_large_drop(|| strategic_merge(black_box(&live), black_box(&patch), &meta).expect("smp"))
         });
         g.finish();
     }

@@ -34,7 +34,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod shapes;
 #[path = "support/store_objects.rs"]
 mod store_objects;
-use store_objects::{biglist_config, biglist_field_manager, biglist_type, cm_name, configmap, configmaps, open_raw, raw_key, raw_page, write_opts, BIGLIST_RESOURCE, NS};
+use store_objects::{
+    biglist_config, biglist_field_manager, biglist_type, cm_name, configmap, configmaps, open_raw, raw_key, raw_page, write_opts,
+    BIGLIST_RESOURCE, NS,
+};
 
 /// Objects in the stores that `get` and `list` read.
 const FILLED: usize = 10_000;
@@ -155,7 +158,9 @@ fn bench_read(c: &mut Criterion, f: &Filled) {
         b.iter(|| serde_json::to_vec(&f.store.list("configmaps", Some(NS), &opts).expect("list").items).expect("json"))
     });
     let first_opts = ListOptions { limit: Some(PAGE), ..Default::default() };
-    g.bench_function(BenchmarkId::new("store_first", PAGE), |b| b.iter(|| f.store.list("configmaps", Some(NS), &first_opts).expect("list")));
+    g.bench_function(BenchmarkId::new("store_first", PAGE), |b| {
+        b.iter(|| f.store.list("configmaps", Some(NS), &first_opts).expect("list"))
+    });
     g.finish();
 }
 

@@ -54,7 +54,10 @@ use args::Args;
 mod shapes;
 #[path = "support/store_objects.rs"]
 mod store_objects;
-use store_objects::{biglist_config, biglist_field_manager, biglist_type, cm_name, configmap, configmaps, configmaps_no_history, open_raw, raw_key, raw_page, write_opts, BIGLIST_RESOURCE, NS};
+use store_objects::{
+    biglist_config, biglist_field_manager, biglist_type, cm_name, configmap, configmaps, configmaps_no_history, open_raw, raw_key,
+    raw_page, write_opts, BIGLIST_RESOURCE, NS,
+};
 
 // The etcd 3.4 anchors of the issue (1 KiB values, same machine).
 const ETCD_PUTS_8: f64 = 2_670.0;
@@ -139,7 +142,12 @@ fn warm_raw_wal(db: &rocksdb::DB, bytes: usize) {
 
 fn wal_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".log")).map(|e| e.metadata().map_or(0, |m| m.len())).sum())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum()
+        })
         .unwrap_or(0)
 }
 
@@ -177,10 +185,8 @@ fn scenario_create(args: &Args) {
     let seq_n = args.num("seq-n", 2_000);
     let rounds = args.num("rounds", 5);
     let objects: Vec<Value> = (0..n.max(seq_n)).map(|i| configmap(&cm_name("cm", i), i as u64)).collect();
-    let bytes: Vec<(Vec<u8>, Vec<u8>)> = objects
-        .iter()
-        .map(|o| (raw_key(o["metadata"]["name"].as_str().expect("name")), serde_json::to_vec(o).expect("json")))
-        .collect();
+    let bytes: Vec<(Vec<u8>, Vec<u8>)> =
+        objects.iter().map(|o| (raw_key(o["metadata"]["name"].as_str().expect("name")), serde_json::to_vec(o).expect("json"))).collect();
     let avg = bytes.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() / bytes.len();
     println!(
         "create: {n} objects from {threads} threads and {seq_n} sequentially, ~{avg} B of key+JSON each, sync on, fresh databases; \
@@ -231,10 +237,20 @@ fn scenario_create(args: &Args) {
     let c = |l: &str| median(&mut cpu[l].clone());
     println!("  raw   {threads} threads: {} puts/s     (CPU {:.0} µs/put, WAL {:.0} B/put)", per_s(&r8), c("raw8"), wal["raw8"]);
     println!("  store {threads} threads: {} creates/s  (CPU {:.0} µs/create, WAL {:.0} B/create)", per_s(&s8), c("store8"), wal["store8"]);
-    println!("  store {threads} threads, field history off: {} creates/s (CPU {:.0} µs/create, WAL {:.0} B/create)", per_s(&h8), c("nohist8"), wal["nohist8"]);
+    println!(
+        "  store {threads} threads, field history off: {} creates/s (CPU {:.0} µs/create, WAL {:.0} B/create)",
+        per_s(&h8),
+        c("nohist8"),
+        wal["nohist8"]
+    );
     println!("  raw   1 thread:  {} puts/s     (CPU {:.0} µs/put)", per_s(&r1), c("raw1"));
     println!("  store 1 thread:  {} creates/s  (CPU {:.0} µs/create)", per_s(&s1), c("store1"));
-    println!("  store/raw per round: {threads} threads {}; sequential {}; history on/off ({threads} threads) {}", fmt_ratios(&q8), fmt_ratios(&q1), fmt_ratios(&qh));
+    println!(
+        "  store/raw per round: {threads} threads {}; sequential {}; history on/off ({threads} threads) {}",
+        fmt_ratios(&q8),
+        fmt_ratios(&q1),
+        fmt_ratios(&qh)
+    );
     let (mr8, ms8, mr1, ms1) = (median(&mut r8), median(&mut s8), median(&mut r1), median(&mut s1));
     println!(
         "==> create/{threads}t: store {ms8:.0}/s raw {mr8:.0}/s store/raw {:.2} (median of rounds; target >= 0.50) | store/etcd(2670) {:.2} (aim >= 5) | raw/etcd {:.2}",
@@ -260,7 +276,9 @@ fn scenario_create(args: &Args) {
 fn scenario_wal(args: &Args) {
     let n = args.num("wal-n", 1_000);
     let rounds = args.num("rounds", 3);
-    println!("wal: {n} sequential synced raw puts of ~1 KiB per run, {rounds} rounds of default/recycling-fresh/recycling-warm, interleaved");
+    println!(
+        "wal: {n} sequential synced raw puts of ~1 KiB per run, {rounds} rounds of default/recycling-fresh/recycling-warm, interleaved"
+    );
     let value = serde_json::to_vec(&configmap("cm-0", 0)).expect("json");
     let run = |mode: u8| {
         let dir = tempdir("wal");
@@ -313,7 +331,9 @@ fn scenario_list(args: &Args) {
     let n = args.num("list-n", 100_000);
     let page = args.num("page", 500);
     let passes = args.num("passes", 3);
-    println!("list: {n} objects in pages of {page}; store filled with sync off; {passes} passes each, interleaved, after one warm-up pass each");
+    println!(
+        "list: {n} objects in pages of {page}; store filled with sync off; {passes} passes each, interleaved, after one warm-up pass each"
+    );
     let sdir = tempdir("list-store");
     let store = open_store(sdir.path(), Options::default().sync(false));
     let w = WriteOptions::new("bench");
@@ -338,7 +358,11 @@ fn scenario_list(args: &Args) {
         db.write_opt(wb, &write_opts(false)).expect("raw batch");
     }
     drop(created);
-    println!("  filled the store in {fill_s:.1} s ({:.0} creates/s, sync off, 2 threads); objects as returned: {} B avg JSON", n as f64 / fill_s, stored_bytes / n);
+    println!(
+        "  filled the store in {fill_s:.1} s ({:.0} creates/s, sync off, 2 threads); objects as returned: {} B avg JSON",
+        n as f64 / fill_s,
+        stored_bytes / n
+    );
 
     let store_pass = |serialise: bool| -> (f64, usize, usize) {
         let start = Instant::now();
@@ -425,7 +449,13 @@ fn scenario_list(args: &Args) {
     let (raw_s, stj_s, st_s) = (median(&mut raw_t), median(&mut stj_t), median(&mut st_t));
     let (scan_s, parse_s) = (median(&mut scan_t), median(&mut parse_t));
     let per = |s: f64| n as f64 / s;
-    println!("  raw scan only (one iterator, values copied): {:.3} s ({:.0} objects/s); scan + parse each value: {:.3} s ({:.0} objects/s)", scan_s, per(scan_s), parse_s, per(parse_s));
+    println!(
+        "  raw scan only (one iterator, values copied): {:.3} s ({:.0} objects/s); scan + parse each value: {:.3} s ({:.0} objects/s)",
+        scan_s,
+        per(scan_s),
+        parse_s,
+        per(parse_s)
+    );
     println!("  raw scan + parse + serialise: {:.3} s  ({:.0} objects/s, {} MB of JSON out)", raw_s, per(raw_s), raw_bytes >> 20);
     println!("  store list_json (text pages): {:.3} s  ({:.0} objects/s, {} MB of JSON out)", stj_s, per(stj_s), store_bytes >> 20);
     println!("  store list (Values only):     {:.3} s  ({:.0} objects/s)", st_s, per(st_s));
@@ -457,12 +487,18 @@ fn scenario_watch(args: &Args) {
     // Baseline: the same writes with no watcher (another namespace, before any watch exists).
     let base_cpu = cpu_time();
     let base = run_threads(writers, changes, |i| {
-        store.create("configmaps", Some("base"), &{
-            let mut o = base_objects[i].clone();
-            o["metadata"]["namespace"] = Value::from("base");
-            o
-        }, &w)
-        .expect("create");
+        store
+            .create(
+                "configmaps",
+                Some("base"),
+                &{
+                    let mut o = base_objects[i].clone();
+                    o["metadata"]["namespace"] = Value::from("base");
+                    o
+                },
+                &w,
+            )
+            .expect("create");
     });
     let base_cpu = cpu_time() - base_cpu;
 
@@ -578,7 +614,8 @@ fn scenario_apply(args: &Args) {
     let view = serde_json::to_vec(&live0).expect("json").len();
     println!("apply{n}: one object, a map list of {n} items ({body} B config, {view} B object with managedFields); {reps} applies each, alternating one item's value; interleaved: merge, store sync on, store sync off, store sync off without field history, and also without the owner index");
     let now = Time::from_unix_seconds(1_750_000_000);
-    let (mut merge, mut st_sync, mut st_nosync, mut st_nohist, mut st_bare, mut get, mut ser, mut eq) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut merge, mut st_sync, mut st_nosync, mut st_nohist, mut st_bare, mut get, mut ser, mut eq) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     let (mut merge_noop, mut st_noop) = (vec![], vec![]);
     let mut rv = None;
     for k in 0..reps + 1 {
@@ -645,10 +682,34 @@ fn scenario_apply(args: &Args) {
     let (m, s, u, h, b) = (median(&mut merge), median(&mut st_sync), median(&mut st_nosync), median(&mut st_nohist), median(&mut st_bare));
     let (g, sr, e) = (median(&mut get), median(&mut ser), median(&mut eq));
     println!("  merge alone (FieldManager::apply): median {} min {}", ms(m), ms(m_min));
-    println!("  store apply, sync on:              median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(s), ms(s_min), (s - m) / m, (s_min - m_min) / m_min);
-    println!("  store apply, sync off:             median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(u), ms(u_min), (u - m) / m, (u_min - m_min) / m_min);
-    println!("  store apply, sync off, no history: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(h), ms(h_min), (h - m) / m, (h_min - m_min) / m_min);
-    println!("  store apply, sync off, no history, no owner index: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})", ms(b), ms(b_min), (b - m) / m, (b_min - m_min) / m_min);
+    println!(
+        "  store apply, sync on:              median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})",
+        ms(s),
+        ms(s_min),
+        (s - m) / m,
+        (s_min - m_min) / m_min
+    );
+    println!(
+        "  store apply, sync off:             median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})",
+        ms(u),
+        ms(u_min),
+        (u - m) / m,
+        (u_min - m_min) / m_min
+    );
+    println!(
+        "  store apply, sync off, no history: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})",
+        ms(h),
+        ms(h_min),
+        (h - m) / m,
+        (h_min - m_min) / m_min
+    );
+    println!(
+        "  store apply, sync off, no history, no owner index: median {} min {}  overhead (store-merge)/merge = {:.2} (min-based {:.2})",
+        ms(b),
+        ms(b_min),
+        (b - m) / m,
+        (b_min - m_min) / m_min
+    );
     let (mn, sn) = (median(&mut merge_noop), median(&mut st_noop));
     println!("  no-op re-apply (sync on): merge {} store {}  overhead (store-merge)/merge = {:.2}", ms(mn), ms(sn), (sn - mn) / mn);
     println!("  shares of the sync-off apply, in merges: field history {:.2}, owner index {:.2}, the rest of the store {:.2}, fsync (sync on - off) {:.2}", (u - h) / m, (h - b) / m, (b - m) / m, (s - u) / m);

@@ -70,26 +70,63 @@ fn main() {
             let given = op.ends_with("_owned").then(|| if op == "create_owned" { cfg.clone() } else { other.clone() });
             let t = std::time::Instant::now();
             let r = match op.as_str() {
-                "parse" => { black_box(serde_json::from_slice::<Value>(&body).expect("parse")); None }
-                "clone" => { black_box(live.clone()); None }
-                "copy" => { copied = Some(live.clone()); None }
-                "validate" => { up.validate(&other).expect("valid"); None }
-                "equal" => { black_box(live == other); None }
-                "compare" => { black_box(fieldstore::engine::typed::compare(&schema, &root, &live, &other).expect("compare")); None }
-                "fieldset" => { black_box(fieldstore::engine::typed::to_field_set(&schema, &root, &other).expect("set")); None }
-                "isset" => { black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set)); None }
-                "merge" => { black_box(fieldstore::engine::typed::merge_and_compare(&schema, &root, &live, &other, true).expect("merge")); None }
-                "create" => { Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")) }
-                "create_owned" => { Some(up.apply_owned(&json!({}), given.expect("config"), "v1", ManagedFields::new(), &a, false).expect("apply")) }
-                "change_one_owned" => { Some(up.apply_owned(&live, given.expect("config"), "v1", m, &a, false).expect("apply")) }
-                "update_one" => { updated = Some(up.update(&live, &other, "v1", m, &c).expect("update")); None }
-                "second_manager" => { Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")) }
-                _ => { Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")) }
+                "parse" => {
+                    black_box(serde_json::from_slice::<Value>(&body).expect("parse"));
+                    None
+                }
+                "clone" => {
+                    black_box(live.clone());
+                    None
+                }
+                "copy" => {
+                    copied = Some(live.clone());
+                    None
+                }
+                "validate" => {
+                    up.validate(&other).expect("valid");
+                    None
+                }
+                "equal" => {
+                    black_box(live == other);
+                    None
+                }
+                "compare" => {
+                    black_box(fieldstore::engine::typed::compare(&schema, &root, &live, &other).expect("compare"));
+                    None
+                }
+                "fieldset" => {
+                    black_box(fieldstore::engine::typed::to_field_set(&schema, &root, &other).expect("set"));
+                    None
+                }
+                "isset" => {
+                    black_box(fieldstore::engine::typed::is_field_set_of(&schema, &root, &other, &mgrs.get(&a).expect("a").set));
+                    None
+                }
+                "merge" => {
+                    black_box(fieldstore::engine::typed::merge_and_compare(&schema, &root, &live, &other, true).expect("merge"));
+                    None
+                }
+                "create" => Some(up.apply(&json!({}), &cfg, "v1", ManagedFields::new(), &a, false).expect("apply")),
+                "create_owned" => {
+                    Some(up.apply_owned(&json!({}), given.expect("config"), "v1", ManagedFields::new(), &a, false).expect("apply"))
+                }
+                "change_one_owned" => Some(up.apply_owned(&live, given.expect("config"), "v1", m, &a, false).expect("apply")),
+                "update_one" => {
+                    updated = Some(up.update(&live, &other, "v1", m, &c).expect("update"));
+                    None
+                }
+                "second_manager" => Some(up.apply(&live, &other, "v1", m, &b, false).expect("apply")),
+                _ => Some(up.apply(&live, &other, "v1", m, &a, false).expect("apply")),
             };
             // As in the criterion bench: a created object is dropped within the time (`iter`),
             // the results of the ops on the live object after it (`iter_batched`).
             let (r, updated, copied) = black_box((r, updated, copied));
-            let r = if op.starts_with("create") { drop(r); None } else { r };
+            let r = if op.starts_with("create") {
+                drop(r);
+                None
+            } else {
+                r
+            };
             times.push(t.elapsed().as_secs_f64() * 1e3);
             drop((r, updated, copied));
         }

@@ -119,4 +119,3 @@ pub fn updated(shape: Shape, live: &Value, n: usize) -> Value {
     }
     c
 }
-

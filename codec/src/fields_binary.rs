@@ -105,11 +105,7 @@ fn encode_planned(set: &Set) -> (Vec<u8>, Plan<'_>) {
             Event::Entry(pe, shape) => write_element(&mut out, pe, shape, &mut plan, &mut values),
         }
     }
-    debug_assert_eq!(
-        plan.cursor,
-        plan.sequence.len(),
-        "the writer strayed from the planned walk"
-    );
+    debug_assert_eq!(plan.cursor, plan.sequence.len(), "the writer strayed from the planned walk");
     (out, plan)
 }
 
@@ -122,14 +118,7 @@ fn encode_planned(set: &Set) -> (Vec<u8>, Plan<'_>) {
 /// non-finite float, unsorted key or map fields, more items than the input could hold, nesting
 /// beyond [`MAX_PATH_DEPTH`] / [`MAX_VALUE_DEPTH`], or trailing bytes.
 pub fn decode(bytes: &[u8]) -> Result<Set> {
-    Decoder {
-        input: bytes,
-        pos: 0,
-        pending: 0,
-        table: Vec::new(),
-        key_fields: Vec::new(),
-    }
-    .decode()
+    Decoder { input: bytes, pos: 0, pending: 0, table: Vec::new(), key_fields: Vec::new() }.decode()
 }
 
 /// The entries of one trie node in FieldsV1 order: members and children merged, an element that
@@ -141,10 +130,7 @@ struct Entries<'a> {
 
 impl<'a> Entries<'a> {
     fn new(set: &'a Set) -> Self {
-        Entries {
-            members: set.members(),
-            children: set.children(),
-        }
+        Entries { members: set.members(), children: set.children() }
     }
 }
 
@@ -250,9 +236,7 @@ impl<'a> Plan<'a> {
                 stack.push(Entries::new(child));
             }
         }
-        plan.size_hint = plan
-            .size_hint
-            .saturating_add(plan.events.len().saturating_mul(3));
+        plan.size_hint = plan.size_hint.saturating_add(plan.events.len().saturating_mul(3));
         plan.build_table();
         plan
     }
@@ -280,9 +264,7 @@ impl<'a> Plan<'a> {
             match work {
                 Pending::Key(k) => self.note(k, false),
                 Pending::Value(Value::String(s)) => self.note(s, false),
-                Pending::Value(Value::Array(items)) => {
-                    stack.extend(items.iter().rev().map(Pending::Value))
-                }
+                Pending::Value(Value::Array(items)) => stack.extend(items.iter().rev().map(Pending::Value)),
                 Pending::Value(Value::Object(map)) => push_map_entries(stack, map),
                 Pending::Value(Value::Null | Value::Bool(_) | Value::Number(_)) => {}
             }
@@ -301,10 +283,7 @@ impl<'a> Plan<'a> {
         let key = |id: &u32| {
             let i = *id as usize;
             let u = self.uses.get(i).map_or((0, 0), |u| (u.as_field, u.total));
-            (
-                std::cmp::Reverse(u),
-                self.strings.get(i).copied().unwrap_or_default(),
-            )
+            (std::cmp::Reverse(u), self.strings.get(i).copied().unwrap_or_default())
         };
         order.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
         self.slots = vec![NOT_INTERNED; self.strings.len()];
@@ -313,13 +292,8 @@ impl<'a> Plan<'a> {
                 *slot = index as u32;
             }
         }
-        self.table = order
-            .iter()
-            .filter_map(|id| self.strings.get(*id as usize).copied())
-            .collect();
-        self.size_hint = self
-            .size_hint
-            .saturating_add(self.table.iter().map(|s| s.len() + 1).sum::<usize>());
+        self.table = order.iter().filter_map(|id| self.strings.get(*id as usize).copied()).collect();
+        self.size_hint = self.size_hint.saturating_add(self.table.iter().map(|s| s.len() + 1).sum::<usize>());
     }
 
     /// The table index of `s`, the next string written.
@@ -391,13 +365,7 @@ fn write_string_ref_at(out: &mut Vec<u8>, s: &str, index: Option<usize>) {
     }
 }
 
-fn write_element<'a>(
-    out: &mut Vec<u8>,
-    pe: &'a PathElement,
-    shape: u8,
-    plan: &mut Plan,
-    values: &mut Vec<Pending<'a>>,
-) {
+fn write_element<'a>(out: &mut Vec<u8>, pe: &'a PathElement, shape: u8, plan: &mut Plan, values: &mut Vec<Pending<'a>>) {
     let header = |kind: u8, nibble: u8| kind | (shape << 2) | (nibble << 4);
     match pe {
         PathElement::FieldName(name) => match plan.table_index(name) {
@@ -527,11 +495,7 @@ impl Frame {
     /// Notes that the next entry is `pe`, checking that it follows the previous entry.
     #[inline]
     fn follow(&mut self, pe: &PathElement, child: bool) {
-        let previous = if self.last_was_child {
-            self.children.last().map(|c| &c.0)
-        } else {
-            self.members.last()
-        };
+        let previous = if self.last_was_child { self.children.last().map(|c| &c.0) } else { self.members.last() };
         if previous.is_some_and(|p| p >= pe) {
             self.in_order = false;
         }
@@ -542,26 +506,16 @@ impl Frame {
     /// Entries were checked in order as they came, so only a node whose entries were out of
     /// order is sorted.
     fn finish(self) -> (Option<PathElement>, usize, Set) {
-        let set = if self.in_order {
-            Set::from_ordered_parts(self.members, self.children)
-        } else {
-            Set::from_parts(self.members, self.children)
-        };
+        let set =
+            if self.in_order { Set::from_ordered_parts(self.members, self.children) } else { Set::from_parts(self.members, self.children) };
         (self.element, self.start, set)
     }
 }
 
 /// A list or map being decoded.
 enum Container {
-    List {
-        items: Vec<Value>,
-        left: usize,
-    },
-    Map {
-        map: Map<String, Value>,
-        left: usize,
-        key: Option<String>,
-    },
+    List { items: Vec<Value>, left: usize },
+    Map { map: Map<String, Value>, left: usize, key: Option<String> },
 }
 
 struct Decoder<'a> {
@@ -577,10 +531,7 @@ struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     fn error_at(&self, offset: usize, reason: &str) -> Error {
-        Error::FieldsBinary {
-            offset,
-            reason: reason.to_string(),
-        }
+        Error::FieldsBinary { offset, reason: reason.to_string() }
     }
 
     fn error(&self, reason: &str) -> Error {
@@ -601,11 +552,7 @@ impl<'a> Decoder<'a> {
     #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let input: &'a [u8] = self.input;
-        match self
-            .pos
-            .checked_add(n)
-            .and_then(|end| input.get(self.pos..end))
-        {
+        match self.pos.checked_add(n).and_then(|end| input.get(self.pos..end)) {
             Some(bytes) => {
                 self.pos += n;
                 Ok(bytes)
@@ -645,11 +592,7 @@ impl<'a> Decoder<'a> {
 
     /// Accepts `n` promised items if the input left could still hold them, one byte each.
     fn claim(&mut self, n: usize, at: usize) -> Result<()> {
-        let room = self
-            .input
-            .len()
-            .saturating_sub(self.pos)
-            .saturating_sub(self.pending);
+        let room = self.input.len().saturating_sub(self.pos).saturating_sub(self.pending);
         if n > room {
             return Err(self.error_at(at, "count exceeds what the remaining input can hold"));
         }
@@ -682,8 +625,7 @@ impl<'a> Decoder<'a> {
     fn string_or_index(&mut self) -> Result<std::result::Result<usize, &'a str>> {
         let at = self.pos;
         let r = self.varint()?;
-        let n = usize::try_from(r >> 1)
-            .map_err(|_| self.error_at(at, "length does not fit in memory"))?;
+        let n = usize::try_from(r >> 1).map_err(|_| self.error_at(at, "length does not fit in memory"))?;
         if r & 1 == 0 {
             return Ok(Ok(n));
         }
@@ -766,10 +708,7 @@ impl<'a> Decoder<'a> {
             // clone shares its nodes) instead of decoding it again.
             if let Some((a, b)) = top.last_child {
                 let input: &[u8] = self.input;
-                let same = b
-                    .checked_sub(a)
-                    .and_then(|len| input.get(self.pos..self.pos.checked_add(len)?))
-                    == input.get(a..b);
+                let same = b.checked_sub(a).and_then(|len| input.get(self.pos..self.pos.checked_add(len)?)) == input.get(a..b);
                 if let (true, Some((_, previous))) = (same, top.children.last()) {
                     let set = previous.clone();
                     top.children.push((pe, set));
@@ -816,9 +755,7 @@ impl<'a> Decoder<'a> {
         let at = self.pos;
         let members_left = self.length()?;
         let children_left = self.length()?;
-        let total = members_left
-            .checked_add(children_left)
-            .ok_or_else(|| self.error_at(at, "node counts overflow"))?;
+        let total = members_left.checked_add(children_left).ok_or_else(|| self.error_at(at, "node counts overflow"))?;
         self.claim(total, at)?;
         Ok(Frame {
             element,
@@ -836,17 +773,11 @@ impl<'a> Decoder<'a> {
     fn element(&mut self, header: u8, at: usize) -> Result<PathElement> {
         let nibble = header >> 4;
         match header & 3 {
-            KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(
-                self.table_name(usize::from(nibble - 1), at)?,
-            )),
+            KIND_FIELD if nibble > 0 => Ok(PathElement::FieldName(self.table_name(usize::from(nibble - 1), at)?)),
             KIND_FIELD => Ok(PathElement::FieldName(self.name_ref()?)),
             KIND_KEY => {
                 let count_at = self.pos;
-                let n = if nibble > 0 {
-                    usize::from(nibble)
-                } else {
-                    self.length()?
-                };
+                let n = if nibble > 0 { usize::from(nibble) } else { self.length()? };
                 self.claim(n, count_at)?;
                 if n == 1 {
                     // The common single-field key, built in place.
@@ -937,22 +868,13 @@ impl<'a> Decoder<'a> {
                     let n = self.length()?;
                     if n > 0 {
                         if stack.len() >= MAX_VALUE_DEPTH {
-                            return Err(
-                                self.error_at(at, "values nest deeper than MAX_VALUE_DEPTH")
-                            );
+                            return Err(self.error_at(at, "values nest deeper than MAX_VALUE_DEPTH"));
                         }
                         self.claim(n, count_at)?;
                         stack.push(if tag == TAG_LIST {
-                            Container::List {
-                                items: Vec::with_capacity(n),
-                                left: n,
-                            }
+                            Container::List { items: Vec::with_capacity(n), left: n }
                         } else {
-                            Container::Map {
-                                map: Map::new(),
-                                left: n,
-                                key: None,
-                            }
+                            Container::Map { map: Map::new(), left: n, key: None }
                         });
                         continue;
                     }
@@ -966,9 +888,7 @@ impl<'a> Decoder<'a> {
                     let bytes = self.take(usize::from(t - TAG_INLINE_SHORT))?;
                     Value::String(self.utf8(bytes, at)?.to_owned())
                 }
-                t if t >= TAG_TABLE_SHORT => {
-                    Value::String(self.table_string(usize::from(t - TAG_TABLE_SHORT), at)?)
-                }
+                t if t >= TAG_TABLE_SHORT => Value::String(self.table_string(usize::from(t - TAG_TABLE_SHORT), at)?),
                 _ => return Err(self.error_at(at, "unknown value tag")),
             };
             // Put the value in its container, closing every container it completes.
@@ -1040,18 +960,13 @@ mod tests {
         let set = sample();
         let bytes = encode(&set);
         assert_eq!(decode(&bytes).unwrap(), set);
-        assert_eq!(
-            fields_v1::to_json_string(&decode(&bytes).unwrap()),
-            fields_v1::to_json_string(&set)
-        );
+        assert_eq!(fields_v1::to_json_string(&decode(&bytes).unwrap()), fields_v1::to_json_string(&set));
     }
 
     #[test]
     fn the_writer_follows_the_planned_walk() {
         let mut set = sample();
-        set.insert(&Path(vec![PathElement::Value(
-            json!([{"z": "TCP", "a": ["TCP", {"b": "x"}]}, "TCP"]),
-        )]));
+        set.insert(&Path(vec![PathElement::Value(json!([{"z": "TCP", "a": ["TCP", {"b": "x"}]}, "TCP"]))]));
         let (bytes, plan) = encode_planned(&set);
         assert_eq!(plan.cursor, plan.sequence.len());
         assert_eq!(decode(&bytes).unwrap(), set);
@@ -1066,11 +981,7 @@ mod tests {
     #[test]
     fn pins_the_layout() {
         // Two uses of "a" intern it; `f:a` is a member with children (`".":{}`), `f:b` inline.
-        let set = Set::from_paths(&[
-            Path::fields(["a"]),
-            Path::fields(["a", "a"]),
-            Path::fields(["a", "b"]),
-        ]);
+        let set = Set::from_paths(&[Path::fields(["a"]), Path::fields(["a", "a"]), Path::fields(["a", "b"])]);
         let want: &[u8] = &[
             b'F', b'S', b'B', 1, // magic, version
             1, 1, b'a', // table: ["a"]
@@ -1093,16 +1004,12 @@ mod tests {
             1, 1, b'a', // table: ["a"]
             1, 1,    // root: one member, one child
             0x14, // FieldName, both, table index 0
-            3, 0,    // node: three members, no children
+            3, 0, // node: three members, no children
             0x00, 3, b'b', // FieldName, member, inline "b"
             0x10, // FieldName, member, table index 0
             0x00, 3, b'b', // FieldName, member, inline "b" again
         ];
-        let want = Set::from_paths(&[
-            Path::fields(["a"]),
-            Path::fields(["a", "a"]),
-            Path::fields(["a", "b"]),
-        ]);
+        let want = Set::from_paths(&[Path::fields(["a"]), Path::fields(["a", "a"]), Path::fields(["a", "b"])]);
         let got = decode(bytes).unwrap();
         assert_eq!(got, want);
         assert_eq!(got.child(&PathElement::field("a")).unwrap().members().len(), 2);
@@ -1121,12 +1028,7 @@ mod tests {
         let bytes = encode(&set);
         let table: &[u8] = b"FSB\x01\x05\x04name\x04flag\x05image\x04port\x05value";
         let root: &[u8] = &[0x02, 0x02];
-        let item = |digit: u8| {
-            [
-                0x15, 0x00, 0x86, b'i', b't', b'e', b'm', b'-', digit, 0x05, 0x00, 0x20, 0x30,
-                0x10, 0x40, 0x50,
-            ]
-        };
+        let item = |digit: u8| [0x15, 0x00, 0x86, b'i', b't', b'e', b'm', b'-', digit, 0x05, 0x00, 0x20, 0x30, 0x10, 0x40, 0x50];
         assert_eq!(bytes, [table, root, &item(b'7'), &item(b'8')].concat());
         // Each item is 16 bytes here and 96 bytes (plus a comma) in the JSON form.
         let json = fields_v1::to_json_string(&set);
@@ -1136,14 +1038,7 @@ mod tests {
     #[test]
     fn ints_and_floats_survive_exactly() {
         let mut set = Set::new();
-        for v in [
-            json!(1),
-            json!(1.0),
-            json!(-0.5),
-            json!(i64::MIN),
-            json!(u64::MAX),
-            json!(1e300),
-        ] {
+        for v in [json!(1), json!(1.0), json!(-0.5), json!(i64::MIN), json!(u64::MAX), json!(1e300)] {
             set.insert(&Path(vec![PathElement::field("x"), PathElement::Value(v)]));
         }
         let back = decode(&encode(&set)).unwrap();
@@ -1167,24 +1062,12 @@ mod tests {
         let mut trailing = good.clone();
         trailing.push(0);
         assert!(matches!(decode(&trailing), Err(Error::FieldsBinary { .. })));
-        assert!(matches!(
-            decode(b"FSB\x02\x00\x00\x00"),
-            Err(Error::FieldsBinary { offset: 3, .. })
-        ));
-        assert!(matches!(
-            decode(b"{}"),
-            Err(Error::FieldsBinary { offset: 0, .. })
-        ));
+        assert!(matches!(decode(b"FSB\x02\x00\x00\x00"), Err(Error::FieldsBinary { offset: 3, .. })));
+        assert!(matches!(decode(b"{}"), Err(Error::FieldsBinary { offset: 0, .. })));
         // A node claiming a million members in an 8-byte input.
-        assert!(matches!(
-            decode(b"FSB\x01\x00\xc0\x84\x3d\x00"),
-            Err(Error::FieldsBinary { offset: 5, .. })
-        ));
+        assert!(matches!(decode(b"FSB\x01\x00\xc0\x84\x3d\x00"), Err(Error::FieldsBinary { offset: 5, .. })));
         // An overlong varint.
-        assert!(matches!(
-            decode(b"FSB\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"),
-            Err(Error::FieldsBinary { .. })
-        ));
+        assert!(matches!(decode(b"FSB\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f"), Err(Error::FieldsBinary { .. })));
     }
 
     #[test]
@@ -1195,33 +1078,21 @@ mod tests {
             bytes.extend_from_slice(&[0x08, 0x01, 0x00, 0x01]);
         }
         let r = decode(&bytes);
-        assert!(
-            matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_PATH_DEPTH"))
-        );
+        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_PATH_DEPTH")));
         let mut bytes = b"FSB\x01\x00\x01\x00\x02".to_vec();
         for _ in 0..100_000 {
             bytes.extend_from_slice(&[TAG_LIST, 1]);
         }
         let r = decode(&bytes);
-        assert!(
-            matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_VALUE_DEPTH"))
-        );
+        assert!(matches!(r, Err(Error::FieldsBinary { reason, .. }) if reason.contains("MAX_VALUE_DEPTH")));
     }
 
     #[test]
     fn deepest_allowed_path_round_trips() {
-        let path = Path(
-            (0..MAX_PATH_DEPTH)
-                .map(|i| PathElement::Index(i as i64))
-                .collect(),
-        );
+        let path = Path((0..MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
         let set = Set::from_paths(&[path]);
         assert_eq!(decode(&encode(&set)).unwrap(), set);
-        let deeper = Path(
-            (0..=MAX_PATH_DEPTH)
-                .map(|i| PathElement::Index(i as i64))
-                .collect(),
-        );
+        let deeper = Path((0..=MAX_PATH_DEPTH).map(|i| PathElement::Index(i as i64)).collect());
         assert!(decode(&encode(&Set::from_paths(&[deeper]))).is_err());
     }
 
@@ -1229,10 +1100,7 @@ mod tests {
     fn unsorted_key_fields_are_rejected() {
         // Root with one member: Key of 2 fields, "b" then "a" inline, both null.
         let bytes = b"FSB\x01\x00\x01\x00\x21\x03b\x00\x03a\x00";
-        assert!(matches!(
-            decode(bytes),
-            Err(Error::FieldsBinary { offset: 11, .. })
-        ));
+        assert!(matches!(decode(bytes), Err(Error::FieldsBinary { offset: 11, .. })));
         let sorted = b"FSB\x01\x00\x01\x00\x21\x03a\x00\x03b\x00";
         assert!(decode(sorted).is_ok());
     }

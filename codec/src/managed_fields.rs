@@ -65,9 +65,7 @@ impl FromStr for Operation {
         match s {
             "Apply" => Ok(Self::Apply),
             "Update" => Ok(Self::Update),
-            other => Err(Error::ManagedFields {
-                reason: format!("unknown operation {other:?} (must be \"Apply\" or \"Update\")"),
-            }),
+            other => Err(Error::ManagedFields { reason: format!("unknown operation {other:?} (must be \"Apply\" or \"Update\")") }),
         }
     }
 }
@@ -165,10 +163,7 @@ struct FieldError {
 
 impl FieldError {
     fn new(field: &'static str, reason: impl Into<String>) -> Self {
-        Self {
-            field,
-            reason: reason.into(),
-        }
+        Self { field, reason: reason.into() }
     }
 }
 
@@ -189,17 +184,10 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
         validate_manager(&manager)?;
 
         let operation = match wire.operation.as_deref() {
-            None | Some("") => {
-                return Err(FieldError::new("operation", "required field is missing"))
-            }
+            None | Some("") => return Err(FieldError::new("operation", "required field is missing")),
             Some("Apply") => Operation::Apply,
             Some("Update") => Operation::Update,
-            Some(other) => {
-                return Err(FieldError::new(
-                    "operation",
-                    format!("unknown operation {other:?}"),
-                ))
-            }
+            Some(other) => return Err(FieldError::new("operation", format!("unknown operation {other:?}"))),
         };
 
         let time = wire
@@ -207,9 +195,7 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
             .map(|time| {
                 rfc3339::parse(&time)
                     .map(|(seconds, _nanos)| rfc3339::format(seconds))
-                    .ok_or_else(|| {
-                        FieldError::new("time", format!("invalid RFC 3339 time {time:?}"))
-                    })
+                    .ok_or_else(|| FieldError::new("time", format!("invalid RFC 3339 time {time:?}")))
             })
             .transpose()?;
 
@@ -217,12 +203,7 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
         match fields_type.as_str() {
             FIELDS_TYPE_V1 => {}
             "" => return Err(FieldError::new("fieldsType", "required field is missing")),
-            other => {
-                return Err(FieldError::new(
-                    "fieldsType",
-                    format!("unsupported fieldsType {other:?} (must be \"FieldsV1\")"),
-                ))
-            }
+            other => return Err(FieldError::new("fieldsType", format!("unsupported fieldsType {other:?} (must be \"FieldsV1\")"))),
         }
 
         let fields_v1 = wire.fields_v1.map(compact_fields).transpose()?;
@@ -231,46 +212,23 @@ impl TryFrom<WireEntry> for ManagedFieldsEntry {
         if subresource.len() > SUBRESOURCE_MAX_LEN {
             return Err(FieldError::new(
                 "subresource",
-                format!(
-                    "must be no more than {SUBRESOURCE_MAX_LEN} bytes (got {})",
-                    subresource.len()
-                ),
+                format!("must be no more than {SUBRESOURCE_MAX_LEN} bytes (got {})", subresource.len()),
             ));
         }
 
-        Ok(Self {
-            manager,
-            operation,
-            api_version: wire.api_version.unwrap_or_default(),
-            time,
-            fields_type,
-            fields_v1,
-            subresource,
-        })
+        Ok(Self { manager, operation, api_version: wire.api_version.unwrap_or_default(), time, fields_type, fields_v1, subresource })
     }
 }
 
 /// The apiserver's `ValidateFieldManager`: at most 128 bytes, printable characters only.
 fn validate_manager(manager: &str) -> std::result::Result<(), FieldError> {
     if manager.len() > MANAGER_MAX_LEN {
-        return Err(FieldError::new(
-            "manager",
-            format!(
-                "must be no more than {MANAGER_MAX_LEN} bytes (got {})",
-                manager.len()
-            ),
-        ));
+        return Err(FieldError::new("manager", format!("must be no more than {MANAGER_MAX_LEN} bytes (got {})", manager.len())));
     }
     // Go's unicode.IsPrint allows graphic characters and the ASCII space; this approximates it
     // without a Unicode table (format characters such as U+200B are not caught).
-    if let Some(c) = manager
-        .chars()
-        .find(|&c| c.is_control() || (c != ' ' && c.is_whitespace()))
-    {
-        return Err(FieldError::new(
-            "manager",
-            format!("invalid character {c:?}"),
-        ));
+    if let Some(c) = manager.chars().find(|&c| c.is_control() || (c != ' ' && c.is_whitespace())) {
+        return Err(FieldError::new("manager", format!("invalid character {c:?}")));
     }
     Ok(())
 }
@@ -286,10 +244,7 @@ fn compact_fields(raw: Box<RawValue>) -> std::result::Result<Box<RawValue>, Fiel
             Some(b't' | b'f') => "a boolean",
             _ => "a number",
         };
-        return Err(FieldError::new(
-            "fieldsV1",
-            format!("must be a JSON object, got {kind}"),
-        ));
+        return Err(FieldError::new("fieldsV1", format!("must be a JSON object, got {kind}")));
     }
     let compacted = compact_json(text);
     if compacted.len() == text.len() {
@@ -333,22 +288,16 @@ fn compact_json(text: &str) -> String {
 /// [`Error::ManagedFields`] naming the offending entry and field, e.g.
 /// `managedFields[2].operation: unknown operation "Foo"`.
 pub fn decode_entries(json: &[u8]) -> Result<Vec<ManagedFieldsEntry>> {
-    let items: Option<Vec<Box<RawValue>>> =
-        serde_json::from_slice(json).map_err(|err| Error::ManagedFields {
-            reason: format!("managedFields: expected a JSON array of entries: {err}"),
-        })?;
+    let items: Option<Vec<Box<RawValue>>> = serde_json::from_slice(json)
+        .map_err(|err| Error::ManagedFields { reason: format!("managedFields: expected a JSON array of entries: {err}") })?;
     items
         .unwrap_or_default()
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            let wire: WireEntry =
-                serde_json::from_str(item.get()).map_err(|err| Error::ManagedFields {
-                    reason: format!("managedFields[{index}]: {err}"),
-                })?;
-            ManagedFieldsEntry::try_from(wire).map_err(|err| Error::ManagedFields {
-                reason: format!("managedFields[{index}].{err}"),
-            })
+            let wire: WireEntry = serde_json::from_str(item.get())
+                .map_err(|err| Error::ManagedFields { reason: format!("managedFields[{index}]: {err}") })?;
+            ManagedFieldsEntry::try_from(wire).map_err(|err| Error::ManagedFields { reason: format!("managedFields[{index}].{err}") })
         })
         .collect()
 }
@@ -452,13 +401,7 @@ pub fn sort_entries(entries: &mut [ManagedFieldsEntry]) {
 
 /// The order of [`sort_entries`], for sorting entries kept with other data.
 pub fn compare_entries(p: &ManagedFieldsEntry, q: &ManagedFieldsEntry) -> Ordering {
-    let seconds = |entry: &ManagedFieldsEntry| {
-        entry
-            .time
-            .as_deref()
-            .and_then(rfc3339::parse)
-            .map_or(0, |(seconds, _nanos)| seconds)
-    };
+    let seconds = |entry: &ManagedFieldsEntry| entry.time.as_deref().and_then(rfc3339::parse).map_or(0, |(seconds, _nanos)| seconds);
     p.operation
         .cmp(&q.operation)
         .then_with(|| seconds(p).cmp(&seconds(q)))
@@ -467,17 +410,11 @@ pub fn compare_entries(p: &ManagedFieldsEntry, q: &ManagedFieldsEntry) -> Orderi
         .then_with(|| p.subresource.cmp(&q.subresource))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn entry(
-        manager: &str,
-        operation: Operation,
-        api_version: &str,
-        time: Option<&str>,
-    ) -> ManagedFieldsEntry {
+    fn entry(manager: &str, operation: Operation, api_version: &str, time: Option<&str>) -> ManagedFieldsEntry {
         ManagedFieldsEntry {
             manager: manager.into(),
             operation,
@@ -510,14 +447,8 @@ mod tests {
 
     #[test]
     fn serialization_omits_empty_fields() {
-        let e = ManagedFieldsEntry {
-            fields_type: String::new(),
-            ..entry("m", Operation::Update, "", None)
-        };
-        assert_eq!(
-            serde_json::to_string(&e).unwrap(),
-            r#"{"manager":"m","operation":"Update"}"#
-        );
+        let e = ManagedFieldsEntry { fields_type: String::new(), ..entry("m", Operation::Update, "", None) };
+        assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"manager":"m","operation":"Update"}"#);
     }
 
     #[test]
@@ -530,26 +461,15 @@ mod tests {
         assert_eq!(decode_entries(b"[]").unwrap(), vec![]);
         // `null` values count as absent, as in Go.
         let json = r#"[{"manager":"m","operation":"Apply","fieldsType":"FieldsV1","time":null,"fieldsV1":null}]"#;
-        assert_eq!(
-            decode_entries(json.as_bytes()).unwrap(),
-            vec![entry("m", Operation::Apply, "", None)]
-        );
+        assert_eq!(decode_entries(json.as_bytes()).unwrap(), vec![entry("m", Operation::Apply, "", None)]);
     }
 
     #[test]
     fn single_entry_deserialize_validates() {
-        let ok: ManagedFieldsEntry =
-            serde_json::from_str(r#"{"manager":"m","operation":"Apply","fieldsType":"FieldsV1"}"#)
-                .unwrap();
+        let ok: ManagedFieldsEntry = serde_json::from_str(r#"{"manager":"m","operation":"Apply","fieldsType":"FieldsV1"}"#).unwrap();
         assert_eq!(ok, entry("m", Operation::Apply, "", None));
-        let err =
-            serde_json::from_str::<ManagedFieldsEntry>(r#"{"manager":"m","operation":"Foo"}"#)
-                .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("operation: unknown operation \"Foo\""),
-            "{err}"
-        );
+        let err = serde_json::from_str::<ManagedFieldsEntry>(r#"{"manager":"m","operation":"Foo"}"#).unwrap_err();
+        assert!(err.to_string().contains("operation: unknown operation \"Foo\""), "{err}");
     }
 
     #[test]
@@ -579,53 +499,23 @@ mod tests {
             assert_eq!(decode_err(&json), expected);
         }
         let long = "x".repeat(129);
-        let json =
-            format!(r#"[{{"manager":"{long}","operation":"Apply","fieldsType":"FieldsV1"}}]"#);
-        assert!(decode_err(&json)
-            .starts_with("managedFields[0].manager: must be no more than 128 bytes"));
-        assert!(decode_err(r#"[{"manager":5}]"#)
-            .starts_with("managedFields[0]: invalid type: integer `5`"));
-        assert!(
-            decode_err(r#"{"manager":"a"}"#).starts_with("managedFields: expected a JSON array")
-        );
+        let json = format!(r#"[{{"manager":"{long}","operation":"Apply","fieldsType":"FieldsV1"}}]"#);
+        assert!(decode_err(&json).starts_with("managedFields[0].manager: must be no more than 128 bytes"));
+        assert!(decode_err(r#"[{"manager":5}]"#).starts_with("managedFields[0]: invalid type: integer `5`"));
+        assert!(decode_err(r#"{"manager":"a"}"#).starts_with("managedFields: expected a JSON array"));
         assert!(decode_err("[").starts_with("managedFields: expected a JSON array"));
     }
 
     #[test]
     fn manager_identifiers() {
-        let apply = entry(
-            "kubectl",
-            Operation::Apply,
-            "v1",
-            Some("2024-01-02T03:04:05Z"),
-        );
-        assert_eq!(
-            manager_identifier(&apply),
-            r#"{"manager":"kubectl","operation":"Apply"}"#
-        );
-        let update = entry(
-            "ctrl",
-            Operation::Update,
-            "v1",
-            Some("2024-01-02T03:04:05Z"),
-        );
-        assert_eq!(
-            manager_identifier(&update),
-            r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1"}"#
-        );
-        let status = ManagedFieldsEntry {
-            subresource: "status".into(),
-            ..update
-        };
-        assert_eq!(
-            manager_identifier(&status),
-            r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1","subresource":"status"}"#
-        );
+        let apply = entry("kubectl", Operation::Apply, "v1", Some("2024-01-02T03:04:05Z"));
+        assert_eq!(manager_identifier(&apply), r#"{"manager":"kubectl","operation":"Apply"}"#);
+        let update = entry("ctrl", Operation::Update, "v1", Some("2024-01-02T03:04:05Z"));
+        assert_eq!(manager_identifier(&update), r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1"}"#);
+        let status = ManagedFieldsEntry { subresource: "status".into(), ..update };
+        assert_eq!(manager_identifier(&status), r#"{"manager":"ctrl","operation":"Update","apiVersion":"v1","subresource":"status"}"#);
         let odd = entry("a<b>&\"c\"\n", Operation::Apply, "", None);
-        assert_eq!(
-            manager_identifier(&odd),
-            r#"{"manager":"a\u003cb\u003e\u0026\"c\"\n","operation":"Apply"}"#
-        );
+        assert_eq!(manager_identifier(&odd), r#"{"manager":"a\u003cb\u003e\u0026\"c\"\n","operation":"Apply"}"#);
     }
 
     #[test]
@@ -636,37 +526,17 @@ mod tests {
             entry("z", Operation::Update, "v1", Some("2024-01-01T00:00:01Z")),
             entry("late", Operation::Apply, "v1", Some("2030-01-01T00:00:00Z")),
             entry("a", Operation::Update, "v1", None),
-            entry(
-                "a",
-                Operation::Update,
-                "apps/v1",
-                Some("2024-01-01T00:00:02Z"),
-            ),
-            ManagedFieldsEntry {
-                subresource: "status".into(),
-                ..entry("a", Operation::Update, "v1", Some("2024-01-01T00:00:02Z"))
-            },
-            entry(
-                "early",
-                Operation::Apply,
-                "v1",
-                Some("2020-01-01T00:00:00Z"),
-            ),
+            entry("a", Operation::Update, "apps/v1", Some("2024-01-01T00:00:02Z")),
+            ManagedFieldsEntry { subresource: "status".into(), ..entry("a", Operation::Update, "v1", Some("2024-01-01T00:00:02Z")) },
+            entry("early", Operation::Apply, "v1", Some("2020-01-01T00:00:00Z")),
             // Same whole second as "a"/"b": the fraction is ignored, then the manager decides.
             entry("0", Operation::Update, "v1", Some("2024-01-01T00:00:02.9Z")),
             // Before the epoch sorts before an absent time, which counts as the epoch.
             entry("zz", Operation::Update, "v1", Some("1969-12-31T23:59:59Z")),
         ];
         sort_entries(&mut entries);
-        let order: Vec<String> = entries
-            .iter()
-            .map(|e| {
-                format!(
-                    "{} {} {} {}",
-                    e.operation, e.manager, e.api_version, e.subresource
-                )
-            })
-            .collect();
+        let order: Vec<String> =
+            entries.iter().map(|e| format!("{} {} {} {}", e.operation, e.manager, e.api_version, e.subresource)).collect();
         assert_eq!(
             order,
             [
@@ -687,30 +557,12 @@ mod tests {
     #[test]
     fn rfc3339_parse_and_format() {
         assert_eq!(rfc3339::parse("1970-01-01T00:00:00Z"), Some((0, 0)));
-        assert_eq!(
-            rfc3339::parse("2024-01-02T03:04:05Z"),
-            Some((1_704_164_645, 0))
-        );
-        assert_eq!(
-            rfc3339::parse("2024-01-02T03:04:05.5Z"),
-            Some((1_704_164_645, 500_000_000))
-        );
-        assert_eq!(
-            rfc3339::parse("2024-01-02T03:04:05.123456789Z"),
-            Some((1_704_164_645, 123_456_789))
-        );
-        assert_eq!(
-            rfc3339::parse("2024-01-02T05:34:05+02:30"),
-            Some((1_704_164_645, 0))
-        );
-        assert_eq!(
-            rfc3339::parse("2024-01-01T23:04:05-04:00"),
-            Some((1_704_164_645, 0))
-        );
-        assert_eq!(
-            rfc3339::parse("2024-02-29T00:00:00Z").map(|t| t.0),
-            Some(1_709_164_800)
-        );
+        assert_eq!(rfc3339::parse("2024-01-02T03:04:05Z"), Some((1_704_164_645, 0)));
+        assert_eq!(rfc3339::parse("2024-01-02T03:04:05.5Z"), Some((1_704_164_645, 500_000_000)));
+        assert_eq!(rfc3339::parse("2024-01-02T03:04:05.123456789Z"), Some((1_704_164_645, 123_456_789)));
+        assert_eq!(rfc3339::parse("2024-01-02T05:34:05+02:30"), Some((1_704_164_645, 0)));
+        assert_eq!(rfc3339::parse("2024-01-01T23:04:05-04:00"), Some((1_704_164_645, 0)));
+        assert_eq!(rfc3339::parse("2024-02-29T00:00:00Z").map(|t| t.0), Some(1_709_164_800));
         for bad in [
             "",
             "2023-02-29T00:00:00Z",
@@ -727,10 +579,7 @@ mod tests {
             assert_eq!(rfc3339::parse(bad), None, "{bad}");
         }
         for seconds in [0, 1_704_164_645, 1_709_164_800, -1, 253_402_300_799] {
-            assert_eq!(
-                rfc3339::parse(&rfc3339::format(seconds)),
-                Some((seconds, 0))
-            );
+            assert_eq!(rfc3339::parse(&rfc3339::format(seconds)), Some((seconds, 0)));
         }
         assert_eq!(rfc3339::format(-1), "1969-12-31T23:59:59Z");
     }

@@ -6,17 +6,10 @@ pub fn parse(s: &str) -> Option<(i64, u32)> {
     let b = s.as_bytes();
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let digits = b.get(range)?;
-        digits.iter().try_fold(0i64, |acc, &d| {
-            d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0'))
-        })
+        digits.iter().try_fold(0i64, |acc, &d| d.is_ascii_digit().then(|| acc * 10 + i64::from(d - b'0')))
     };
     let punct = |at: usize, c: u8| b.get(at) == Some(&c);
-    if !(punct(4, b'-')
-        && punct(7, b'-')
-        && punct(10, b'T')
-        && punct(13, b':')
-        && punct(16, b':'))
-    {
+    if !(punct(4, b'-') && punct(7, b'-') && punct(10, b'T') && punct(13, b':') && punct(16, b':')) {
         return None;
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
@@ -35,20 +28,15 @@ pub fn parse(s: &str) -> Option<(i64, u32)> {
             return None;
         }
         // Like Go, keep nanosecond precision and ignore any further digits.
-        nanos = fraction
-            .iter()
-            .take(digits.min(9))
-            .chain(std::iter::repeat(&b'0'))
-            .take(9)
-            .fold(0, |acc, d| acc * 10 + u32::from(d - b'0'));
+        nanos =
+            fraction.iter().take(digits.min(9)).chain(std::iter::repeat(&b'0')).take(9).fold(0, |acc, d| acc * 10 + u32::from(d - b'0'));
         rest = fraction.get(digits..)?;
     }
     let offset = match rest {
         b"Z" => 0,
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
             let two = |a: u8, b: u8| -> Option<i64> {
-                (a.is_ascii_digit() && b.is_ascii_digit())
-                    .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+                (a.is_ascii_digit() && b.is_ascii_digit()).then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
             };
             let (oh, om) = (two(*h1, *h2)?, two(*m1, *m2)?);
             if oh > 23 || om > 59 {
@@ -63,9 +51,7 @@ pub fn parse(s: &str) -> Option<(i64, u32)> {
         }
         _ => return None,
     };
-    let seconds =
-        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-            - offset;
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset;
     Some((seconds, nanos))
 }
 
@@ -73,12 +59,7 @@ pub fn parse(s: &str) -> Option<(i64, u32)> {
 pub fn format(seconds: i64) -> String {
     let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 fn is_leap(year: i64) -> bool {

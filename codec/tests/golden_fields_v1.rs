@@ -4,28 +4,16 @@
 
 use fieldstore_codec::{fields_binary, fields_v1};
 
-const GOLDEN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/fields_v1/golden.jsonl"
-);
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/fields_v1/golden.jsonl");
 
 /// Fewer documents than this means the fixture was truncated or not generated.
 const MIN_LINES: usize = 100;
 
 fn golden_lines() -> Vec<String> {
-    let text = std::fs::read_to_string(GOLDEN).unwrap_or_else(|e| {
-        panic!("cannot read {GOLDEN}: {e} (generate it with tests/fixtures/regen.sh)")
-    });
-    let lines: Vec<String> = text
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect();
-    assert!(
-        lines.len() >= MIN_LINES,
-        "{GOLDEN} has {} documents, expected at least {MIN_LINES}",
-        lines.len()
-    );
+    let text =
+        std::fs::read_to_string(GOLDEN).unwrap_or_else(|e| panic!("cannot read {GOLDEN}: {e} (generate it with tests/fixtures/regen.sh)"));
+    let lines: Vec<String> = text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect();
+    assert!(lines.len() >= MIN_LINES, "{GOLDEN} has {} documents, expected at least {MIN_LINES}", lines.len());
     lines
 }
 
@@ -47,41 +35,22 @@ fn json_round_trip_is_byte_identical() {
             Err(e) => failures.push(format!("line {}: {e}\n  {line}", n + 1)),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} golden documents do not round-trip:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} golden documents do not round-trip:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]
 fn binary_round_trip_is_equal_and_smaller() {
     let (mut json_bytes, mut binary_bytes) = (0usize, 0usize);
     for (n, line) in golden_lines().iter().enumerate() {
-        let set =
-            fields_v1::from_json(line.as_bytes()).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
+        let set = fields_v1::from_json(line.as_bytes()).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
         let bytes = fields_binary::encode(&set);
         let back = fields_binary::decode(&bytes).unwrap_or_else(|e| panic!("line {}: {e}", n + 1));
-        assert_eq!(
-            back,
-            set,
-            "line {}: binary round trip changed the set",
-            n + 1
-        );
-        assert_eq!(
-            fields_v1::to_json_string(&back),
-            fields_v1::to_json_string(&set),
-            "line {}",
-            n + 1
-        );
+        assert_eq!(back, set, "line {}: binary round trip changed the set", n + 1);
+        assert_eq!(fields_v1::to_json_string(&back), fields_v1::to_json_string(&set), "line {}", n + 1);
         json_bytes += line.len();
         binary_bytes += bytes.len();
     }
     println!("golden: JSON {json_bytes} bytes, binary {binary_bytes} bytes");
     // Real managedFields are small sets; the string table still pays off across a document.
-    assert!(
-        binary_bytes * 2 < json_bytes,
-        "binary {binary_bytes} bytes vs JSON {json_bytes} bytes"
-    );
+    assert!(binary_bytes * 2 < json_bytes, "binary {binary_bytes} bytes vs JSON {json_bytes} bytes");
 }

@@ -31,12 +31,7 @@ fn number() -> impl Strategy<Value = Value> {
 }
 
 fn scalar() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        number(),
-        text().prop_map(Value::String),
-    ]
+    prop_oneof![Just(Value::Null), any::<bool>().prop_map(Value::Bool), number(), text().prop_map(Value::String),]
 }
 
 /// Values as found in keys and set-list items, nested lists and maps included.
@@ -44,8 +39,7 @@ fn value() -> impl Strategy<Value = Value> {
     scalar().prop_recursive(3, 12, 3, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-            prop::collection::btree_map(text(), inner, 0..3)
-                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+            prop::collection::btree_map(text(), inner, 0..3).prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
         ]
     })
 }
@@ -64,11 +58,8 @@ fn element() -> impl Strategy<Value = PathElement> {
 fn set() -> impl Strategy<Value = Set> {
     let path = prop::collection::vec(element(), 1..6).prop_map(Path);
     // Extending earlier paths makes members that are also prefixes (`".":{}`) common.
-    (
-        prop::collection::vec(path, 0..12),
-        prop::collection::vec((any::<prop::sample::Index>(), element()), 0..8),
-    )
-        .prop_map(|(mut paths, extensions)| {
+    (prop::collection::vec(path, 0..12), prop::collection::vec((any::<prop::sample::Index>(), element()), 0..8)).prop_map(
+        |(mut paths, extensions)| {
             for (i, pe) in extensions {
                 if !paths.is_empty() {
                     let p = paths[i.index(paths.len())].child(pe);
@@ -76,7 +67,8 @@ fn set() -> impl Strategy<Value = Set> {
                 }
             }
             Set::from_paths(&paths)
-        })
+        },
+    )
 }
 
 proptest! {
@@ -121,13 +113,9 @@ proptest! {
 
 #[test]
 fn members_that_are_also_prefixes_survive_both_forms() {
-    let json =
-        br#"{"f:spec":{".":{},"f:items":{".":{},"k:{\"name\":\"a\"}":{".":{},"f:image":{}}}}}"#;
+    let json = br#"{"f:spec":{".":{},"f:items":{".":{},"k:{\"name\":\"a\"}":{".":{},"f:image":{}}}}}"#;
     let set = fields_v1::from_json(json).unwrap();
     assert!(set.has(&Path::fields(["spec"])) && set.has(&Path::fields(["spec", "items"])));
     assert_eq!(fields_v1::to_json(&set), json);
-    assert_eq!(
-        fields_binary::decode(&fields_binary::encode(&set)).unwrap(),
-        set
-    );
+    assert_eq!(fields_binary::decode(&fields_binary::encode(&set)).unwrap(), set);
 }

@@ -158,10 +158,7 @@ proptest! {
 #[test]
 fn int_and_float_name_the_same_path() {
     let int = Path(vec![PathElement::field("a"), PathElement::Value(json!(1))]);
-    let float = Path(vec![
-        PathElement::field("a"),
-        PathElement::Value(json!(1.0)),
-    ]);
+    let float = Path(vec![PathElement::field("a"), PathElement::Value(json!(1.0))]);
     let set = Set::from_paths([&int]);
     assert!(set.has(&float));
     assert_eq!(set.union(&Set::from_paths([&float])).size(), 1);

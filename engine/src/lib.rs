@@ -7,13 +7,13 @@
 #![deny(missing_docs)]
 
 mod error;
-mod status;
 pub mod fieldmanager;
 pub mod history;
 pub mod merge;
 pub mod patch;
 pub mod replay;
 pub mod schema;
+mod status;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod typed;

@@ -99,8 +99,7 @@ fn failure(i: usize, e: Error) -> String {
                 }
             }
             list.sort();
-            let conflicts: Vec<Value> =
-                list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
+            let conflicts: Vec<Value> = list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
             json!({"op": i, "ok": false, "conflicts": conflicts}).to_string()
         }
         other => error_line(i, &other.to_string()),
@@ -184,7 +183,5 @@ fn smd_iterate(set: &Set) -> Vec<Path> {
     let mut arena = Vec::new();
     let mut out = Vec::new();
     walk(set, Slice { array: None, len: 0, cap: 0 }, &mut arena, &mut out);
-    out.into_iter()
-        .map(|s| Path(s.array.map(|a| arena[a][..s.len].to_vec()).unwrap_or_default()))
-        .collect()
+    out.into_iter().map(|s| Path(s.array.map(|a| arena[a][..s.len].to_vec()).unwrap_or_default())).collect()
 }

@@ -107,7 +107,8 @@ mod tests {
     #[test]
     fn conflict_status_names_each_field_and_manager() {
         let path = Path::from(vec![PathElement::FieldName("spec".into()), PathElement::FieldName("replicas".into())]);
-        let manager = ManagerKey { manager: "hpa".into(), operation: Operation::Update, api_version: "apps/v1".into(), subresource: String::new() };
+        let manager =
+            ManagerKey { manager: "hpa".into(), operation: Operation::Update, api_version: "apps/v1".into(), subresource: String::new() };
         let err = Error::Conflict(Conflicts(vec![Conflict { manager, path, live: Some(json!(3)), applied: Some(json!(5)) }]));
         let s = err.to_status();
         assert_eq!(s["code"], 409);

@@ -63,8 +63,24 @@ fn scalar() -> impl Strategy<Value = Value> {
 }
 
 /// Keys: the gen.py schema's field names (so free-form values sometimes fit it) and a few others.
-const KEYS: [&str; 16] =
-    ["name", "replicas", "spec", "labels", "selector", "containers", "ports", "port", "protocol", "finalizers", "args", "image", "template", "a", "b", ""];
+const KEYS: [&str; 16] = [
+    "name",
+    "replicas",
+    "spec",
+    "labels",
+    "selector",
+    "containers",
+    "ports",
+    "port",
+    "protocol",
+    "finalizers",
+    "args",
+    "image",
+    "template",
+    "a",
+    "b",
+    "",
+];
 
 /// Any JSON value, up to a few levels deep.
 fn any_json() -> impl Strategy<Value = Value> {
@@ -107,11 +123,8 @@ fn container() -> impl Strategy<Value = Value> {
         0..3,
     )
     .prop_map(Value::Array);
-    let field = prop_oneof![
-        string_field().prop_map(|v| ("image", v)),
-        env.prop_map(|v| ("env", v)),
-        string_list().prop_map(|v| ("command", v)),
-    ];
+    let field =
+        prop_oneof![string_field().prop_map(|v| ("image", v)), env.prop_map(|v| ("env", v)), string_list().prop_map(|v| ("command", v)),];
     (item_name(), prop::collection::vec(field, 0..3)).prop_map(|(name, mut fields)| {
         fields.insert(0, ("name", name));
         object(fields)
@@ -139,11 +152,8 @@ fn spec() -> impl Strategy<Value = Value> {
         0..3,
     )
     .prop_map(object);
-    let affinity = prop::collection::vec(
-        prop_oneof![string_field().prop_map(|v| ("zone", v)), number().prop_map(|v| ("weight", v))],
-        0..3,
-    )
-    .prop_map(object);
+    let affinity = prop::collection::vec(prop_oneof![string_field().prop_map(|v| ("zone", v)), number().prop_map(|v| ("weight", v))], 0..3)
+        .prop_map(object);
     prop_oneof![
         8 => prop::collection::vec(
             prop_oneof![
@@ -236,7 +246,12 @@ fn replay(schema: &Schema, root: &TypeRef, live: Value, ops: Vec<Op>) -> Result<
         agree(&u, &live, &managers, MANAGERS[m], is_update, force, &object)?;
         let valid = u.validate(&object).is_ok();
         tally.invalid += usize::from(!valid);
-        let what = format!("op {i} ({}{} by {}) of {object}", if is_update { "update" } else { "apply" }, if force { ", forced" } else { "" }, MANAGERS[m]);
+        let what = format!(
+            "op {i} ({}{} by {}) of {object}",
+            if is_update { "update" } else { "apply" },
+            if force { ", forced" } else { "" },
+            MANAGERS[m]
+        );
         if is_update {
             let key = ManagerKey::update(MANAGERS[m], "v1");
             let r = u.update(&live, &object, "v1", managers.clone(), &key);
@@ -298,7 +313,15 @@ fn replay(schema: &Schema, root: &TypeRef, live: Value, ops: Vec<Op>) -> Result<
 /// A validating updater's apply or update gives what validating first and then applying or
 /// updating gives: the same error (the validation's, when the object does not conform) or the
 /// same result; and so does an apply of a config given up to it (`apply_owned`).
-fn agree(u: &Updater<'_>, live: &Value, managers: &ManagedFields, manager: &str, is_update: bool, force: bool, object: &Value) -> Result<(), TestCaseError> {
+fn agree(
+    u: &Updater<'_>,
+    live: &Value,
+    managers: &ManagedFields,
+    manager: &str,
+    is_update: bool,
+    force: bool,
+    object: &Value,
+) -> Result<(), TestCaseError> {
     let v = u.validating();
     let (fused, separate) = if is_update {
         let key = ManagerKey::update(manager, "v1");

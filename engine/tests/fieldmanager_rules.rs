@@ -224,13 +224,17 @@ fn fields_never_tracked_are_stripped() {
 fn untracked_fields_in_the_config_neither_change_the_appliers_fields_nor_get_pruned() {
     let (s, r) = schema(false);
     let fm = FieldManager::new(&s, &r, "v1");
-    let config = cm(json!({"metadata": {"namespace": "ns", "labels": {"app": "w", "tier": "x"}}, "spec": {"replicas": 1, "data": {"a": "1"}}}));
+    let config =
+        cm(json!({"metadata": {"namespace": "ns", "labels": {"app": "w", "tier": "x"}}, "spec": {"replicas": 1, "data": {"a": "1"}}}));
     let mut live = fm.apply(None, &config, "a", false, &t(0)).unwrap().object;
     // What the server sets on the object, owned by nobody.
     let server = json!({"metadata": {"uid": "u-1", "resourceVersion": "7", "generation": 2, "creationTimestamp": "2024-01-01T00:00:00Z"}});
     merge_json(&mut live, server.clone());
     let fields = r#"{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}}},"f:spec":{"f:data":{"f:a":{}},"f:replicas":{}}}"#;
-    assert_eq!(summary(&fm.apply(Some(&live), &config, "a", false, &t(1)).unwrap().managed_fields()), [format!("Apply a v1 {} {fields}", ts(0))]);
+    assert_eq!(
+        summary(&fm.apply(Some(&live), &config, "a", false, &t(1)).unwrap().managed_fields()),
+        [format!("Apply a v1 {} {fields}", ts(0))]
+    );
 
     // The applier stops applying a label and a data entry: those go, the untracked fields of the
     // config and the server's metadata stay.
@@ -297,7 +301,18 @@ fn apply_and_update_managers_of_the_same_name_are_distinct_entries() {
     );
     // The same name through a subresource is a third identity.
     let status = FieldManager::new(&s, &r, "v1").with_subresource("status");
-    let st = status.update(Some(&u.object), { let mut n = u.object.clone(); n["status"] = json!({"phase": "Up"}); n }, "kubectl", &t(2)).unwrap();
+    let st = status
+        .update(
+            Some(&u.object),
+            {
+                let mut n = u.object.clone();
+                n["status"] = json!({"phase": "Up"});
+                n
+            },
+            "kubectl",
+            &t(2),
+        )
+        .unwrap();
     let keys: Vec<ManagerKey> = decode_managed_fields(&st.object).unwrap().into_keys().collect();
     assert_eq!(keys.len(), 3);
     assert!(keys.contains(&ManagerKey::update("kubectl", "v1").with_subresource("status")));
@@ -322,7 +337,11 @@ fn entry_time_changes_only_when_its_write_changed_something() {
     );
     // Changing a value ctrl already owns moves its time, as the apiserver does.
     let again = fm.update(Some(&other.object), cm(json!({"spec": {"replicas": 2, "data": {"a": "2"}}})), "ctrl", &t(7)).unwrap();
-    assert!(summary(&again.managed_fields())[1].starts_with(&format!("Update ctrl v1 {}", ts(7))), "{:?}", summary(&again.managed_fields()));
+    assert!(
+        summary(&again.managed_fields())[1].starts_with(&format!("Update ctrl v1 {}", ts(7))),
+        "{:?}",
+        summary(&again.managed_fields())
+    );
 
     // An apply moves its time when it changes the object, not otherwise.
     let a = fm.apply(Some(&again.object), &cm(json!({"spec": {"data": {"b": "1"}}})), "ap", false, &t(8)).unwrap();
@@ -398,10 +417,7 @@ fn reset_fields_are_dropped_from_an_update() {
     let new = cm(json!({"spec": {"replicas": 9}, "status": {"phase": "Running"}}));
     let out = status.update(Some(&live), new, "kubelet", &t(2)).unwrap();
     assert_eq!(out.object["spec"], json!({"replicas": 1}));
-    assert_eq!(
-        summary(&out.managed_fields()),
-        [format!(r#"Update kubelet v1 /status {} {{"f:status":{{"f:phase":{{}}}}}}"#, ts(2))]
-    );
+    assert_eq!(summary(&out.managed_fields()), [format!(r#"Update kubelet v1 /status {} {{"f:status":{{"f:phase":{{}}}}}}"#, ts(2))]);
 }
 
 #[test]
@@ -517,11 +533,25 @@ fn topology_changes_reconcile_managed_fields_with_the_schema() {
     let old = FieldManager::new(&granular, &gr, "v1");
     let new = FieldManager::new(&atomic, &ar, "v1");
     let a = old.apply(None, &cm(json!({"spec": {"selector": {"app": "w", "tier": "web"}}})), "a", false, &t(0)).unwrap();
-    assert_eq!(summary(&a.managed_fields()), [format!(r#"Apply a v1 {} {{"f:spec":{{"f:selector":{{"f:app":{{}},"f:tier":{{}}}}}}}}"#, ts(0))]);
+    assert_eq!(
+        summary(&a.managed_fields()),
+        [format!(r#"Apply a v1 {} {{"f:spec":{{"f:selector":{{"f:app":{{}},"f:tier":{{}}}}}}}}"#, ts(0))]
+    );
 
     // Granular → atomic: the owner of parts now owns the whole map, and owning it whole wins an
     // apply that drops one key.
-    let u = new.update(Some(&a.object), { let mut n = a.object.clone(); n["spec"]["replicas"] = json!(3); n }, "ctrl", &t(1)).unwrap();
+    let u = new
+        .update(
+            Some(&a.object),
+            {
+                let mut n = a.object.clone();
+                n["spec"]["replicas"] = json!(3);
+                n
+            },
+            "ctrl",
+            &t(1),
+        )
+        .unwrap();
     assert_eq!(
         summary(&u.managed_fields()),
         [
@@ -587,7 +617,8 @@ fn entries_are_ordered_as_kubernetes_orders_them() {
     obj = fm.apply(Some(&obj), &cm(json!({"spec": {"data": {"x": "1"}}})), "late", false, &t(9)).unwrap().object;
     obj = fm.apply(Some(&obj), &cm(json!({"spec": {"data": {"w": "1"}}})), "early", false, &t(1)).unwrap().object;
     let v2 = FieldManager::new(&s, &r, "v2");
-    let out = v2.update(Some(&obj), cm(json!({"spec": {"data": {"z": "1", "y": "1", "x": "1", "w": "1", "v": "1"}}})), "alpha", &t(2)).unwrap();
+    let out =
+        v2.update(Some(&obj), cm(json!({"spec": {"data": {"z": "1", "y": "1", "x": "1", "w": "1", "v": "1"}}})), "alpha", &t(2)).unwrap();
     let order: Vec<String> = out.managed_fields().iter().map(|e| format!("{} {} {}", e.operation, e.manager, e.api_version)).collect();
     // Apply before Update; then by time; then manager, apiVersion, subresource.
     assert_eq!(order, ["Apply early v1", "Apply late v1", "Update alpha v2", "Update alpha v1", "Update zeta v1"]);
@@ -610,7 +641,10 @@ fn creates_are_tracked() {
     let out = fm.update(None, cm(json!({"metadata": {"labels": {"a": "b"}}, "spec": {"replicas": 1}})), "creator", &t(0)).unwrap();
     assert_eq!(
         summary(&out.managed_fields()),
-        [format!(r#"Update creator v1 {} {{"f:metadata":{{"f:labels":{{".":{{}},"f:a":{{}}}}}},"f:spec":{{".":{{}},"f:replicas":{{}}}}}}"#, ts(0))]
+        [format!(
+            r#"Update creator v1 {} {{"f:metadata":{{"f:labels":{{".":{{}},"f:a":{{}}}}}},"f:spec":{{".":{{}},"f:replicas":{{}}}}}}"#,
+            ts(0)
+        )]
     );
 }
 

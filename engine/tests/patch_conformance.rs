@@ -14,12 +14,11 @@
 //! untouched on error, int64 extremes through every patch kind.
 
 use fieldstore_engine::patch::{
-    create_three_way, create_three_way_merge_patch, create_two_way, json_patch, json_patch_in_place, merge_patch,
-    parse_document, strategic_merge, PatchErrorKind, PatchMeta,
+    create_three_way, create_three_way_merge_patch, create_two_way, json_patch, json_patch_in_place, merge_patch, parse_document,
+    strategic_merge, PatchErrorKind, PatchMeta,
 };
 use fieldstore_engine::schema::{
-    from_openapi_v2, from_openapi_v3_components, Atom, ElementRelationship, List, Map, Scalar, Schema, StructField,
-    TypeDef, TypeRef,
+    from_openapi_v2, from_openapi_v3_components, Atom, ElementRelationship, List, Map, Scalar, Schema, StructField, TypeDef, TypeRef,
 };
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
@@ -358,7 +357,11 @@ fn json_patch_failures_are_typed_and_leave_the_object_untouched() {
     let live = json!({"spec": {"replicas": 3, "ports": [80, 443]}});
     let cases = [
         (json!([{"op": "test", "path": "/spec/replicas", "value": 4}]), PatchErrorKind::TestFailed, "/spec/replicas"),
-        (json!([{"op": "add", "path": "/spec/x", "value": 1}, {"op": "remove", "path": "/spec/ports/2"}]), PatchErrorKind::IndexOutOfRange, "/spec/ports/2"),
+        (
+            json!([{"op": "add", "path": "/spec/x", "value": 1}, {"op": "remove", "path": "/spec/ports/2"}]),
+            PatchErrorKind::IndexOutOfRange,
+            "/spec/ports/2",
+        ),
         (json!([{"op": "replace", "path": "/spec/ports/x", "value": 1}]), PatchErrorKind::InvalidPointer, "/spec/ports/x"),
         (json!([{"op": "remove", "path": "spec"}]), PatchErrorKind::InvalidPointer, "spec"),
         (json!([{"op": "remove", "path": "/status/phase"}]), PatchErrorKind::PathNotFound, "/status/phase"),
@@ -416,12 +419,24 @@ fn malformed_directives_are_typed_errors_naming_the_path() {
         (json!({"mergingList": [{"value": "x"}]}), PatchErrorKind::MissingMergeKey, ".mergingList[0]"),
         (json!({"$setElementOrder/mergingList": "a"}), PatchErrorKind::InvalidDirective, ".$setElementOrder/mergingList"),
         (json!({"$setElementOrder/mergingIntList": [2, 1], "mergingIntList": [1, 2]}), PatchErrorKind::InvalidDirective, ".mergingIntList"),
-        (json!({"$deleteFromPrimitiveList/mergingIntList": 1}), PatchErrorKind::InvalidDirective, ".$deleteFromPrimitiveList/mergingIntList"),
-        (json!({"$deleteFromPrimitiveListmergingIntList": [1]}), PatchErrorKind::InvalidDirective, ".$deleteFromPrimitiveListmergingIntList"),
+        (
+            json!({"$deleteFromPrimitiveList/mergingIntList": 1}),
+            PatchErrorKind::InvalidDirective,
+            ".$deleteFromPrimitiveList/mergingIntList",
+        ),
+        (
+            json!({"$deleteFromPrimitiveListmergingIntList": [1]}),
+            PatchErrorKind::InvalidDirective,
+            ".$deleteFromPrimitiveListmergingIntList",
+        ),
         (json!({"retainKeysMap": {"$retainKeys": "name"}}), PatchErrorKind::InvalidDirective, ".retainKeysMap.$retainKeys"),
         (json!({"retainKeysMap": {"$retainKeys": ["name"], "value": "v"}}), PatchErrorKind::InvalidDirective, ".retainKeysMap.$retainKeys"),
         (json!({"mergingList": [[1]]}), PatchErrorKind::TypeMismatch, ".mergingList"),
-        (json!({"simpleMap": {"k": "w"}, "mergingList": [{"name": "a", "nested": {"x": 1}}]}), PatchErrorKind::UnknownField, ".mergingList[0].nested"),
+        (
+            json!({"simpleMap": {"k": "w"}, "mergingList": [{"name": "a", "nested": {"x": 1}}]}),
+            PatchErrorKind::UnknownField,
+            ".mergingList[0].nested",
+        ),
     ];
     let live_with_nested = {
         let mut l = live.clone();
@@ -511,8 +526,7 @@ mod go_model {
         if to_sort.iter().chain(order).any(|v| !v.is_object() || key(v).is_none()) {
             return Err(());
         }
-        let (mut keep, deletes): (Vec<Value>, Vec<Value>) =
-            to_sort.into_iter().partition(|v| v.get("$patch") != Some(&json!("delete")));
+        let (mut keep, deletes): (Vec<Value>, Vec<Value>) = to_sort.into_iter().partition(|v| v.get("$patch") != Some(&json!("delete")));
         let less = |a: &Value, b: &Value| match (index(order, a), index(order, b)) {
             (Some(i), Some(j)) => i < j,
             _ => true,

@@ -37,7 +37,13 @@ fn managers(obj: &Value) -> Vec<(String, String, String)> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|e| (e["manager"].as_str().unwrap_or("").to_string(), e["operation"].as_str().unwrap_or("").to_string(), e["fieldsV1"].to_string()))
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap_or("").to_string(),
+                        e["operation"].as_str().unwrap_or("").to_string(),
+                        e["fieldsV1"].to_string(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()

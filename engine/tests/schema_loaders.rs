@@ -286,7 +286,10 @@ fn crd_root_metadata_is_object_meta() {
         ]}
     });
     let versions = from_crd(&crd).expect("CRD loads");
-    assert_eq!(versions.iter().map(|v| (v.0.as_str(), v.2.as_str())).collect::<Vec<_>>(), [("v1", "com.example.v1.Thing"), ("v2", "com.example.v2.Thing")]);
+    assert_eq!(
+        versions.iter().map(|v| (v.0.as_str(), v.2.as_str())).collect::<Vec<_>>(),
+        [("v1", "com.example.v1.Thing"), ("v2", "com.example.v2.Thing")]
+    );
     let (_, s, name) = &versions[0];
     let root = s.named(name).unwrap();
     assert!(is_named(&field(s, &root, "metadata").ty, OBJECT_META_TYPE));
@@ -393,7 +396,10 @@ fn map_type_on_a_reference_overrides_the_referenced_map() {
     assert_eq!(map(&s, &field(&s, &outer, "atomicRef").ty).relationship, ElementRelationship::Atomic);
     assert_eq!(map(&s, &field(&s, &outer, "plainRef").ty).relationship, ElementRelationship::Separable);
     assert!(map(&s, &s.named("Alias").unwrap()).find_field("a").is_some());
-    assert_eq!(field_set(&s, &outer, &json!({"atomicRef": {"a": "x"}, "plainRef": {"a": "y"}})), r#"{"f:atomicRef":{},"f:plainRef":{"f:a":{}}}"#);
+    assert_eq!(
+        field_set(&s, &outer, &json!({"atomicRef": {"a": "x"}, "plainRef": {"a": "y"}})),
+        r#"{"f:atomicRef":{},"f:plainRef":{"f:a":{}}}"#
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,20 +444,35 @@ fn malformed_documents_are_errors_naming_the_path() {
     };
     let root = "spec.versions[0].schema.openAPIV3Schema";
     let cases = [
-        (json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"items": {"type": "array"}}}}}), format!("{root}.properties.spec.properties.items")),
+        (
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"items": {"type": "array"}}}}}),
+            format!("{root}.properties.spec.properties.items"),
+        ),
         (json!({"type": "object", "properties": {"a": {"type": "strng"}}}), format!("{root}.properties.a.type")),
         (json!({"type": "object", "properties": {"a": 5}}), format!("{root}.properties.a")),
         (json!({"type": "object", "properties": []}), format!("{root}.properties")),
         (json!({"type": 7}), format!("{root}.type")),
         (json!({"type": "array", "items": [{"type": "string"}]}), format!("{root}.items")),
         (json!({"type": "array", "x-kubernetes-list-type": "bag", "items": {"type": "string"}}), format!("{root}.x-kubernetes-list-type")),
-        (json!({"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}}), format!("{root}.x-kubernetes-list-map-keys")),
-        (json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [1], "items": {"type": "object"}}), format!("{root}.x-kubernetes-list-map-keys")),
-        (json!({"type": "array", "x-kubernetes-patch-strategy": "replace", "items": {"type": "string"}}), format!("{root}.x-kubernetes-patch-strategy")),
+        (
+            json!({"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}}),
+            format!("{root}.x-kubernetes-list-map-keys"),
+        ),
+        (
+            json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [1], "items": {"type": "object"}}),
+            format!("{root}.x-kubernetes-list-map-keys"),
+        ),
+        (
+            json!({"type": "array", "x-kubernetes-patch-strategy": "replace", "items": {"type": "string"}}),
+            format!("{root}.x-kubernetes-patch-strategy"),
+        ),
         (json!({"type": "object", "x-kubernetes-map-type": "partial"}), format!("{root}.x-kubernetes-map-type")),
         (json!({"type": "object", "additionalProperties": "object"}), format!("{root}.additionalProperties")),
         (json!({"type": "object", "x-kubernetes-preserve-unknown-fields": "yes"}), format!("{root}.x-kubernetes-preserve-unknown-fields")),
-        (json!({"type": "object", "properties": {"a": {"type": "string", "x-kubernetes-patch-strategy": 1}}}), format!("{root}.properties.a.x-kubernetes-patch-strategy")),
+        (
+            json!({"type": "object", "properties": {"a": {"type": "string", "x-kubernetes-patch-strategy": 1}}}),
+            format!("{root}.properties.a.x-kubernetes-patch-strategy"),
+        ),
     ];
     for (schema, want) in cases {
         let (path, reason) = schema_error(from_crd(&crd(schema.clone())));
@@ -509,12 +530,34 @@ mod no_panics {
     /// Arbitrary JSON biased towards schema vocabulary.
     fn json_value() -> impl Strategy<Value = Value> {
         let word = prop_oneof![
-            Just("type"), Just("object"), Just("array"), Just("string"), Just("properties"), Just("items"),
-            Just("additionalProperties"), Just("$ref"), Just("allOf"), Just("x-kubernetes-list-type"),
-            Just("x-kubernetes-list-map-keys"), Just("x-kubernetes-map-type"), Just("x-kubernetes-patch-strategy"),
-            Just("x-kubernetes-preserve-unknown-fields"), Just("x-kubernetes-embedded-resource"), Just("map"), Just("set"),
-            Just("merge"), Just("#/definitions/A"), Just("#/components/schemas/A"), Just("A"), Just("definitions"),
-            Just("spec"), Just("versions"), Just("schema"), Just("openAPIV3Schema"), Just("group"), Just("name"),
+            Just("type"),
+            Just("object"),
+            Just("array"),
+            Just("string"),
+            Just("properties"),
+            Just("items"),
+            Just("additionalProperties"),
+            Just("$ref"),
+            Just("allOf"),
+            Just("x-kubernetes-list-type"),
+            Just("x-kubernetes-list-map-keys"),
+            Just("x-kubernetes-map-type"),
+            Just("x-kubernetes-patch-strategy"),
+            Just("x-kubernetes-preserve-unknown-fields"),
+            Just("x-kubernetes-embedded-resource"),
+            Just("map"),
+            Just("set"),
+            Just("merge"),
+            Just("#/definitions/A"),
+            Just("#/components/schemas/A"),
+            Just("A"),
+            Just("definitions"),
+            Just("spec"),
+            Just("versions"),
+            Just("schema"),
+            Just("openAPIV3Schema"),
+            Just("group"),
+            Just("name"),
         ]
         .prop_map(str::to_string);
         let leaf = prop_oneof![

@@ -370,7 +370,8 @@ fn atomic_list_map_and_struct_are_owned_and_replaced_as_one_unit() {
     assert_eq!(o.applied("alice"), Some(json!({"f:selector": {}, "f:affinity": {}, "f:args": {}})));
 
     // Adding one key or one item changes the whole unit, which alice owns.
-    let r = o.try_apply("bob", json!({"selector": {"a": "1", "b": "2", "c": "3"}, "affinity": {"zone": "z"}, "args": ["x", "y", "z"]}), false);
+    let r =
+        o.try_apply("bob", json!({"selector": {"a": "1", "b": "2", "c": "3"}, "affinity": {"zone": "z"}, "args": ["x", "y", "z"]}), false);
     assert_eq!(conflict_paths(&r), pairs(&[("alice", ".affinity"), ("alice", ".args"), ("alice", ".selector")]));
 
     // An equal unit is shared.
@@ -551,7 +552,11 @@ fn duplicate_keys_and_set_values_are_rejected_with_the_path() {
         assert!(message.starts_with(&format!("{path}: ")), "{message}");
     };
     invalid(json!({"containers": [{"name": "a"}, {"name": "b"}, {"name": "a", "image": "x"}]}), ".containers", "[name=\"a\"]");
-    invalid(json!({"ports": [{"port": 80, "protocol": "TCP"}, {"port": 80, "protocol": "TCP", "name": "x"}]}), ".ports", "[port=80,protocol=\"TCP\"]");
+    invalid(
+        json!({"ports": [{"port": 80, "protocol": "TCP"}, {"port": 80, "protocol": "TCP", "name": "x"}]}),
+        ".ports",
+        "[port=80,protocol=\"TCP\"]",
+    );
     invalid(json!({"finalizers": ["f", "g", "f"]}), ".finalizers", "[=\"f\"]");
     // Not duplicates: keys differing in one field, and repeated items of an atomic list.
     assert!(u.validate(&json!({"ports": [{"port": 80, "protocol": "TCP"}, {"port": 80, "protocol": "UDP"}]})).is_ok());
@@ -619,7 +624,9 @@ fn conflicts_on_many_items_stay_linear() {
     let Err(Error::Conflict(c)) = &r else { panic!("expected conflicts") };
     assert_eq!(c.len(), N);
     assert!(c.0.iter().all(|c| c.manager == ManagerKey::apply("alice") && c.path.to_string().ends_with("].image")));
-    assert!(c.kubernetes_message().starts_with("Apply failed with 20000 conflicts: conflicts with \"alice\":\n- .containers[name=\"c0\"].image\n"));
+    assert!(c
+        .kubernetes_message()
+        .starts_with("Apply failed with 20000 conflicts: conflicts with \"alice\":\n- .containers[name=\"c0\"].image\n"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -672,6 +679,8 @@ fn a_crd_list_type_map_merges_items_by_their_keys() {
     );
     assert_eq!(
         o.applied("bob"),
-        Some(json!({"f:spec": {"f:ports": {"k:{\"containerPort\":80,\"protocol\":\"UDP\"}": {".": {}, "f:containerPort": {}, "f:protocol": {}}}}}))
+        Some(
+            json!({"f:spec": {"f:ports": {"k:{\"containerPort\":80,\"protocol\":\"UDP\"}": {".": {}, "f:containerPort": {}, "f:protocol": {}}}}})
+        )
     );
 }

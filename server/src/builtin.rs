@@ -84,23 +84,71 @@ fn crd(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool, s
 /// The built-in types, as CustomResourceDefinitions (core types under a placeholder group).
 pub fn definitions() -> Vec<Value> {
     vec![
-        crd("", "v1", "ConfigMap", "configmaps", true, false, json!({"data": string_map(), "binaryData": string_map(), "immutable": {"type": "boolean"}})),
-        crd("", "v1", "Secret", "secrets", true, false, json!({"data": string_map(), "stringData": string_map(), "type": string(), "immutable": {"type": "boolean"}})),
-        crd("", "v1", "Namespace", "namespaces", false, true, json!({"spec": object(json!({"finalizers": atomic_list(string())})), "status": object(json!({"phase": string(), "conditions": conditions()}))})),
-        crd("", "v1", "Pod", "pods", true, true, json!({"spec": pod_spec(), "status": object(json!({"phase": string(), "conditions": conditions()}))})),
-        crd("", "v1", "Service", "services", true, true, json!({
+        crd(
+            "",
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            true,
+            false,
+            json!({"data": string_map(), "binaryData": string_map(), "immutable": {"type": "boolean"}}),
+        ),
+        crd(
+            "",
+            "v1",
+            "Secret",
+            "secrets",
+            true,
+            false,
+            json!({"data": string_map(), "stringData": string_map(), "type": string(), "immutable": {"type": "boolean"}}),
+        ),
+        crd(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            true,
+            json!({"spec": object(json!({"finalizers": atomic_list(string())})), "status": object(json!({"phase": string(), "conditions": conditions()}))}),
+        ),
+        crd(
+            "",
+            "v1",
+            "Pod",
+            "pods",
+            true,
+            true,
+            json!({"spec": pod_spec(), "status": object(json!({"phase": string(), "conditions": conditions()}))}),
+        ),
+        crd(
+            "",
+            "v1",
+            "Service",
+            "services",
+            true,
+            true,
+            json!({
             "spec": object(json!({
                 "selector": string_map(),
                 "ports": map_list(&["port", "protocol"], object(json!({"port": {"type": "integer"}, "protocol": {"type": "string", "default": "TCP"}, "name": string(), "targetPort": {"x-kubernetes-int-or-string": true}}))),
                 "type": string()})),
-            "status": loose()})),
-        crd("apps", "v1", "Deployment", "deployments", true, true, json!({
+            "status": loose()}),
+        ),
+        crd(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            true,
+            json!({
             "spec": object(json!({
                 "replicas": {"type": "integer"},
                 "selector": {"type": "object", "x-kubernetes-map-type": "atomic", "x-kubernetes-preserve-unknown-fields": true},
                 "template": object(json!({"metadata": loose(), "spec": pod_spec()})),
                 "strategy": loose()})),
-            "status": object(json!({"replicas": {"type": "integer"}, "readyReplicas": {"type": "integer"}, "conditions": conditions()}))})),
+            "status": object(json!({"replicas": {"type": "integer"}, "readyReplicas": {"type": "integer"}, "conditions": conditions()}))}),
+        ),
     ]
 }
 
@@ -145,7 +193,12 @@ mod tests {
         let containers = out["spec"]["template"]["spec"]["containers"].as_array().unwrap();
         assert_eq!(containers.len(), 2, "{containers:#?}");
         let blame = store.blame("deployments.apps", Some("default"), "web").unwrap();
-        assert!(blame.iter().any(|l| l.path == r#".spec.template.spec.containers[name="b"].ports[containerPort=81,protocol="TCP"].containerPort"#), "{blame:#?}");
+        assert!(
+            blame
+                .iter()
+                .any(|l| l.path == r#".spec.template.spec.containers[name="b"].ports[containerPort=81,protocol="TCP"].containerPort"#),
+            "{blame:#?}"
+        );
         drop(store);
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -49,7 +49,9 @@ impl Metrics {
     /// The Prometheus text exposition, with the store's revision and compacted revision.
     pub fn render(&self, revision: u64, compacted: u64) -> String {
         let mut out = String::new();
-        out.push_str("# HELP fieldstore_requests_total gRPC requests by method and status code.\n# TYPE fieldstore_requests_total counter\n");
+        out.push_str(
+            "# HELP fieldstore_requests_total gRPC requests by method and status code.\n# TYPE fieldstore_requests_total counter\n",
+        );
         for ((m, c), n) in self.requests.lock().iter() {
             out.push_str(&format!("fieldstore_requests_total{{method=\"{m}\",code=\"{c}\"}} {n}\n"));
         }
@@ -62,8 +64,13 @@ impl Metrics {
             out.push_str(&format!("fieldstore_request_duration_seconds_sum{{method=\"{m}\"}} {}\n", h.sum));
             out.push_str(&format!("fieldstore_request_duration_seconds_count{{method=\"{m}\"}} {}\n", h.total));
         }
-        out.push_str(&format!("# HELP fieldstore_watches Open watches.\n# TYPE fieldstore_watches gauge\nfieldstore_watches {}\n", self.open_watches.load(Ordering::Relaxed)));
-        out.push_str(&format!("# HELP fieldstore_revision The store's current revision.\n# TYPE fieldstore_revision gauge\nfieldstore_revision {revision}\n"));
+        out.push_str(&format!(
+            "# HELP fieldstore_watches Open watches.\n# TYPE fieldstore_watches gauge\nfieldstore_watches {}\n",
+            self.open_watches.load(Ordering::Relaxed)
+        ));
+        out.push_str(&format!(
+            "# HELP fieldstore_revision The store's current revision.\n# TYPE fieldstore_revision gauge\nfieldstore_revision {revision}\n"
+        ));
         out.push_str(&format!("# HELP fieldstore_compacted_revision The compacted revision.\n# TYPE fieldstore_compacted_revision gauge\nfieldstore_compacted_revision {compacted}\n"));
         out.push_str(&format!(
             "# HELP fieldstore_compaction_lag_revisions Revisions kept since the compacted revision.\n# TYPE fieldstore_compaction_lag_revisions gauge\nfieldstore_compaction_lag_revisions {}\n",
@@ -150,7 +157,10 @@ pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>, sto
             } else {
                 ("404 Not Found", "not found: try GET /metrics\n".to_string())
             };
-            let resp = format!("HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let resp = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
             let _ = sock.write_all(resp.as_bytes()).await;
         });
     }

@@ -98,7 +98,10 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     if !args.listen.ip().is_loopback() && !auth.requires_tokens() {
         return Err(ServeError::Unauthenticated(args.listen));
     }
-    let store = Store::open(data, Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES))?;
+    let store = Store::open(
+        data,
+        Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
+    )?;
     for spec in builtin::types()? {
         if store.find_type(&spec.resource()).is_err() {
             store.register(spec)?;
@@ -145,7 +148,9 @@ async fn serve(
     let metrics = Arc::new(Metrics::default());
     let metrics_local = match metrics_addr {
         Some(addr) => {
-            let l = tokio::net::TcpListener::bind(addr).await.map_err(|e| ServeError::Io(format!("cannot listen on {addr} for metrics: {e}")))?;
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServeError::Io(format!("cannot listen on {addr} for metrics: {e}")))?;
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
             tokio::spawn(crate::metrics::serve(l, metrics.clone(), store.clone()));
             Some(a)
@@ -191,7 +196,10 @@ async fn serve(
         .add_service(reflection)
         .add_service(api)
         // TCP_NODELAY: without it every reply waits for the client's delayed ACK (~40 ms).
-        .serve_with_incoming_shutdown(tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| ServeError::Io(e.to_string()))?, shutdown)
+        .serve_with_incoming_shutdown(
+            tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| ServeError::Io(e.to_string()))?,
+            shutdown,
+        )
         .await
         .map_err(|e| ServeError::Io(e.to_string()))
 }

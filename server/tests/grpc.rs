@@ -108,7 +108,10 @@ async fn every_rpc() {
         assert!(types.iter().any(|t| t.resource == r), "{r} missing");
     }
     let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  names: {kind: Widget, plural: widgets}\n  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}\n";
-    let reg = c.register_type(pb::RegisterTypeRequest { definition: Some(pb::Body { content_type: "application/yaml".into(), data: crd.into() }) }).await.unwrap();
+    let reg = c
+        .register_type(pb::RegisterTypeRequest { definition: Some(pb::Body { content_type: "application/yaml".into(), data: crd.into() }) })
+        .await
+        .unwrap();
     assert_eq!(reg.into_inner().resource, "widgets.example.com");
 
     // Create (default field manager: the caller), Get in JSON and protobuf.
@@ -140,7 +143,13 @@ async fn every_rpc() {
     stale["data"]["k"] = json!("9");
     assert_eq!(c.update(write(&stale, "u")).await.unwrap_err().code(), Code::Aborted);
     let patched = c
-        .patch(pb::PatchRequest { object: oref("configmaps", "a"), patch_type: "merge".into(), patch: body(&json!({"data": {"p": "1"}})), field_manager: "p".into(), ..Default::default() })
+        .patch(pb::PatchRequest {
+            object: oref("configmaps", "a"),
+            patch_type: "merge".into(),
+            patch: body(&json!({"data": {"p": "1"}})),
+            field_manager: "p".into(),
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert_eq!(obj(patched.into_inner())["data"]["p"], "1");
@@ -148,7 +157,13 @@ async fn every_rpc() {
     // Watch from the current revision with bookmarks; a write and a requested bookmark arrive.
     let rev = c.revision(pb::RevisionRequest {}).await.unwrap().into_inner().revision;
     let mut w = c
-        .watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: rev.to_string(), allow_watch_bookmarks: true, ..Default::default() })
+        .watch(pb::WatchRequest {
+            resource: "configmaps".into(),
+            namespace: "ns".into(),
+            resource_version: rev.to_string(),
+            allow_watch_bookmarks: true,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -163,11 +178,19 @@ async fn every_rpc() {
     assert_eq!(ev.resource_version, rev + 1);
 
     // List with paging.
-    let page = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() }).await.unwrap().into_inner();
+    let page = c
+        .list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let page: Value = serde_json::from_slice(&page.list.unwrap().data).unwrap();
     assert_eq!(page["items"].as_array().unwrap().len(), 1);
     let token = page["metadata"]["continue"].as_str().unwrap().to_string();
-    let rest = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() }).await.unwrap().into_inner();
+    let rest = c
+        .list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let rest: Value = serde_json::from_slice(&rest.list.unwrap().data).unwrap();
     assert_eq!(rest["items"][0]["metadata"]["name"], "b");
 
@@ -176,14 +199,22 @@ async fn every_rpc() {
     let blame = json_of(c.blame(oref("configmaps", "a").unwrap()).await.unwrap().into_inner());
     let x = blame.as_array().unwrap().iter().find(|l| l["path"] == ".data.x").unwrap().clone();
     assert_eq!((x["manager"].as_str(), x["operation"].as_str()), (Some("bob"), Some("Apply")));
-    let hist = json_of(c.field_history(pb::FieldHistoryRequest { object: oref("configmaps", "a"), path: ".data.x".into(), ..Default::default() }).await.unwrap().into_inner());
+    let hist = json_of(
+        c.field_history(pb::FieldHistoryRequest { object: oref("configmaps", "a"), path: ".data.x".into(), ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner(),
+    );
     assert_eq!(hist["events"][0]["before"], "1");
     assert_eq!(hist["events"][0]["after"], "2");
     let log = json_of(c.object_log(pb::ObjectLogRequest { object: oref("configmaps", "a"), limit: 0 }).await.unwrap().into_inner());
     assert_eq!(log.as_array().unwrap().len(), 4);
-    let owners = json_of(c.owners_of(pb::OwnersOfRequest { resource: "configmaps".into(), path: ".data.x".into() }).await.unwrap().into_inner());
+    let owners =
+        json_of(c.owners_of(pb::OwnersOfRequest { resource: "configmaps".into(), path: ".data.x".into() }).await.unwrap().into_inner());
     assert_eq!(owners[0]["manager"], "bob");
-    let by = json_of(c.objects_managed_by(pb::ObjectsManagedByRequest { manager: "alice".into(), ..Default::default() }).await.unwrap().into_inner());
+    let by = json_of(
+        c.objects_managed_by(pb::ObjectsManagedByRequest { manager: "alice".into(), ..Default::default() }).await.unwrap().into_inner(),
+    );
     assert_eq!(by["items"][0]["name"], "a");
     let managers = json_of(c.managers(pb::ManagersRequest::default()).await.unwrap().into_inner());
     assert!(managers.as_array().unwrap().iter().any(|m| m["manager"] == "bob"));
@@ -193,7 +224,8 @@ async fn every_rpc() {
     // Compact, then the object at an old revision is rebuilt from history.
     let compacted = c.compact(pb::CompactRequest { revision: 0 }).await.unwrap().into_inner().compacted_revision;
     assert!(compacted > 3);
-    let old = c.object_at(pb::ObjectAtRequest { object: oref("configmaps", "a"), revision: 1, ..Default::default() }).await.unwrap().into_inner();
+    let old =
+        c.object_at(pb::ObjectAtRequest { object: oref("configmaps", "a"), revision: 1, ..Default::default() }).await.unwrap().into_inner();
     assert_eq!(obj(old)["data"], json!({"k": "1"}));
 
     // Delete and DeleteCollection.
@@ -201,7 +233,10 @@ async fn every_rpc() {
     let err = c.get(pb::GetRequest { object: oref("configmaps", "a"), ..Default::default() }).await.unwrap_err();
     assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::NotFound, Some(404)));
     let gone = c
-        .delete_collection(pb::DeleteCollectionRequest { list: Some(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }), dry_run: false })
+        .delete_collection(pb::DeleteCollectionRequest {
+            list: Some(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }),
+            dry_run: false,
+        })
         .await
         .unwrap()
         .into_inner();
@@ -216,16 +251,30 @@ async fn paging_and_watching_across_a_compaction_answer_410_then_resume() {
     for i in 0..3 {
         c.create(write(&cm(&format!("o{i}"), json!({})), "m")).await.unwrap();
     }
-    let page = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() }).await.unwrap().into_inner();
+    let page = c
+        .list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let page: Value = serde_json::from_slice(&page.list.unwrap().data).unwrap();
     let token = page["metadata"]["continue"].as_str().unwrap().to_string();
     c.apply(write(&cm("o0", json!({"v": "1"})), "m")).await.unwrap();
     c.compact(pb::CompactRequest { revision: 0 }).await.unwrap();
-    let err = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() }).await.unwrap_err();
+    let err = c
+        .list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), limit: 1, r#continue: token, ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(k8s(&err)["code"], 410);
     // A watch from before the compaction ends with 410; relist and watch from the new revision.
-    let outcome = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), ..Default::default() }).await;
+    let outcome = c
+        .watch(pb::WatchRequest {
+            resource: "configmaps".into(),
+            namespace: "ns".into(),
+            resource_version: "1".into(),
+            ..Default::default()
+        })
+        .await;
     match outcome {
         Err(e) => assert_eq!(k8s(&e)["code"], 410),
         Ok(stream) => {
@@ -236,10 +285,15 @@ async fn paging_and_watching_across_a_compaction_answer_410_then_resume() {
             assert_eq!(st["code"], 410);
         }
     }
-    let list = c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }).await.unwrap().into_inner();
+    let list =
+        c.list(pb::ListRequest { resource: "configmaps".into(), namespace: "ns".into(), ..Default::default() }).await.unwrap().into_inner();
     let list: Value = serde_json::from_slice(&list.list.unwrap().data).unwrap();
     let rv = list["metadata"]["resourceVersion"].as_str().unwrap().to_string();
-    let mut w = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: rv, ..Default::default() }).await.unwrap().into_inner();
+    let mut w = c
+        .watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: rv, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     c.apply(write(&cm("o1", json!({"v": "1"})), "m")).await.unwrap();
     let ev = next_event(&mut w).await;
     assert_eq!(ev.r#type, "MODIFIED");
@@ -252,7 +306,10 @@ async fn authentication_authorization_and_limits() {
     std::fs::write(&tokens, "admintoken,admin,1,\"admins\"\nreadtoken,reader,2\n").unwrap();
     let authz = dir.path().join("authz.yaml");
     std::fs::write(&authz, "- {groups: [admins], verbs: ['*'], resources: ['*'], namespaces: ['*']}\n- {users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: ['*']}\n").unwrap();
-    let server = Server::start_in(dir, &["--token-file", tokens.to_str().unwrap(), "--authz-file", authz.to_str().unwrap(), "--max-request-bytes", "4096"]);
+    let server = Server::start_in(
+        dir,
+        &["--token-file", tokens.to_str().unwrap(), "--authz-file", authz.to_str().unwrap(), "--max-request-bytes", "4096"],
+    );
     let mut c = server.client().await;
     let with = |token: &str, msg: pb::WriteRequest| {
         let mut r = Request::new(msg);
@@ -291,7 +348,13 @@ async fn shutdown_ends_open_watches_with_a_bookmark() {
     let mut c = server.client().await;
     c.create(write(&cm("a", json!({})), "m")).await.unwrap();
     let mut w = c
-        .watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), allow_watch_bookmarks: true, ..Default::default() })
+        .watch(pb::WatchRequest {
+            resource: "configmaps".into(),
+            namespace: "ns".into(),
+            resource_version: "1".into(),
+            allow_watch_bookmarks: true,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -368,7 +431,15 @@ async fn metrics_count_requests_and_watches() {
     let mut c = server.client().await;
     c.apply(write(&cm("a", json!({"k": "1"})), "m")).await.unwrap();
     let _ = c.get(pb::GetRequest { object: oref("configmaps", "missing"), ..Default::default() }).await;
-    let _w = c.watch(pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "1".into(), ..Default::default() }).await.unwrap();
+    let _w = c
+        .watch(pb::WatchRequest {
+            resource: "configmaps".into(),
+            namespace: "ns".into(),
+            resource_version: "1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let text = tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};
         let (host, path) = metrics_url.split_once('/').unwrap();
@@ -399,7 +470,9 @@ async fn tls_with_a_given_certificate() {
     std::fs::write(&key_file, &key_pem).unwrap();
     let server = Server::start_in(dir, &["--tls-cert", cert_file.to_str().unwrap(), "--tls-key", key_file.to_str().unwrap()]);
     assert!(server.banner.contains("(https;"), "{}", server.banner);
-    let tls = tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(&cert_pem)).domain_name("localhost");
+    let tls = tonic::transport::ClientTlsConfig::new()
+        .ca_certificate(tonic::transport::Certificate::from_pem(&cert_pem))
+        .domain_name("localhost");
     let channel = Channel::from_shared(format!("https://{}", server.addr)).unwrap().tls_config(tls).unwrap().connect().await.unwrap();
     let mut c = StoreClient::new(channel);
     let out = obj(c.apply(write(&cm("a", json!({"k": "1"})), "m")).await.unwrap().into_inner());
@@ -413,7 +486,10 @@ async fn tls_with_a_given_certificate() {
     let addr = format!("https://localhost:{}", server.addr.rsplit(':').next().unwrap());
     let ca = server._dir.path().join("cert.pem");
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_fieldstore")).args(["--server", &addr, "--tls-ca", ca.to_str().unwrap(), "revision"]).output().unwrap()
+        Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+            .args(["--server", &addr, "--tls-ca", ca.to_str().unwrap(), "revision"])
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();
@@ -425,10 +501,14 @@ async fn tls_with_a_given_certificate() {
 async fn watch_depth_and_deadline_limits() {
     let server = Server::start(&["--max-watches-per-client", "1", "--max-depth", "6", "--request-deadline-seconds", "1"]);
     let mut c = server.client().await;
-    let watch = || pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "0".into(), ..Default::default() };
+    let watch =
+        || pb::WatchRequest { resource: "configmaps".into(), namespace: "ns".into(), resource_version: "0".into(), ..Default::default() };
     let first = c.watch(watch()).await.unwrap();
     let err = c.watch(watch()).await.unwrap_err();
-    assert_eq!((err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()), (Code::ResourceExhausted, Some(429), Some("TooManyRequests")));
+    assert_eq!(
+        (err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()),
+        (Code::ResourceExhausted, Some(429), Some("TooManyRequests"))
+    );
     // Closing the first watch frees the slot.
     drop(first);
     let mut reopened = None;
@@ -445,8 +525,12 @@ async fn watch_depth_and_deadline_limits() {
     let err = c.apply(write(&deep, "m")).await.unwrap_err();
     assert_eq!((err.code(), k8s(&err)["code"].as_u64()), (Code::InvalidArgument, Some(400)));
     // A read waiting for a future revision outlives the 1 s deadline: 504.
-    let err = c.get(pb::GetRequest { object: oref("configmaps", "a"), resource_version: "1000".into(), ..Default::default() }).await.unwrap_err();
-    assert_eq!((err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()), (Code::DeadlineExceeded, Some(504), Some("Timeout")));
+    let err =
+        c.get(pb::GetRequest { object: oref("configmaps", "a"), resource_version: "1000".into(), ..Default::default() }).await.unwrap_err();
+    assert_eq!(
+        (err.code(), k8s(&err)["code"].as_u64(), k8s(&err)["reason"].as_str()),
+        (Code::DeadlineExceeded, Some(504), Some("Timeout"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -473,7 +557,10 @@ async fn reflection_lists_the_services() {
     let server = Server::start(&[]);
     let mut r = ServerReflectionClient::new(server.channel().await);
     let ask = |m: MessageRequest| ServerReflectionRequest { host: String::new(), message_request: Some(m) };
-    let requests = tokio_stream::iter(vec![ask(MessageRequest::ListServices(String::new())), ask(MessageRequest::FileContainingSymbol("fieldstore.v1.Store".into()))]);
+    let requests = tokio_stream::iter(vec![
+        ask(MessageRequest::ListServices(String::new())),
+        ask(MessageRequest::FileContainingSymbol("fieldstore.v1.Store".into())),
+    ]);
     let mut answers = r.server_reflection_info(requests).await.unwrap().into_inner();
     match answers.message().await.unwrap().unwrap().message_response {
         Some(MessageResponse::ListServicesResponse(l)) => {

@@ -168,7 +168,11 @@ fn history_and_ownership_verbs() {
     ok(&data, &["types", "register", "-f", "-"], CRD.as_bytes());
     ok(&data, &["apply", "-f", "-", "--manager", "alice"], WIDGET.as_bytes());
     ok(&data, &["patch", "widgets", "w1", "--type", "merge", "-p", r#"{"spec":{"replicas":9}}"#, "--manager", "hpa"], b"");
-    ok(&data, &["apply", "-f", "-", "--manager", "alice"], WIDGET.replace("name: http", "name: web").replace("replicas: 2", "replicas: 9").as_bytes());
+    ok(
+        &data,
+        &["apply", "-f", "-", "--manager", "alice"],
+        WIDGET.replace("name: http", "name: web").replace("replicas: 2", "replicas: 9").as_bytes(),
+    );
 
     // Blame: YAML with each leaf annotated; JSON: one record per leaf with its pointer.
     let text = ok(&data, &["blame", "widgets", "w1"], b"");

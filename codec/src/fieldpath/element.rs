@@ -173,12 +173,8 @@ mod tests {
 
     #[test]
     fn variant_order_is_field_key_value_index() {
-        let v = [
-            PathElement::field("z"),
-            PathElement::key(vec![("a".into(), json!(1))]),
-            PathElement::Value(json!(0)),
-            PathElement::Index(0),
-        ];
+        let v =
+            [PathElement::field("z"), PathElement::key(vec![("a".into(), json!(1))]), PathElement::Value(json!(0)), PathElement::Index(0)];
         for i in 0..v.len() {
             for j in 0..v.len() {
                 assert_eq!(v[i].cmp(&v[j]), i.cmp(&j));

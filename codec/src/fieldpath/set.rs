@@ -91,8 +91,7 @@ impl Set {
     /// comparison per part, where sorting and merging cost several. Parts out of order are
     /// accepted too and give the same set as [`Set::from_parts`].
     pub fn from_sorted_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Self {
-        let sorted = members.windows(2).all(|w| w[0] < w[1])
-            && children.windows(2).all(|w| w[0].0 < w[1].0);
+        let sorted = members.windows(2).all(|w| w[0] < w[1]) && children.windows(2).all(|w| w[0].0 < w[1].0);
         if sorted {
             Set::build(members, children)
         } else {
@@ -294,7 +293,11 @@ impl Set {
         let members = merge_sorted(self.members(), other.members(), false, true, false);
         // Walk the shorter children list, finding each element in the longer one by galloping:
         // intersecting with a small set costs a few comparisons per element of it.
-        let (short, long) = if self.children().len() <= other.children().len() { (self.children(), other.children()) } else { (other.children(), self.children()) };
+        let (short, long) = if self.children().len() <= other.children().len() {
+            (self.children(), other.children())
+        } else {
+            (other.children(), self.children())
+        };
         let mut children = Vec::new();
         let mut j = 0;
         for (pe, set) in short {
@@ -454,18 +457,8 @@ impl Set {
     /// The members that have nothing below them in this set.
     #[must_use]
     pub fn leaves(&self) -> Set {
-        let members = self
-            .members()
-            .iter()
-            .filter(|m| self.child(m).is_none_or(|c| c.is_empty()))
-            .cloned()
-            .collect();
-        let children = self
-            .children()
-            .iter()
-            .map(|(pe, c)| (pe.clone(), c.leaves()))
-            .filter(|(_, c)| !c.is_empty())
-            .collect();
+        let members = self.members().iter().filter(|m| self.child(m).is_none_or(|c| c.is_empty())).cloned().collect();
+        let children = self.children().iter().map(|(pe, c)| (pe.clone(), c.leaves())).filter(|(_, c)| !c.is_empty()).collect();
         Set::build(members, children)
     }
 

@@ -135,8 +135,9 @@ mod tests {
 
     #[test]
     fn pairs_sort_by_their_element_and_equal_ones_merge() {
-        let mut v: Vec<(PathElement, usize)> =
-            (0..500usize).map(|i| (PathElement::FieldName(Arc::from(format!("k{:x}", i.wrapping_mul(2_654_435_761) % 100_003).as_str())), i)).collect();
+        let mut v: Vec<(PathElement, usize)> = (0..500usize)
+            .map(|i| (PathElement::FieldName(Arc::from(format!("k{:x}", i.wrapping_mul(2_654_435_761) % 100_003).as_str())), i))
+            .collect();
         // Duplicates: every element appears twice, with positions that sum when merged.
         v.extend(v.clone().into_iter().map(|(pe, i)| (pe, i + 1000)));
         v.rotate_left(333);

@@ -4,8 +4,8 @@
 use super::Time;
 use crate::merge::{ManagedFields, ManagerKey, Operation, VersionedSet};
 use crate::Error;
-use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
 use fieldstore_codec::fields_v1::{self, Names};
+use fieldstore_codec::managed_fields::{self, ManagedFieldsEntry, FIELDS_TYPE_V1};
 use fieldstore_codec::{value, Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -142,9 +142,7 @@ pub(crate) fn is_reset(mf: &Value) -> bool {
         return false;
     };
     let zero_string = |v: &Value| v.is_null() || v.as_str() == Some("");
-    ["manager", "operation", "apiVersion", "fieldsType", "subresource"]
-        .iter()
-        .all(|k| entry.get(*k).is_none_or(zero_string))
+    ["manager", "operation", "apiVersion", "fieldsType", "subresource"].iter().all(|k| entry.get(*k).is_none_or(zero_string))
         && ["time", "fieldsV1"].iter().all(|k| entry.get(*k).is_none_or(Value::is_null))
 }
 

@@ -233,7 +233,14 @@ impl<'s> FieldManager<'s> {
         self.apply_config(live, Cow::Owned(config), manager, force, now)
     }
 
-    fn apply_config(&self, live: Option<&Value>, mut config: Cow<'_, Value>, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
+    fn apply_config(
+        &self,
+        live: Option<&Value>,
+        mut config: Cow<'_, Value>,
+        manager: &str,
+        force: bool,
+        now: &Time,
+    ) -> Result<ApplyOutcome> {
         validate_manager(manager, true)?;
         let decoded = match live.and_then(entries::managed_fields_of) {
             Some(mf) => entries::decode(mf).map_err(|e| Error::BadRequest(format!("failed to decode managed fields: {e}")))?,
@@ -304,7 +311,8 @@ impl<'s> FieldManager<'s> {
         // Without a change to the object, other entries cannot have changed but by disappearing.
         let after = managers.get(&key);
         let others_after = managers.len() - usize::from(after.is_some());
-        let managed_fields_changed = applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
+        let managed_fields_changed =
+            applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
 
         let mut object = applied.object.unwrap_or_else(|| live_view.into_owned());
         entries::set_managed_fields(&mut object, &managers, &times)?;
@@ -411,7 +419,8 @@ impl<'s> FieldManager<'s> {
     }
 
     fn reset_errors(&self, touched: &Set) -> ValidationErrors {
-        let endpoint = if self.subresource.is_empty() { "the main resource".to_string() } else { format!("the {} subresource", self.subresource) };
+        let endpoint =
+            if self.subresource.is_empty() { "the main resource".to_string() } else { format!("the {} subresource", self.subresource) };
         let mut errs = Vec::new();
         touched.leaves().iterate(|p| {
             errs.push(ValidationError {
@@ -442,11 +451,9 @@ fn without_managed_fields(live: Option<&Value>) -> Cow<'_, Value> {
         return Cow::Borrowed(live);
     }
     // Copy around the managedFields rather than copying them too, then dropping them.
-    let meta: serde_json::Map<String, Value> = meta.iter().filter(|(k, _)| *k != "managedFields").map(|(k, v)| (k.clone(), v.clone())).collect();
-    let root = root
-        .iter()
-        .map(|(k, v)| (k.clone(), if k == "metadata" { Value::Object(meta.clone()) } else { v.clone() }))
-        .collect();
+    let meta: serde_json::Map<String, Value> =
+        meta.iter().filter(|(k, _)| *k != "managedFields").map(|(k, v)| (k.clone(), v.clone())).collect();
+    let root = root.iter().map(|(k, v)| (k.clone(), if k == "metadata" { Value::Object(meta.clone()) } else { v.clone() })).collect();
     Cow::Owned(Value::Object(root))
 }
 

@@ -91,8 +91,12 @@ impl AtomicIndex {
     pub(crate) fn new(schema: &Schema) -> Self {
         let mut index = AtomicIndex::default();
         loop {
-            let found: Vec<String> =
-                schema.types().iter().filter(|t| !index.0.contains(&t.name) && index.atom_reaches(&t.atom)).map(|t| t.name.clone()).collect();
+            let found: Vec<String> = schema
+                .types()
+                .iter()
+                .filter(|t| !index.0.contains(&t.name) && index.atom_reaches(&t.atom))
+                .map(|t| t.name.clone())
+                .collect();
             if found.is_empty() {
                 return index;
             }

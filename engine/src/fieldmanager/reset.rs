@@ -44,7 +44,9 @@ pub(crate) fn restore(target: &mut Value, source: &Value, reset: &Set, only_pres
 /// The index of the item `pe` names in `items`.
 fn find(items: &[Value], pe: &PathElement) -> Option<usize> {
     match pe {
-        PathElement::Key(k) => items.iter().position(|item| k.iter().all(|(name, kv)| item.get(&**name).is_some_and(|iv| value::equals(iv, kv)))),
+        PathElement::Key(k) => {
+            items.iter().position(|item| k.iter().all(|(name, kv)| item.get(&**name).is_some_and(|iv| value::equals(iv, kv))))
+        }
         PathElement::Value(x) => items.iter().position(|item| value::equals(item, x)),
         PathElement::Index(i) => usize::try_from(*i).ok().filter(|&i| i < items.len()),
         PathElement::FieldName(_) => None,
@@ -56,7 +58,9 @@ fn find(items: &[Value], pe: &PathElement) -> Option<usize> {
 fn descend_mut<'v>(mut cur: &'v mut Value, elements: &[PathElement]) -> Option<&'v mut Value> {
     for pe in elements {
         cur = match (pe, cur) {
-            (PathElement::FieldName(n), Value::Object(m)) => m.entry(n.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new())),
+            (PathElement::FieldName(n), Value::Object(m)) => {
+                m.entry(n.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new()))
+            }
             (pe, Value::Array(a)) => {
                 let i = find(a, pe)?;
                 a.get_mut(i)?

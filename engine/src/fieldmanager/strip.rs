@@ -73,17 +73,11 @@ mod tests {
     #[test]
     fn stripping_is_a_difference() {
         let strip = strip_set();
-        let paths: Vec<Path> = [
-            &["apiVersion"][..],
-            &["metadata"],
-            &["metadata", "name"],
-            &["metadata", "labels", "a"],
-            &["spec", "replicas"],
-            &["spec"],
-        ]
-        .iter()
-        .map(|names| Path::fields(names.iter().copied()))
-        .collect();
+        let paths: Vec<Path> =
+            [&["apiVersion"][..], &["metadata"], &["metadata", "name"], &["metadata", "labels", "a"], &["spec", "replicas"], &["spec"]]
+                .iter()
+                .map(|names| Path::fields(names.iter().copied()))
+                .collect();
         let set = Set::from_paths(&paths);
         assert_eq!(stripped(set.clone(), &strip), set.difference(&strip));
         let plain = Set::from_paths(&[Path::fields(["spec", "replicas"])]);

@@ -1,7 +1,7 @@
 //! The timestamps of managedFields entries.
 
-use fieldstore_codec::rfc3339;
 use crate::{Error, Result};
+use fieldstore_codec::rfc3339;
 use std::fmt;
 use std::str::FromStr;
 

@@ -25,7 +25,13 @@ pub struct Diff {
 ///
 /// # Errors
 /// A version does not conform to the schema.
-pub fn diff(schema: &Schema, tr: &TypeRef, before: Option<&Value>, after: Option<&Value>, inline_limit: usize) -> Result<Diff, ValidationErrors> {
+pub fn diff(
+    schema: &Schema,
+    tr: &TypeRef,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    inline_limit: usize,
+) -> Result<Diff, ValidationErrors> {
     let (added, modified, removed, realigned) = match (before, after) {
         (Some(b), Some(a)) => {
             let c = compare(schema, tr, b, a)?;
@@ -38,22 +44,38 @@ pub fn diff(schema: &Schema, tr: &TypeRef, before: Option<&Value>, after: Option
     let mut changes = Vec::new();
     if let Some(a) = after {
         for r in resolve_set(a, &added.leaves()) {
-            changes.push(FieldChange { path: r.path.to_string(), kind: ChangeKind::Added, before: None, after: Some(StoredValue::of(r.value, inline_limit)) });
+            changes.push(FieldChange {
+                path: r.path.to_string(),
+                kind: ChangeKind::Added,
+                before: None,
+                after: Some(StoredValue::of(r.value, inline_limit)),
+            });
         }
     }
     if let (Some(b), Some(a)) = (before, after) {
         let leaves = modified.leaves();
         let olds = resolve_set(b, &leaves);
-        let news: std::collections::HashMap<String, &Value> = resolve_set(a, &leaves).into_iter().map(|r| (r.path.to_string(), r.value)).collect();
+        let news: std::collections::HashMap<String, &Value> =
+            resolve_set(a, &leaves).into_iter().map(|r| (r.path.to_string(), r.value)).collect();
         for o in olds {
             let path = o.path.to_string();
             let new_value = news.get(&path).map(|v| StoredValue::of(v, inline_limit));
-            changes.push(FieldChange { path, kind: ChangeKind::Modified, before: Some(StoredValue::of(o.value, inline_limit)), after: new_value });
+            changes.push(FieldChange {
+                path,
+                kind: ChangeKind::Modified,
+                before: Some(StoredValue::of(o.value, inline_limit)),
+                after: new_value,
+            });
         }
     }
     if let Some(b) = before {
         for r in resolve_set(b, &removed.leaves()) {
-            changes.push(FieldChange { path: r.path.to_string(), kind: ChangeKind::Removed, before: Some(StoredValue::of(r.value, inline_limit)), after: None });
+            changes.push(FieldChange {
+                path: r.path.to_string(),
+                kind: ChangeKind::Removed,
+                before: Some(StoredValue::of(r.value, inline_limit)),
+                after: None,
+            });
         }
     }
     let undo = match (before, after) {
@@ -98,7 +120,9 @@ fn undo(before: &Value, after: &Value, added: &Set, modified: &Set, removed: &Se
     // Positions of the old version, ascending: each insert lands where it was.
     restores.sort_by(|a, b| a.0.cmp(&b.0));
     let mut ops: Vec<UndoOp> = removes.into_iter().map(UndoOp::Remove).collect();
-    ops.extend(restores.into_iter().map(|(steps, insert, json)| if insert { UndoOp::Insert(steps, json) } else { UndoOp::Set(steps, json) }));
+    ops.extend(
+        restores.into_iter().map(|(steps, insert, json)| if insert { UndoOp::Insert(steps, json) } else { UndoOp::Set(steps, json) }),
+    );
     let undo = Undo { ops };
     if !realigned && added.is_empty() && removed.is_empty() {
         return Some(undo);

@@ -2,8 +2,8 @@
 //! paths at once to concrete positions, and matching printed paths by prefix.
 
 use super::Step;
-use fieldstore_codec::value::equals;
 use fieldstore_codec::fieldpath::Name;
+use fieldstore_codec::value::equals;
 use fieldstore_codec::{Path, PathElement, Set};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -170,7 +170,12 @@ mod tests {
     #[test]
     fn finds_values_by_key_value_and_index() {
         let v = json!({"spec": {"ports": [{"port": 80, "name": "a"}, {"port": 443, "name": "b"}], "tags": ["x", "y"], "args": ["p", "q"]}});
-        let p = Path::from(vec![PathElement::field("spec"), PathElement::field("ports"), PathElement::key(vec![("port".into(), json!(443.0))]), PathElement::field("name")]);
+        let p = Path::from(vec![
+            PathElement::field("spec"),
+            PathElement::field("ports"),
+            PathElement::key(vec![("port".into(), json!(443.0))]),
+            PathElement::field("name"),
+        ]);
         assert_eq!(value_at(&v, &p), Some(&json!("b")));
         let p = Path::from(vec![PathElement::field("spec"), PathElement::field("tags"), PathElement::Value(json!("y"))]);
         assert_eq!(value_at(&v, &p), Some(&json!("y")));
@@ -203,8 +208,14 @@ mod tests {
     #[test]
     fn key_fields_with_defaults_match_items_that_omit_them() {
         let v = json!({"ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}]});
-        let tcp = Path::from(vec![PathElement::field("ports"), PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("TCP"))])]);
-        let udp = Path::from(vec![PathElement::field("ports"), PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("UDP"))])]);
+        let tcp = Path::from(vec![
+            PathElement::field("ports"),
+            PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("TCP"))]),
+        ]);
+        let udp = Path::from(vec![
+            PathElement::field("ports"),
+            PathElement::key(vec![("containerPort".into(), json!(80)), ("protocol".into(), json!("UDP"))]),
+        ]);
         assert_eq!(value_at(&v, &tcp), Some(&json!({"containerPort": 80})));
         assert_eq!(value_at(&v, &udp), Some(&json!({"containerPort": 80, "protocol": "UDP"})));
     }

@@ -67,7 +67,15 @@ impl<'s> Updater<'s> {
     /// [`Error::Conflict`] with every conflicting (manager, field); [`Error::Invalid`] when the
     /// objects do not fit the schema (a validating updater: every problem of the config, as
     /// [`validate`](Self::validate) reports them).
-    pub fn apply(&self, live: &Value, config: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+    pub fn apply(
+        &self,
+        live: &Value,
+        config: &Value,
+        version: &str,
+        managers: ManagedFields,
+        manager: &ManagerKey,
+        force: bool,
+    ) -> Result<Applied> {
         self.apply_config(live, Cow::Borrowed(config), version, managers, manager, force)
     }
 
@@ -78,11 +86,27 @@ impl<'s> Updater<'s> {
     ///
     /// # Errors
     /// Those of [`apply`](Self::apply).
-    pub fn apply_owned(&self, live: &Value, config: Value, version: &str, managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+    pub fn apply_owned(
+        &self,
+        live: &Value,
+        config: Value,
+        version: &str,
+        managers: ManagedFields,
+        manager: &ManagerKey,
+        force: bool,
+    ) -> Result<Applied> {
         self.apply_config(live, Cow::Owned(config), version, managers, manager, force)
     }
 
-    fn apply_config(&self, live: &Value, mut config: Cow<'_, Value>, version: &str, mut managers: ManagedFields, manager: &ManagerKey, force: bool) -> Result<Applied> {
+    fn apply_config(
+        &self,
+        live: &Value,
+        mut config: Cow<'_, Value>,
+        version: &str,
+        mut managers: ManagedFields,
+        manager: &ManagerKey,
+        force: bool,
+    ) -> Result<Applied> {
         // With no other manager, the comparison only has to say whether anything changed.
         let alone = managers.keys().all(|k| k == manager);
         // The merge's walk also tells whether the config's fields are exactly the applier's; an
@@ -162,7 +186,15 @@ impl<'s> Updater<'s> {
 
     /// Moves the fields `c` changed from `old` away from the managers other than `writer`, or
     /// reports them as conflicts when not forced.
-    fn update_managers(&self, old: &Value, c: &Comparison, mut managers: ManagedFields, writer: &ManagerKey, force: bool, config: Option<&Value>) -> Result<ManagedFields> {
+    fn update_managers(
+        &self,
+        old: &Value,
+        c: &Comparison,
+        mut managers: ManagedFields,
+        writer: &ManagerKey,
+        force: bool,
+        config: Option<&Value>,
+    ) -> Result<ManagedFields> {
         let changed = c.modified.union(&c.added);
         let mut conflicts: Vec<(ManagerKey, Set)> = Vec::new();
         if !changed.is_empty() {

@@ -168,7 +168,8 @@ mod tests {
 
     #[test]
     fn three_way_keeps_live_only_fields() {
-        let p = create_three_way_merge_patch(&json!({"a": {"b": 1, "c": 2}}), &json!({"a": {"b": 1}}), &json!({"a": {"b": 5, "c": 2, "d": 1}}));
+        let p =
+            create_three_way_merge_patch(&json!({"a": {"b": 1, "c": 2}}), &json!({"a": {"b": 1}}), &json!({"a": {"b": 5, "c": 2, "d": 1}}));
         assert_eq!(p.ok(), Some(json!({"a": {"b": 1, "c": null}})));
     }
 }

@@ -5,7 +5,7 @@
 //! by walking the failing pointer over the document as it was when the operation ran: a missing
 //! member, an index past the end, a malformed index.
 
-use super::{PatchErrorKind as K};
+use super::PatchErrorKind as K;
 use crate::{Error, Result};
 use serde_json::Value;
 

@@ -51,8 +51,7 @@ pub(crate) struct FieldMeta<'s> {
     pub merge_key: Option<&'s str>,
 }
 
-const UNTYPED_FIELD: FieldMeta<'static> =
-    FieldMeta { ty: Ty::Untyped, strategy: Strategy::Default, retain_keys: false, merge_key: None };
+const UNTYPED_FIELD: FieldMeta<'static> = FieldMeta { ty: Ty::Untyped, strategy: Strategy::Default, retain_keys: false, merge_key: None };
 
 /// The schema and root type strategic merge patches are computed against.
 ///
@@ -119,12 +118,7 @@ impl<'s> Ty<'s> {
         };
         if let Some(f) = map.find_field(key) {
             let (retain_keys, strategy) = parse_strategies(&f.patch_strategies, at)?;
-            return Ok(FieldMeta {
-                ty: Ty::resolve(schema, &f.ty),
-                strategy,
-                retain_keys,
-                merge_key: f.patch_merge_key.as_deref(),
-            });
+            return Ok(FieldMeta { ty: Ty::resolve(schema, &f.ty), strategy, retain_keys, merge_key: f.patch_merge_key.as_deref() });
         }
         if !map.element_type.is_empty() {
             return Ok(FieldMeta { ty: Ty::resolve(schema, &map.element_type), ..UNTYPED_FIELD });
@@ -212,8 +206,7 @@ pub fn load_schema(text: &str, root: &str) -> Result<(Schema, String)> {
     } else {
         return Err(Error::Schema {
             path: "document".into(),
-            reason: "not a schema: expected structured-merge-diff `types`, an OpenAPI document, a CRD or an OpenAPI schema"
-                .into(),
+            reason: "not a schema: expected structured-merge-diff `types`, an OpenAPI document, a CRD or an OpenAPI schema".into(),
         });
     };
     Ok((schema, root.to_string()))
@@ -234,11 +227,7 @@ fn parse_strategies(strategies: &[String], at: At<'_>) -> Result<(bool, Strategy
         [one] => Ok((false, named(one))),
         [a, b] if a == "retainKeys" => Ok((true, named(b))),
         [a, b] if b == "retainKeys" => Ok((true, named(a))),
-        _ => Err(at_error(
-            PatchErrorKind::Schema,
-            at,
-            format!("unexpected patch strategy: {}", strategies.join(",")),
-        )),
+        _ => Err(at_error(PatchErrorKind::Schema, at, format!("unexpected patch strategy: {}", strategies.join(",")))),
     }
 }
 
@@ -277,7 +266,13 @@ mod tests {
                 StructField::new("atomic", list(ElementRelationship::Atomic, Vec::new())),
                 replaced,
                 StructField::new("single", TypeRef::Named("item".into(), None)),
-                StructField::new("labels", TypeRef::Inline(Arc::new(Atom { map: Some(Map::new(Vec::new(), string.clone(), ElementRelationship::Separable)), ..Atom::default() }))),
+                StructField::new(
+                    "labels",
+                    TypeRef::Inline(Arc::new(Atom {
+                        map: Some(Map::new(Vec::new(), string.clone(), ElementRelationship::Separable)),
+                        ..Atom::default()
+                    })),
+                ),
             ],
             TypeRef::Empty,
             ElementRelationship::Separable,

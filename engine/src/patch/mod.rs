@@ -309,18 +309,12 @@ mod tests {
             assert_eq!(PatchType::from_content_type(t.content_type()), Some(t));
         }
         assert!("apply".parse::<PatchType>().is_err());
-        assert_eq!(
-            PatchType::from_content_type("application/merge-patch+json; charset=utf-8"),
-            Some(PatchType::Merge)
-        );
+        assert_eq!(PatchType::from_content_type("application/merge-patch+json; charset=utf-8"), Some(PatchType::Merge));
     }
 
     #[test]
     fn empty_body_is_empty_object() {
         assert_eq!(parse_document(b" \n").ok(), Some(serde_json::json!({})));
-        assert!(matches!(
-            parse_document(b"{"),
-            Err(Error::Patch { kind: PatchErrorKind::InvalidJson, .. })
-        ));
+        assert!(matches!(parse_document(b"{"), Err(Error::Patch { kind: PatchErrorKind::InvalidJson, .. })));
     }
 }

@@ -569,9 +569,7 @@ pub(crate) fn merge_slice(
         }
         return Ok(merged.into_iter().map(|r| r.value).collect());
     }
-    let mk = meta
-        .merge_key
-        .ok_or_else(|| at_error(K::Schema, at, "cannot merge lists of objects without a merge key"))?;
+    let mk = meta.merge_key.ok_or_else(|| at_error(K::Schema, at, "cannot merge lists of objects without a merge key"))?;
 
     // `$patch` items: delete by merge key, replace the whole list, or fail.
     let mut kept: Vec<(usize, &Value)> = Vec::with_capacity(patch.len());
@@ -584,9 +582,11 @@ pub(crate) fn merge_slice(
         };
         let item_at = at.index(i);
         match d.as_str() {
-            Some(DELETE) => delete_order.push(item.get(mk).ok_or_else(|| {
-                at_error(K::MissingMergeKey, item_at, format!("map: {item} does not contain declared merge key: {mk}"))
-            })?),
+            Some(DELETE) => {
+                delete_order.push(item.get(mk).ok_or_else(|| {
+                    at_error(K::MissingMergeKey, item_at, format!("map: {item} does not contain declared merge key: {mk}"))
+                })?)
+            }
             Some(REPLACE) => replace = true,
             Some(MERGE) => {
                 return Err(at_error(K::UnknownDirective, item_at, "merging lists cannot yet be specified in the patch"));
@@ -605,11 +605,7 @@ pub(crate) fn merge_slice(
         _ => None,
     };
     let gone: HashSet<&Value> = delete_order.iter().copied().collect();
-    let base: Box<dyn Iterator<Item = &Value>> = if replace {
-        Box::new(kept.iter().map(|(_, v)| *v))
-    } else {
-        Box::new(original.iter())
-    };
+    let base: Box<dyn Iterator<Item = &Value>> = if replace { Box::new(kept.iter().map(|(_, v)| *v)) } else { Box::new(original.iter()) };
     let kept: &[(usize, &Value)] = if replace { &[] } else { &kept };
 
     let mut patch_keys = Vec::with_capacity(kept.len());
@@ -716,9 +712,9 @@ pub(crate) fn merge_slice(
                 let visible = deletion.visible(keys, if replace { None } else { Some(added) });
                 let mut first: HashMap<&Value, usize> = map_with(visible.len());
                 for (i, k) in visible.iter().enumerate() {
-                    let k = k.as_ref().ok_or_else(|| {
-                        at_error(K::MissingMergeKey, at, format!("a live item does not contain the merge key {mk}"))
-                    })?;
+                    let k = k
+                        .as_ref()
+                        .ok_or_else(|| at_error(K::MissingMergeKey, at, format!("a live item does not contain the merge key {mk}")))?;
                     first.entry(k).or_insert(i);
                 }
                 out.iter().map(|r| r.value.get(mk).and_then(|k| first.get(k).copied())).collect()
@@ -838,7 +834,11 @@ fn merge_set_element_order<'p>(edit: &mut Edit<'_>, patch: &'p Object, ty: Ty<'_
         if !opts.merge_parallel_list {
             match edit.get(key) {
                 Some(o) if o != order_v => {
-                    return Err(at_error(K::InvalidDirective, key_at, "invalid patch format of setElementOrder list: the two patches disagree"));
+                    return Err(at_error(
+                        K::InvalidDirective,
+                        key_at,
+                        "invalid patch format of setElementOrder list: the two patches disagree",
+                    ));
                 }
                 Some(_) => {}
                 None => edit.set(key, order_v.clone()),
@@ -883,9 +883,7 @@ fn merge_set_element_order<'p>(edit: &mut Edit<'_>, patch: &'p Object, ty: Ty<'_
                 server.resize(p.len(), None);
                 p
             }
-            (Some(o), Some(p)) if meta.strategy == Strategy::Merge => {
-                merge_slice(o, p, &meta, opts, false, field_at, Some(&mut server))?
-            }
+            (Some(o), Some(p)) if meta.strategy == Strategy::Merge => merge_slice(o, p, &meta, opts, false, field_at, Some(&mut server))?,
             (Some(o), Some(p)) => {
                 let mut first: HashMap<&Value, usize> = map_with(o.len());
                 for (i, v) in o.iter().enumerate() {
@@ -1010,11 +1008,7 @@ fn validate_order(patch_list: &[Value], order: &[Value], mk: Option<&str>, at: A
         oi += 1;
     }
     if pi < items.len() {
-        return Err(at_error(
-            K::InvalidDirective,
-            at,
-            format!("the order in the patch list doesn't match the {SET_ELEMENT_ORDER} list"),
-        ));
+        return Err(at_error(K::InvalidDirective, at, format!("the order in the patch list doesn't match the {SET_ELEMENT_ORDER} list")));
     }
     Ok(())
 }

@@ -10,14 +10,13 @@
 
 use super::meta::{Strategy, Ty};
 use super::strategic::{
-    element_kind, kind, merge_map, JsonKind, Object, COMBINE, DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS,
-    SET_ELEMENT_ORDER,
+    element_kind, kind, merge_map, JsonKind, Object, COMBINE, DELETE, DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS, SET_ELEMENT_ORDER,
 };
 use super::{at_error, At, PatchErrorKind as K, PatchMeta};
 use crate::{Error, Result};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// What a diff records (apimachinery's `DiffOptions`).
@@ -80,13 +79,7 @@ pub fn create_two_way(original: &Value, modified: &Value, meta: &PatchMeta<'_>) 
 /// # Errors
 /// As [`create_two_way`], and [`K::Conflict`] when `overwrite` is false and the patch conflicts
 /// with the changes made to the live object.
-pub fn create_three_way(
-    original: &Value,
-    modified: &Value,
-    current: &Value,
-    meta: &PatchMeta<'_>,
-    overwrite: bool,
-) -> Result<Value> {
+pub fn create_three_way(original: &Value, modified: &Value, current: &Value, meta: &PatchMeta<'_>, overwrite: bool) -> Result<Value> {
     let original = document(original, "original")?;
     let modified = document(modified, "modified")?;
     let current = document(current, "current")?;
@@ -252,8 +245,7 @@ fn diff_lists(original: &[Value], modified: &[Value], elem: Ty<'_>, mk: Option<&
         add.extend(deletions);
         let mut order = Vec::new();
         if opts.set_element_order
-            && ((!opts.ignore_changes_and_additions && (!add.is_empty() || !order_same))
-                || (!opts.ignore_deletions && !add.is_empty()))
+            && ((!opts.ignore_changes_and_additions && (!add.is_empty() || !order_same)) || (!opts.ignore_deletions && !add.is_empty()))
         {
             order = modified
                 .iter()
@@ -603,7 +595,14 @@ fn maps_conflict(left: &Object, right: &Object, ty: Ty<'_>, at: At<'_>) -> Resul
     Ok(None)
 }
 
-fn slices_conflict(left: &[Value], right: &[Value], elem: Ty<'_>, strategy: Strategy, mk: Option<&str>, at: At<'_>) -> Result<Option<String>> {
+fn slices_conflict(
+    left: &[Value],
+    right: &[Value],
+    elem: Ty<'_>,
+    strategy: Strategy,
+    mk: Option<&str>,
+    at: At<'_>,
+) -> Result<Option<String>> {
     let element = element_kind(&[left, right], at)?;
     if strategy == Strategy::Merge {
         // Merging scalar lists never conflict; merging object lists compare items by key.

@@ -13,7 +13,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use openapi::{crd_type_name, from_crd, from_openapi_v2, from_openapi_v3, from_openapi_v3_components, object_meta_schema, OBJECT_META_TYPE};
+pub use openapi::{
+    crd_type_name, from_crd, from_openapi_v2, from_openapi_v3, from_openapi_v3_components, object_meta_schema, OBJECT_META_TYPE,
+};
 pub use smd_yaml::parse_smd_yaml;
 
 /// A set of named types.

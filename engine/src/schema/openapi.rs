@@ -614,7 +614,14 @@ impl<'d> Converter<'d> {
 
     /// The declared fields, with their defaults and patch metadata; `native` replaces
     /// `apiVersion`, `kind` and `metadata` by Kubernetes' own.
-    fn fields(&mut self, props: Option<&'d JsonMap<String, Value>>, at: &At<'_>, preserve: bool, native: bool, depth: usize) -> Result<Vec<StructField>> {
+    fn fields(
+        &mut self,
+        props: Option<&'d JsonMap<String, Value>>,
+        at: &At<'_>,
+        preserve: bool,
+        native: bool,
+        depth: usize,
+    ) -> Result<Vec<StructField>> {
         let at = at.field("properties");
         let mut fields = Vec::with_capacity(props.map_or(0, JsonMap::len) + if native { 3 } else { 0 });
         for (name, member) in props.into_iter().flatten() {
@@ -689,7 +696,11 @@ fn deduced() -> TypeRef {
 fn deduced_atom() -> Atom {
     Atom {
         scalar: Some(Scalar::Untyped),
-        list: Some(List { element_type: TypeRef::Named(UNTYPED_ATOMIC.to_string(), None), relationship: ElementRelationship::Atomic, keys: Vec::new() }),
+        list: Some(List {
+            element_type: TypeRef::Named(UNTYPED_ATOMIC.to_string(), None),
+            relationship: ElementRelationship::Atomic,
+            keys: Vec::new(),
+        }),
         map: Some(Map::new(Vec::new(), deduced(), ElementRelationship::Separable)),
     }
 }

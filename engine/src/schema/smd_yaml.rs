@@ -122,7 +122,8 @@ mod tests {
 
     #[test]
     fn unknown_relationship_is_separable() {
-        let s = parse_smd_yaml("types:\n- name: r\n  list:\n    elementType:\n      scalar: string\n    elementRelationship: weird\n").unwrap();
+        let s =
+            parse_smd_yaml("types:\n- name: r\n  list:\n    elementType:\n      scalar: string\n    elementRelationship: weird\n").unwrap();
         let l = s.resolve(&s.named("r").unwrap()).unwrap().list.as_ref().unwrap().relationship;
         assert_eq!(l, ElementRelationship::Separable);
     }

@@ -5,10 +5,10 @@
 //! (`object prefix ‖ !revision`), newest first, and are written in the batch of the write they
 //! describe. See `engine/STORAGE.md` for the record layout and retention.
 
-use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
-use super::kv::Flow;
 use super::core::Core;
 use super::history_record::{take_untracked, Record};
+use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
+use super::kv::Flow;
 use super::{object, Store};
 use crate::history::{self, ChangeKind, FieldChange, StoredValue};
 use crate::typed::to_field_set;
@@ -122,7 +122,14 @@ pub struct HistoryQuery {
 
 fn attribution(revision: u64, r: &Record) -> Attribution {
     let secs = i64::try_from(r.unix_millis / 1000).unwrap_or(0);
-    Attribution { revision, time: rfc3339::format(secs), unix_millis: r.unix_millis, manager: r.manager.clone(), operation: r.operation.clone(), subresource: r.subresource.clone() }
+    Attribution {
+        revision,
+        time: rfc3339::format(secs),
+        unix_millis: r.unix_millis,
+        manager: r.manager.clone(),
+        operation: r.operation.clone(),
+        subresource: r.subresource.clone(),
+    }
 }
 
 impl Core {
@@ -153,7 +160,10 @@ impl Store {
         let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("").to_string();
         let leaves = to_field_set(t.schema, t.root, &obj).map_err(Error::Invalid)?.leaves();
         let resolved = crate::history::resolve_paths(&obj, &leaves);
-        let mut lines: Vec<BlameLine> = resolved.into_iter().map(|(path, pointer, value)| BlameLine { path, pointer, value: value.clone(), last_change: None, owners: Vec::new() }).collect();
+        let mut lines: Vec<BlameLine> = resolved
+            .into_iter()
+            .map(|(path, pointer, value)| BlameLine { path, pointer, value: value.clone(), last_change: None, owners: Vec::new() })
+            .collect();
         let mut index: HashMap<String, usize> = lines.iter().enumerate().map(|(i, l)| (l.path.clone(), i)).collect();
         // Owners from managedFields.
         if let Some(Value::Array(entries)) = saved.0.as_ref() {
@@ -193,7 +203,14 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown resource; [`Error::BadRequest`] for a namespace error.
-    pub fn field_history(&self, resource: &str, namespace: Option<&str>, name: &str, path: &str, query: &HistoryQuery) -> Result<FieldTimeline> {
+    pub fn field_history(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        name: &str,
+        path: &str,
+        query: &HistoryQuery,
+    ) -> Result<FieldTimeline> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
         let prefix = keys::object_prefix(t.id, &ns, name);
@@ -244,7 +261,13 @@ impl Store {
         let limit = limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
         self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
-            out.push(WriteEntry { by: attribution(rev, &r), uid: r.uid.clone(), event: r.event().as_str().to_string(), changed_fields: r.changes.len(), note: r.note });
+            out.push(WriteEntry {
+                by: attribution(rev, &r),
+                uid: r.uid.clone(),
+                event: r.event().as_str().to_string(),
+                changed_fields: r.changes.len(),
+                note: r.note,
+            });
             Ok(if out.len() >= limit { Flow::Stop } else { Flow::Continue })
         })?;
         Ok(out)
@@ -333,4 +356,3 @@ impl Store {
         Ok(state)
     }
 }
-

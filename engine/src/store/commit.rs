@@ -73,7 +73,15 @@ fn being_finalized(v: &Value) -> bool {
 impl Store {
     /// Reads the object, plans the write, commits it; retries when another writer committed to
     /// the object in between.
-    pub(super) fn write_loop(&self, t: &Registered, ns: &str, name: &str, dry_run: bool, who: &Who, mut plan: impl FnMut(Option<&Value>) -> Result<Plan>) -> Result<Value> {
+    pub(super) fn write_loop(
+        &self,
+        t: &Registered,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+        who: &Who,
+        mut plan: impl FnMut(Option<&Value>) -> Result<Plan>,
+    ) -> Result<Value> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
             // The latest version, read in place: the live object (from the cache when it holds
@@ -120,7 +128,10 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
-            let previous = object::Previous { managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")), entries: &old_entries };
+            let previous = object::Previous {
+                managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
+                entries: &old_entries,
+            };
             let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous))?;
             if record.len() > self.core().options.max_object_bytes {
                 return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
@@ -139,7 +150,8 @@ impl Store {
             } else {
                 Vec::new()
             };
-            let history = if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
+            let history =
+                if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
             let (reply, rx) = bounded(1);
             let commit = Commit {
                 prefix: prefix.clone(),
@@ -168,7 +180,15 @@ impl Store {
 
     /// The history record of a write (computed on the writer's thread, in parallel with other
     /// writers): the versions are stripped of what history does not track, then restored.
-    fn history_record(&self, t: &Registered, who: &Who, event: EventType, tombstone: bool, live: Option<&mut Value>, object: &mut Value) -> Vec<u8> {
+    fn history_record(
+        &self,
+        t: &Registered,
+        who: &Who,
+        event: EventType,
+        tombstone: bool,
+        live: Option<&mut Value>,
+        object: &mut Value,
+    ) -> Vec<u8> {
         let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
         let saved_new = history_record::take_untracked(object);
         let (before, saved_old) = match live {
@@ -257,7 +277,14 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
             }
             let obj = Arc::new(c.object);
             core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
-            events.push(Arc::new(ChangeEvent { revision: r, type_id: c.type_id, namespace: c.namespace, event: c.event, object: obj.clone(), prev: c.prev }));
+            events.push(Arc::new(ChangeEvent {
+                revision: r,
+                type_id: c.type_id,
+                namespace: c.namespace,
+                event: c.event,
+                object: obj.clone(),
+                prev: c.prev,
+            }));
             replies.push((c.reply, Outcome::Committed(obj)));
         }
         {

@@ -8,15 +8,15 @@
 //! unreachable garbage, swept by the next compaction); the committer is never blocked: it only
 //! writes newer versions, which compaction does not touch.
 
-use super::keys::{self, CF_CHANGES, CF_META, CF_OBJECTS, META_COMPACTED};
-use super::kv::{Batch, Deleter, Flow};
 use super::core::{now_unix, Core};
 use super::history_record::Record;
 use super::keys::CF_HISTORY;
+use super::keys::{self, CF_CHANGES, CF_META, CF_OBJECTS, META_COMPACTED};
+use super::kv::{Batch, Deleter, Flow};
 use super::object;
 use super::types::HistoryPolicy;
-use std::collections::HashMap;
 use crate::{Error, Result};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

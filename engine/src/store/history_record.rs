@@ -86,7 +86,14 @@ pub(crate) fn restore_untracked(v: &mut Value, saved: (Option<Value>, Option<Val
 
 /// The history record of a write from `before` to `after` (stripped versions; `after` absent
 /// for a delete).
-pub(crate) fn record(t: &super::types::Registered, who: &Who, event: EventType, before: Option<&Value>, after: Option<&Value>, unix_millis: u64) -> Record {
+pub(crate) fn record(
+    t: &super::types::Registered,
+    who: &Who,
+    event: EventType,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    unix_millis: u64,
+) -> Record {
     let policy = &t.spec.history;
     let uid = after.or(before).and_then(|v| v.pointer("/metadata/uid")).and_then(Value::as_str).unwrap_or("").to_string();
     let (changes, undo) = match history::diff(t.schema, t.root, before, after, policy.inline_limit) {

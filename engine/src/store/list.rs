@@ -72,7 +72,12 @@ impl ObjectList<Vec<u8>> {
 
     /// The page without its items.
     fn header<U>(&self) -> ObjectList<U> {
-        ObjectList { items: Vec::new(), resource_version: self.resource_version, continue_token: self.continue_token.clone(), remaining_item_count: self.remaining_item_count }
+        ObjectList {
+            items: Vec::new(),
+            resource_version: self.resource_version,
+            continue_token: self.continue_token.clone(),
+            remaining_item_count: self.remaining_item_count,
+        }
     }
 }
 
@@ -121,16 +126,12 @@ impl Store {
 
     /// A list whose items `item` makes from each visible record (`None`: not selected by the
     /// label selector it is given).
-    fn list_with<T>(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        opts: &ListOptions,
-        item: &mut ItemFn<'_, T>,
-    ) -> Result<ObjectList<T>> {
+    fn list_with<T>(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions, item: &mut ItemFn<'_, T>) -> Result<ObjectList<T>> {
         let t = self.resolve(resource)?;
         let ns = match namespace.filter(|s| !s.is_empty()) {
-            Some(_) if !t.spec.namespaced => return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource()))),
+            Some(_) if !t.spec.namespaced => {
+                return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource())))
+            }
             Some(ns) => {
                 validate::namespace(ns)?;
                 Some(ns)

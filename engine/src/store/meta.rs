@@ -45,7 +45,11 @@ pub(super) fn check_preconditions(t: &Registered, name: &str, live: &Value, new:
     let get = |v: &Value, f: &str| v.get("metadata").and_then(|m| m.get(f)).and_then(Value::as_str).map(str::to_string);
     if let Some(rv) = get(new, "resourceVersion").filter(|s| !s.is_empty()) {
         if Some(&rv) != get(live, "resourceVersion").as_ref() {
-            return Err(precondition(t, name, "the object has been modified; please apply your changes to the latest version and try again".into()));
+            return Err(precondition(
+                t,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again".into(),
+            ));
         }
     }
     if let Some(uid) = get(new, "uid").filter(|s| !s.is_empty()) {
@@ -82,7 +86,16 @@ pub(super) fn prepare_update(t: &Registered, status_write: bool, live: &Value, m
         }
     }
     if let (Some(Value::Object(lm)), Some(Value::Object(nm))) = (live.get("metadata"), new.get_mut("metadata")) {
-        for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "name", "namespace", "resourceVersion"] {
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "name",
+            "namespace",
+            "resourceVersion",
+        ] {
             match lm.get(f) {
                 Some(v) => nm.insert(f.into(), v.clone()),
                 None => nm.remove(f),
@@ -132,7 +145,9 @@ impl Store {
         }
         let ns = match (namespace.filter(|s| !s.is_empty()), in_object) {
             (Some(a), Some(b)) if a != b => {
-                return Err(Error::BadRequest("the namespace of the provided object does not match the namespace sent on the request".into()))
+                return Err(Error::BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request".into(),
+                ))
             }
             (Some(a), _) => a,
             (None, Some(b)) => b,

@@ -65,20 +65,20 @@ pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery,
 pub use keys::EventType;
 pub use list::ObjectList;
 pub use options::{
-    DeleteOptions, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES,
-    DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
+    DeleteOptions, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_OBJECT_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};
 pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 
 use self::core::Core;
+use crate::{Error, Result};
 use commit::{committer, Commit};
+use crossbeam_channel::{bounded, Sender};
 use hub::Hub;
 use keys::{CF_META, CF_TYPES};
 use kv::{Batch, Flow, Kv};
-use crate::{Error, Result};
-use crossbeam_channel::{bounded, Sender};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -124,7 +124,14 @@ impl Store {
         let kv = rocks::Rocks::open(dir.as_ref())?;
         match kv.get(CF_META, keys::META_FORMAT)? {
             None => kv.write(
-                Batch { ops: vec![kv::Op::Put { cf: CF_META, key: keys::META_FORMAT.to_vec(), value: keys::FORMAT_VERSION.to_be_bytes().to_vec() }], revision: None },
+                Batch {
+                    ops: vec![kv::Op::Put {
+                        cf: CF_META,
+                        key: keys::META_FORMAT.to_vec(),
+                        value: keys::FORMAT_VERSION.to_be_bytes().to_vec(),
+                    }],
+                    revision: None,
+                },
                 true,
             )?,
             Some(v) if v == keys::FORMAT_VERSION.to_be_bytes() => {}
@@ -192,4 +199,3 @@ impl Store {
 fn io_err(e: std::io::Error) -> Error {
     Error::Corrupt(format!("cannot start store thread: {e}"))
 }
-

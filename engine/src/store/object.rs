@@ -48,7 +48,11 @@ pub(crate) struct Previous<'a> {
 /// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
 /// also returning its managedFields entries as the owner index sees them. An entry whose field
 /// set is unchanged from `previous` reuses its binary form instead of parsing it again.
-pub(crate) fn encode_with_entries(object: &mut Value, tombstone: bool, previous: Option<Previous<'_>>) -> Result<(Vec<u8>, Vec<EntryFields>)> {
+pub(crate) fn encode_with_entries(
+    object: &mut Value,
+    tombstone: bool,
+    previous: Option<Previous<'_>>,
+) -> Result<(Vec<u8>, Vec<EntryFields>)> {
     // The body is the object without resourceVersion and managedFields: they are taken out for
     // the serialization and put back, rather than cloning a possibly large object.
     let saved = match object.get_mut("metadata") {
@@ -98,13 +102,23 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
     let old_bins = previous.map_or(&[][..], |p| p.entries);
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        let meta: EntryMeta = serde::Deserialize::deserialize(item).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
+        let meta: EntryMeta =
+            serde::Deserialize::deserialize(item).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
         let fields = item.get("fieldsV1").filter(|f| !f.is_null());
-        let same = |old: &Value| ["manager", "operation", "apiVersion", "subresource"].iter().all(|k| old.get(k) == item.get(k)) && old.get("fieldsV1").filter(|f| !f.is_null()) == fields;
-        let reused = old_items.iter().position(same).filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len()).map(|i| old_bins[i].fields.clone());
+        let same = |old: &Value| {
+            ["manager", "operation", "apiVersion", "subresource"].iter().all(|k| old.get(k) == item.get(k))
+                && old.get("fieldsV1").filter(|f| !f.is_null()) == fields
+        };
+        let reused = old_items
+            .iter()
+            .position(same)
+            .filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len())
+            .map(|i| old_bins[i].fields.clone());
         let bin = match (reused, fields) {
             (Some(bin), _) => bin,
-            (None, Some(f)) => fields_binary::encode(&crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?),
+            (None, Some(f)) => fields_binary::encode(
+                &crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?,
+            ),
             (None, None) => fields_binary::encode(&fieldstore_codec::Set::new()),
         };
         out.push((meta, bin));
@@ -128,7 +142,10 @@ pub(crate) fn entry_fields(record: &[u8]) -> Result<Vec<EntryFields>> {
         return Ok(Vec::new());
     }
     let entries = parts(record)?.entries()?;
-    Ok(entries.into_iter().map(|e| EntryFields { operation: operation_name(e.operation, &e.subresource), manager: e.manager, fields: e.fields.to_vec() }).collect())
+    Ok(entries
+        .into_iter()
+        .map(|e| EntryFields { operation: operation_name(e.operation, &e.subresource), manager: e.manager, fields: e.fields.to_vec() })
+        .collect())
 }
 
 /// Whether a record is a tombstone (without decoding it).

@@ -84,13 +84,21 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
         }
         let old_set = union(&olds)?;
         let new_set = union(&news)?;
-        old_set.difference(&new_set).iterate(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix) }));
-        new_set.difference(&old_set).iterate(|p| ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix), value: Vec::new() }));
+        old_set
+            .difference(&new_set)
+            .iterate(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix) }));
+        new_set.difference(&old_set).iterate(|p| {
+            ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix), value: Vec::new() })
+        });
         let key = manager_key(manager, object_prefix);
         if news.is_empty() {
             ops.push(Op::Delete { cf: CF_OWNERS, key });
         } else {
-            let owned = Owned { operations: news.iter().map(|e| e.operation.clone()).collect(), fields: new_set.size() as u64, set: fields_binary::encode(&new_set) };
+            let owned = Owned {
+                operations: news.iter().map(|e| e.operation.clone()).collect(),
+                fields: new_set.size() as u64,
+                set: fields_binary::encode(&new_set),
+            };
             ops.push(Op::Put { cf: CF_OWNERS, key, value: bincode::serialize(&owned).unwrap_or_default() });
         }
     }

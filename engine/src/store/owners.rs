@@ -11,9 +11,9 @@
 
 use super::commit::Plan;
 use super::history_record::Who;
+use super::keys::EventType;
 use super::keys::{self, CF_OWNERS};
 use super::kv::Flow;
-use super::keys::EventType;
 use super::owner_index::{esc, manager_key, Owned};
 use super::selectors::LabelSelector;
 use super::Store;
@@ -117,7 +117,13 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown resource; [`Error::BadRequest`] for a malformed token.
-    pub fn objects_managed_by_page(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<ManagedPage> {
+    pub fn objects_managed_by_page(
+        &self,
+        manager: &str,
+        resource: Option<&str>,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+    ) -> Result<ManagedPage> {
         let mut prefix = manager_key(manager, &[]);
         let plen = prefix.len();
         if let Some(r) = resource {
@@ -127,7 +133,9 @@ impl Store {
         let start = match continue_token.filter(|t| !t.is_empty()) {
             None => prefix.clone(),
             Some(t) => {
-                let object = unhex(t).filter(|o| keys::parse_object_prefix(o).is_ok()).ok_or_else(|| Error::BadRequest(format!("invalid continue token {t:?}")))?;
+                let object = unhex(t)
+                    .filter(|o| keys::parse_object_prefix(o).is_ok())
+                    .ok_or_else(|| Error::BadRequest(format!("invalid continue token {t:?}")))?;
                 let mut k = manager_key(manager, &object);
                 if !k.starts_with(&prefix) {
                     return Err(Error::BadRequest(format!("continue token {t:?} is not of this query")));
@@ -222,7 +230,12 @@ impl Store {
         if from.is_empty() || to.is_empty() {
             return Err(Error::BadRequest("manager names may not be empty".into()));
         }
-        let who = Who { manager: to.into(), operation: Some(Operation::Update), subresource: String::new(), note: format!("renamed manager {from:?} to {to:?}") };
+        let who = Who {
+            manager: to.into(),
+            operation: Some(Operation::Update),
+            subresource: String::new(),
+            note: format!("renamed manager {from:?} to {to:?}"),
+        };
         self.rewrite_managed(from, None, None, &who, |entries| {
             for e in entries.iter_mut() {
                 if e.get("manager").and_then(Value::as_str) == Some(from) {
@@ -242,7 +255,12 @@ impl Store {
     /// [`Error::BadRequest`] for a malformed selector; storage errors.
     pub fn release(&self, manager: &str, resource: Option<&str>, label_selector: Option<&str>) -> Result<usize> {
         let selector = label_selector.filter(|s| !s.is_empty()).map(LabelSelector::parse).transpose()?;
-        let who = Who { manager: manager.into(), operation: Some(Operation::Update), subresource: String::new(), note: format!("released ownership of manager {manager:?}") };
+        let who = Who {
+            manager: manager.into(),
+            operation: Some(Operation::Update),
+            subresource: String::new(),
+            note: format!("released ownership of manager {manager:?}"),
+        };
         self.rewrite_managed(manager, resource, selector.as_ref(), &who, |entries| {
             entries.retain(|e| e.get("manager").and_then(Value::as_str) != Some(manager));
             Ok(())
@@ -250,7 +268,14 @@ impl Store {
     }
 
     /// Rewrites the managedFields of every object `manager` owns fields of.
-    fn rewrite_managed(&self, manager: &str, resource: Option<&str>, selector: Option<&LabelSelector>, who: &Who, edit: impl Fn(&mut Vec<Value>) -> Result<()>) -> Result<usize> {
+    fn rewrite_managed(
+        &self,
+        manager: &str,
+        resource: Option<&str>,
+        selector: Option<&LabelSelector>,
+        who: &Who,
+        edit: impl Fn(&mut Vec<Value>) -> Result<()>,
+    ) -> Result<usize> {
         let objects = self.objects_managed_by(manager, resource, None)?;
         let mut changed = 0;
         for o in objects {
@@ -301,7 +326,9 @@ fn merge_duplicate_entries(entries: &mut Vec<Value>) -> Result<()> {
         match out.iter_mut().find(|o| id(o) == id(&e)) {
             None => out.push(e),
             Some(o) => {
-                let set = |v: &Value| -> Result<Set> { Ok(fields_v1::from_json(v.get("fieldsV1").map(Value::to_string).unwrap_or_else(|| "{}".into()).as_bytes())?) };
+                let set = |v: &Value| -> Result<Set> {
+                    Ok(fields_v1::from_json(v.get("fieldsV1").map(Value::to_string).unwrap_or_else(|| "{}".into()).as_bytes())?)
+                };
                 let merged = set(o)?.union(&set(&e)?);
                 o["fieldsV1"] = serde_json::from_str(&fields_v1::to_json_string(&merged)).unwrap_or(Value::Null);
                 let t = |v: &Value| v.get("time").and_then(Value::as_str).unwrap_or("").to_string();

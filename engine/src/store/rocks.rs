@@ -11,7 +11,9 @@
 use super::keys::{ALL_CFS, CF_META, META_REVISION};
 use super::kv::{Batch, Flow, Kv, Op, ScanFn};
 use crate::{Error, Result};
-use rocksdb::{BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions, WriteBatch, WriteOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+};
 use std::path::Path;
 
 /// A RocksDB database holding the store's column families.

@@ -154,7 +154,10 @@ impl TypeSpec {
     /// # Errors
     /// [`Error::Schema`] when the document has no such kind, or a kind has no definition.
     pub fn from_openapi(document: &Value) -> Result<Vec<Self>> {
-        let paths = document.get("paths").and_then(Value::as_object).ok_or_else(|| schema_err("paths", "missing: an OpenAPI document of an API server is expected"))?;
+        let paths = document
+            .get("paths")
+            .and_then(Value::as_object)
+            .ok_or_else(|| schema_err("paths", "missing: an OpenAPI document of an API server is expected"))?;
         let defs = document
             .get("definitions")
             .or_else(|| document.pointer("/components/schemas"))
@@ -189,7 +192,9 @@ impl TypeSpec {
                 .find(|(_, d)| gvk_of(d).is_some_and(|g| g == (group.clone(), version.clone(), kind.clone())))
                 .map(|(name, _)| name.clone())
                 .ok_or_else(|| schema_err("definitions", &format!("no definition of {kind} {group}/{version}")))?;
-            let status = paths.keys().any(|p| p.ends_with(&format!("/{plural}/{{name}}/status")) && (group.is_empty() || p.contains(&format!("/apis/{group}/{version}/"))));
+            let status = paths.keys().any(|p| {
+                p.ends_with(&format!("/{plural}/{{name}}/status")) && (group.is_empty() || p.contains(&format!("/apis/{group}/{version}/")))
+            });
             let mut spec = TypeSpec::new(group, version, kind, plural).namespaced(namespaced).with_status_subresource(status);
             spec.schema = SchemaSource::OpenApi { document: document.clone(), root };
             out.push(spec);
@@ -255,7 +260,11 @@ impl Registered {
             SchemaSource::None => (Schema::deduced(), DEDUCED_TYPE.to_string()),
             SchemaSource::SmdYaml { yaml, root } => (schema::parse_smd_yaml(yaml)?, root.clone()),
             SchemaSource::OpenApi { document, root } => {
-                let schema = if document.get("definitions").is_some() { schema::from_openapi_v2(document)? } else { schema::from_openapi_v3_components(document)? };
+                let schema = if document.get("definitions").is_some() {
+                    schema::from_openapi_v2(document)?
+                } else {
+                    schema::from_openapi_v3_components(document)?
+                };
                 (schema, root.clone())
             }
             SchemaSource::Crd(crd) => {
@@ -304,10 +313,7 @@ impl Registry {
 
     /// The type of a resource name (`plural` or `plural.group`).
     pub(crate) fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
-        self.by_resource
-            .get(resource)
-            .cloned()
-            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: resource.into() })
+        self.by_resource.get(resource).cloned().ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: resource.into() })
     }
 
     /// The history policy of every type, by id.
@@ -404,7 +410,10 @@ mod tests {
     fn openapi_documents_give_plural_scope_status_and_schema() {
         let specs = TypeSpec::from_openapi(&document()).unwrap();
         let w = specs.iter().find(|s| s.kind == "Widget").unwrap();
-        assert_eq!((w.plural.as_str(), w.namespaced, w.status_subresource, w.resource()), ("widgets", true, true, "widgets.example.com".to_string()));
+        assert_eq!(
+            (w.plural.as_str(), w.namespaced, w.status_subresource, w.resource()),
+            ("widgets", true, true, "widgets.example.com".to_string())
+        );
         let g = specs.iter().find(|s| s.kind == "Gadget").unwrap();
         assert_eq!((g.plural.as_str(), g.namespaced, g.status_subresource), ("gadgets", false, false));
         // The schema compiles, and its map list merges by key.

@@ -15,7 +15,11 @@ pub(crate) fn invalid(path: &str, message: &str) -> Error {
 fn is_label(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty() && b.len() <= 63 && b.first().is_some_and(alnum) && b.last().is_some_and(alnum) && b.iter().all(|c| alnum(c) || *c == b'-')
+    !b.is_empty()
+        && b.len() <= 63
+        && b.first().is_some_and(alnum)
+        && b.last().is_some_and(alnum)
+        && b.iter().all(|c| alnum(c) || *c == b'-')
 }
 
 /// An object name: a DNS subdomain (RFC 1123) of at most 253 characters.

@@ -29,7 +29,10 @@ impl Store {
         };
         let compiled = Registered::compile(id, spec.clone())?;
         let record = serde_json::to_vec(&spec).map_err(|e| Error::BadRequest(e.to_string()))?;
-        self.core().kv.write(Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None }, true)?;
+        self.core().kv.write(
+            Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None },
+            true,
+        )?;
         reg.insert(compiled);
         Ok(())
     }
@@ -250,7 +253,15 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Patch`] when the patch does not apply; those of [`Store::update`].
-    pub fn patch(&self, resource: &str, namespace: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+    pub fn patch(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
         validate::depth(patch, self.core().options.max_depth)?;
@@ -288,7 +299,11 @@ impl Store {
             let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
             if let Some(uid) = &opts.uid {
                 if uid != field("uid") {
-                    return Err(precondition(&t, name, format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", field("uid"))));
+                    return Err(precondition(
+                        &t,
+                        name,
+                        format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", field("uid")),
+                    ));
                 }
             }
             if let Some(rv) = &opts.resource_version {
@@ -296,7 +311,10 @@ impl Store {
                     return Err(precondition(
                         &t,
                         name,
-                        format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", field("resourceVersion")),
+                        format!(
+                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                            field("resourceVersion")
+                        ),
                     ));
                 }
             }
@@ -325,7 +343,13 @@ impl Store {
     ///
     /// # Errors
     /// Those of [`Store::list`] and [`Store::delete`] (objects deleted meanwhile are skipped).
-    pub fn delete_collection(&self, resource: &str, namespace: Option<&str>, list: &ListOptions, opts: &DeleteOptions) -> Result<Vec<Value>> {
+    pub fn delete_collection(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> Result<Vec<Value>> {
         let mut listed = ListOptions { limit: None, continue_token: None, ..list.clone() };
         listed.limit = None;
         let items = self.list(resource, namespace, &listed)?.items;
@@ -372,5 +396,10 @@ impl Store {
 
 /// Who a write is, for history: the request's manager and subresource.
 fn who(opts: &WriteOptions, operation: Operation) -> Who {
-    Who { manager: opts.manager.clone(), operation: Some(operation), subresource: if opts.status { "status".into() } else { String::new() }, note: String::new() }
+    Who {
+        manager: opts.manager.clone(),
+        operation: Some(operation),
+        subresource: if opts.status { "status".into() } else { String::new() },
+        note: String::new(),
+    }
 }

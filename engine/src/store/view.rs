@@ -93,7 +93,13 @@ struct Inserter<'a, 'm> {
 }
 
 impl Inserter<'_, '_> {
-    fn insert(&mut self, out: &mut Vec<u8>, at: usize, name: &[u8], value: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) -> Result<()> {
+    fn insert(
+        &mut self,
+        out: &mut Vec<u8>,
+        at: usize,
+        name: &[u8],
+        value: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> Result<()> {
         out.extend_from_slice(self.body.get(self.copied..at).unwrap_or_default());
         self.copied = at;
         let at_close = at == self.meta.close;
@@ -196,7 +202,10 @@ mod tests {
             {"manager": "u", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {}}}, "subresource": "status"}]);
         let tricky = json!({"s": "}{][\",\\\\\"", "u": "é\u{1}\n", "n": [1, -2.5e-7, 18446744073709551615u64, true, null, {}, []]});
         let cases = [
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n", "uid": "u", "managedFields": mf}, "data": tricky}), true),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n", "uid": "u", "managedFields": mf}, "data": tricky}),
+                true,
+            ),
             (json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "uid": "u"}, "data": tricky}), true),
             (json!({"metadata": {}, "zz": 1}), true),
             (json!({"metadata": {"managedFields": mf}}), true),

@@ -16,10 +16,10 @@
 //! without events, and whenever [`Store::request_bookmark`] is called. A bookmark at `N` means every
 //! change up to `N` has been delivered.
 
-use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
-use super::kv::Flow;
 use super::core::Core;
 use super::hub::Msg;
+use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
+use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
 use super::selectors::{parse_rv, FieldSelector, LabelSelector};
 use super::types::Registered;

@@ -155,7 +155,13 @@ pub fn merge_and_compare(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value
 ///
 /// # Errors
 /// With `opts.validate`, what [`validate`] finds in `rhs`; else malformed items met on the way.
-pub fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &Value, opts: MergeOptions<'_>) -> Result<MergeOutcome, ValidationErrors> {
+pub fn merge_and_compare_with(
+    schema: &Schema,
+    tr: &TypeRef,
+    lhs: &Value,
+    rhs: &Value,
+    opts: MergeOptions<'_>,
+) -> Result<MergeOutcome, ValidationErrors> {
     let mut w = Walker::new(schema, Mode::MergeCompare, opts.sets, opts.validate);
     w.defer = opts.defer;
     if opts.owned.is_some() {
@@ -180,7 +186,13 @@ pub fn merge_and_compare_with(schema: &Schema, tr: &TypeRef, lhs: &Value, rhs: &
     } else {
         Fused::Changed(n.any)
     };
-    let fill = if n.same { None } else if n.rsame { Some(Fill::Whole) } else { n.fill };
+    let fill = if n.same {
+        None
+    } else if n.rsame {
+        Some(Fill::Whole)
+    } else {
+        n.fill
+    };
     Ok(MergeOutcome { value: n.out, same: n.same, fused, owned, fill })
 }
 
@@ -573,7 +585,13 @@ impl<'s> Walker<'s> {
     }
 
     /// Walks a node whose right value was validated whole, without checking it again.
-    fn node_checked(&mut self, lhs: Option<&Value>, rhs: Option<&Value>, tr: &'s TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
+    fn node_checked(
+        &mut self,
+        lhs: Option<&Value>,
+        rhs: Option<&Value>,
+        tr: &'s TypeRef,
+        own: Option<&Set>,
+    ) -> (NodeOut, ValidationErrors) {
         let check = std::mem::replace(&mut self.check, false);
         let r = self.node(lhs, rhs, tr, own);
         self.check = check;
@@ -695,7 +713,14 @@ impl<'s> Walker<'s> {
         (n, errs)
     }
 
-    fn handle(&mut self, kind: Kind<'s>, lhs: Option<&Value>, rhs: Option<&Value>, tr: &TypeRef, own: Option<&Set>) -> (NodeOut, ValidationErrors) {
+    fn handle(
+        &mut self,
+        kind: Kind<'s>,
+        lhs: Option<&Value>,
+        rhs: Option<&Value>,
+        tr: &TypeRef,
+        own: Option<&Set>,
+    ) -> (NodeOut, ValidationErrors) {
         match kind {
             Kind::Scalar(s) => {
                 let mut errs = ValidationErrors::default();
@@ -1075,7 +1100,16 @@ impl<'s> Walker<'s> {
 
     /// Records one list item's results.
     #[allow(clippy::too_many_arguments)]
-    fn take<'v>(&self, out: &mut Vec<Part<'static, 'v>>, col: &mut Collector, pe: impl FnOnce() -> PathElement, at: usize, lhs: Option<&'v Value>, mut n: NodeOut, build: bool) {
+    fn take<'v>(
+        &self,
+        out: &mut Vec<Part<'static, 'v>>,
+        col: &mut Collector,
+        pe: impl FnOnce() -> PathElement,
+        at: usize,
+        lhs: Option<&'v Value>,
+        mut n: NodeOut,
+        build: bool,
+    ) {
         if self.mode.merges() {
             Part::push(out, "", at, lhs, &mut n, build);
         }

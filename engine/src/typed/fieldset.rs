@@ -1,7 +1,7 @@
 //! The set of fields a value holds (`ToFieldSet`), and the named-fields closure used by pruning.
 
-use super::{bare, deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
 use super::ItemKey;
+use super::{bare, deduce, invalid_atom, list_item_pe, resolve, Kind, ValidationErrors};
 use crate::schema::{ElementRelationship, List, Schema, TypeRef};
 use fieldstore_codec::fieldpath::Name;
 use fieldstore_codec::{PathElement, Set};
@@ -177,7 +177,9 @@ pub(super) fn join_sorted(schema: &Schema, list: &List, items: &[Value], set: &S
         };
         // Equal abbreviations of equal lengths up to 16 bytes are equal strings: the item's key
         // is not read again.
-        let same = member.len() == s.len() && fieldstore_codec::fieldpath::abbreviation(member.as_bytes()) == abbr && (s.len() <= 16 || member == s);
+        let same = member.len() == s.len()
+            && fieldstore_codec::fieldpath::abbreviation(member.as_bytes()) == abbr
+            && (s.len() <= 16 || member == s);
         if !same {
             return Join::Mismatch;
         }
@@ -218,8 +220,7 @@ pub(super) fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> 
             for (i, item) in items.iter().enumerate() {
                 let key = super::item_key(schema, list, i, item).ok()?;
                 let find = |pe: &PathElement| super::cmp_item_pe(list, &key, pe);
-                let in_order = index.is_none()
-                    && set.members().get(mc).is_some_and(|pe| find(pe).is_eq());
+                let in_order = index.is_none() && set.members().get(mc).is_some_and(|pe| find(pe).is_eq());
                 let child = if in_order {
                     mc += 1;
                     match set.children().get(cc) {

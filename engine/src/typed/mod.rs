@@ -17,7 +17,10 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-pub use compare::{compare, merge, merge_and_compare, merge_and_compare_with, validate_and_compare, Comparison, Fill, Fused, MergeOptions, MergeOutcome, Slot};
+pub use compare::{
+    compare, merge, merge_and_compare, merge_and_compare_with, validate_and_compare, Comparison, Fill, Fused, MergeOptions, MergeOutcome,
+    Slot,
+};
 pub use fieldset::{ensure_named_fields_are_members, is_field_set_of, to_field_set};
 pub use remove::remove_items;
 pub use validate::validate;
@@ -302,11 +305,14 @@ pub(crate) fn item_key<'a>(schema: &'a Schema, list: &'a List, index: usize, ite
         if let Some(v) = m.get(&**k) {
             return Ok(v);
         }
-        let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
-        let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
-        em.find_field(k).and_then(|f| f.default.as_ref()).ok_or_else(|| {
-            format!("associative list with keys has an element that omits key field {k:?} (and doesn't have default value)")
-        })
+        let elem = schema
+            .resolve(&list.element_type)
+            .ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
+        let em =
+            elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
+        em.find_field(k)
+            .and_then(|f| f.default.as_ref())
+            .ok_or_else(|| format!("associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"))
     };
     if list.keys.len() == 1 {
         return one(&list.keys[0]).map(ItemKey::One);
@@ -339,8 +345,11 @@ pub(crate) fn list_item_pe(schema: &Schema, list: &List, index: usize, item: &Va
             fields.push((k.clone(), v.clone()));
             continue;
         }
-        let elem = schema.resolve(&list.element_type).ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
-        let em = elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
+        let elem = schema
+            .resolve(&list.element_type)
+            .ok_or_else(|| format!("couldn't find default value for {k}: invalid elementType for list"))?;
+        let em =
+            elem.map.as_ref().ok_or_else(|| format!("couldn't find default value for {k}: associative list may not have non-map types"))?;
         match em.find_field(k).and_then(|f| f.default.as_ref()) {
             Some(d) => fields.push((k.clone(), d.clone())),
             None => {

@@ -27,13 +27,25 @@ pub struct TypeInfo {
 
 impl From<&TypeSpec> for TypeInfo {
     fn from(t: &TypeSpec) -> Self {
-        TypeInfo { resource: t.resource(), api_version: t.api_version(), kind: t.kind.clone(), namespaced: t.namespaced, status_subresource: t.status_subresource }
+        TypeInfo {
+            resource: t.resource(),
+            api_version: t.api_version(),
+            kind: t.kind.clone(),
+            namespaced: t.namespaced,
+            status_subresource: t.status_subresource,
+        }
     }
 }
 
 impl From<pb::TypeInfo> for TypeInfo {
     fn from(t: pb::TypeInfo) -> Self {
-        TypeInfo { resource: t.resource, api_version: t.api_version, kind: t.kind, namespaced: t.namespaced, status_subresource: t.status_subresource }
+        TypeInfo {
+            resource: t.resource,
+            api_version: t.api_version,
+            kind: t.kind,
+            namespaced: t.namespaced,
+            status_subresource: t.status_subresource,
+        }
     }
 }
 
@@ -59,7 +71,15 @@ pub trait Backend {
     /// A write of an object body.
     fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value>;
     /// A patch.
-    fn patch(&self, resource: &str, ns: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value>;
+    fn patch(
+        &self,
+        resource: &str,
+        ns: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value>;
     /// One object (not older than `resource_version` when given).
     fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value>;
     /// One object as it was at a revision (`None`: it did not exist).
@@ -81,7 +101,13 @@ pub trait Backend {
     /// Owners of a path.
     fn owners_of(&self, resource: &str, path: &str) -> Result<Value>;
     /// A page of the objects a manager owns fields of (`{"items", "continue"}`).
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value>;
+    fn objects_managed_by(
+        &self,
+        manager: &str,
+        resource: Option<&str>,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+    ) -> Result<Value>;
     /// Managers with counts.
     fn managers(&self, resource: Option<&str>) -> Result<Value>;
     /// Renames a manager; returns the objects changed.
@@ -113,10 +139,9 @@ pub trait Backend {
         if api_version.is_empty() || kind.is_empty() {
             return Err(fieldstore_engine::Error::BadRequest("the object needs apiVersion and kind".into()).into());
         }
-        self.types()?
-            .into_iter()
-            .find(|t| t.api_version == api_version && t.kind == kind)
-            .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") }.into())
+        self.types()?.into_iter().find(|t| t.api_version == api_version && t.kind == kind).ok_or_else(|| {
+            fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") }.into()
+        })
     }
 }
 
@@ -137,7 +162,15 @@ impl Backend for Store {
     fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
         Ok(Store::write(self, verb, resource, ns, obj, opts)?)
     }
-    fn patch(&self, resource: &str, ns: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+    fn patch(
+        &self,
+        resource: &str,
+        ns: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
         Ok(Store::patch(self, resource, ns, name, patch_type, patch, opts)?)
     }
     fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value> {
@@ -172,7 +205,13 @@ impl Backend for Store {
     fn owners_of(&self, resource: &str, path: &str) -> Result<Value> {
         json(&Store::owners_of(self, resource, path)?)
     }
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value> {
+    fn objects_managed_by(
+        &self,
+        manager: &str,
+        resource: Option<&str>,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+    ) -> Result<Value> {
         json(&Store::objects_managed_by_page(self, manager, resource, limit, continue_token)?)
     }
     fn managers(&self, resource: Option<&str>) -> Result<Value> {
@@ -235,7 +274,9 @@ impl Remote {
             (true, Some(ca)) => {
                 let pem = std::fs::read(ca).map_err(|source| CliError::ReadFile { path: ca.display().to_string(), source })?;
                 let host = url.trim_start_matches("https://").split([':', '/']).next().unwrap_or("").to_string();
-                Some(tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem)).domain_name(host))
+                Some(
+                    tonic::transport::ClientTlsConfig::new().ca_certificate(tonic::transport::Certificate::from_pem(pem)).domain_name(host),
+                )
             }
             (true, None) => return Err(CliError::Usage("an https server needs --tls-ca FILE (the certificate to trust)".into())),
             _ => None,
@@ -257,7 +298,10 @@ impl Remote {
         Ok(Remote { runtime, client })
     }
 
-    fn call<T, F>(&self, f: impl FnOnce(StoreClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Token>>) -> F) -> Result<T>
+    fn call<T, F>(
+        &self,
+        f: impl FnOnce(StoreClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, Token>>) -> F,
+    ) -> Result<T>
     where
         F: std::future::Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
     {
@@ -331,7 +375,15 @@ impl Backend for Remote {
         })?;
         parse_body(r.object)
     }
-    fn patch(&self, resource: &str, ns: Option<&str>, name: &str, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+    fn patch(
+        &self,
+        resource: &str,
+        ns: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
         let req = pb::PatchRequest {
             object: oref(resource, ns, name),
             patch_type: match patch_type {
@@ -349,7 +401,11 @@ impl Backend for Remote {
         parse_body(self.call(|mut c| async move { c.patch(req).await })?.object)
     }
     fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value> {
-        let req = pb::GetRequest { object: oref(resource, ns, name), resource_version: resource_version.unwrap_or_default(), ..Default::default() };
+        let req = pb::GetRequest {
+            object: oref(resource, ns, name),
+            resource_version: resource_version.unwrap_or_default(),
+            ..Default::default()
+        };
         parse_body(self.call(|mut c| async move { c.get(req).await })?.object)
     }
     fn object_at(&self, resource: &str, ns: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>> {
@@ -398,7 +454,13 @@ impl Backend for Remote {
         let req = pb::OwnersOfRequest { resource: resource.into(), path: path.into() };
         parse_json(self.call(|mut c| async move { c.owners_of(req).await })?)
     }
-    fn objects_managed_by(&self, manager: &str, resource: Option<&str>, limit: Option<usize>, continue_token: Option<&str>) -> Result<Value> {
+    fn objects_managed_by(
+        &self,
+        manager: &str,
+        resource: Option<&str>,
+        limit: Option<usize>,
+        continue_token: Option<&str>,
+    ) -> Result<Value> {
         let req = pb::ObjectsManagedByRequest {
             manager: manager.into(),
             resource: resource.unwrap_or("").into(),
@@ -416,7 +478,11 @@ impl Backend for Remote {
         Ok(self.call(|mut c| async move { c.rename_manager(req).await })?.count)
     }
     fn release(&self, manager: &str, resource: Option<&str>, selector: Option<&str>) -> Result<u64> {
-        let req = pb::ReleaseRequest { manager: manager.into(), resource: resource.unwrap_or("").into(), label_selector: selector.unwrap_or("").into() };
+        let req = pb::ReleaseRequest {
+            manager: manager.into(),
+            resource: resource.unwrap_or("").into(),
+            label_selector: selector.unwrap_or("").into(),
+        };
         Ok(self.call(|mut c| async move { c.release(req).await })?.count)
     }
     fn watch(&self, resource: &str, ns: Option<&str>, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()> {

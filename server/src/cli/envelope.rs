@@ -25,8 +25,7 @@ pub(super) fn run(command: EnvelopeCommand) -> Result<()> {
             write_stdout(&out)
         }
         EnvelopeCommand::Encode => {
-            let view: serde_json::Value =
-                serde_json::from_slice(&input).map_err(CliError::InputJson)?;
+            let view: serde_json::Value = serde_json::from_slice(&input).map_err(CliError::InputJson)?;
             write_stdout(&Envelope::from_json_view(&view)?.encode())
         }
     }

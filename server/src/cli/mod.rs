@@ -175,9 +175,7 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`fieldstore … | head`) means the reader has all it wants.
-        Err(CliError::WriteOutput(err)) if err.kind() == io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
-        }
+        Err(CliError::WriteOutput(err)) if err.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(CliError::ReplayFatal(msg)) => {
             // The oracle's format: one JSON line on stdout, exit status 1.
             println!("{}", serde_json::json!({ "fatal": msg }));
@@ -288,33 +286,12 @@ mod tests {
 
     #[test]
     fn parses_fields_convert() {
-        let cli = Cli::try_parse_from([
-            "fieldstore",
-            "fields",
-            "convert",
-            "--from",
-            "json",
-            "--to",
-            "binary",
-        ])
-        .unwrap();
+        let cli = Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "json", "--to", "binary"]).unwrap();
         assert!(matches!(
             cli.command,
-            Command::Fields(fields::FieldsCommand::Convert {
-                from: fields::Format::Json,
-                to: fields::Format::Binary
-            })
+            Command::Fields(fields::FieldsCommand::Convert { from: fields::Format::Json, to: fields::Format::Binary })
         ));
-        assert!(Cli::try_parse_from([
-            "fieldstore",
-            "fields",
-            "convert",
-            "--from",
-            "yaml",
-            "--to",
-            "json"
-        ])
-        .is_err());
+        assert!(Cli::try_parse_from(["fieldstore", "fields", "convert", "--from", "yaml", "--to", "json"]).is_err());
     }
 
     #[test]

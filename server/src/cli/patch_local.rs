@@ -77,12 +77,9 @@ pub(super) fn run(args: PatchLocalArgs) -> Result<()> {
         })
     };
     let output = if args.create_three_way {
-        let (original, modified, current) =
-            (member("original")?, member("modified")?, member("current")?);
+        let (original, modified, current) = (member("original")?, member("modified")?, member("current")?);
         match args.patch_type {
-            PatchKind::Strategic => {
-                patch::create_three_way(original, modified, current, &meta, args.overwrite)?
-            }
+            PatchKind::Strategic => patch::create_three_way(original, modified, current, &meta, args.overwrite)?,
             PatchKind::Merge => patch::create_three_way_merge_patch(original, modified, current)?,
             PatchKind::Json => return Err(unsupported()),
         }
@@ -116,11 +113,7 @@ fn unsupported() -> CliError {
 
 /// Loads a schema file of any loader format (see [`patch::load_schema`]).
 fn load_schema(file: &Path, root: &str) -> Result<(Schema, String)> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        CliError::Engine(Error::Schema {
-            path: file.display().to_string(),
-            reason: format!("cannot read: {e}"),
-        })
-    })?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| CliError::Engine(Error::Schema { path: file.display().to_string(), reason: format!("cannot read: {e}") }))?;
     Ok(patch::load_schema(&text, root)?)
 }

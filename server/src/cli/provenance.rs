@@ -294,7 +294,14 @@ pub fn managed_by(store: &dyn Backend, a: &ManagedByArgs) -> Result<()> {
     let mut out = String::from("RESOURCE\tNAMESPACE\tNAME\tOPERATIONS\tFIELDS\n");
     for o in page["items"].as_array().into_iter().flatten() {
         let ops: Vec<&str> = o["operations"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        out.push_str(&format!("{}\t{}\t{}\t{}\t{}\n", s(o, "resource"), s(o, "namespace"), s(o, "name"), ops.join(","), u(o, "fieldCount")));
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            s(o, "resource"),
+            s(o, "namespace"),
+            s(o, "name"),
+            ops.join(","),
+            u(o, "fieldCount")
+        ));
     }
     if let Some(t) = page.get("continue").and_then(Value::as_str) {
         out.push_str(&format!("# more: --continue {t}\n"));

@@ -8,10 +8,7 @@ use std::path::Path;
 /// Reads all of stdin.
 pub(super) fn read_stdin() -> Result<Vec<u8>> {
     let mut input = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .map_err(CliError::ReadInput)?;
+    io::stdin().lock().read_to_end(&mut input).map_err(CliError::ReadInput)?;
     Ok(input)
 }
 
@@ -26,8 +23,5 @@ pub(super) fn read_input(path: &Path) -> Result<Vec<u8>> {
 /// Writes `bytes` to stdout and flushes.
 pub(super) fn write_stdout(bytes: &[u8]) -> Result<()> {
     let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(CliError::WriteOutput)
+    stdout.write_all(bytes).and_then(|()| stdout.flush()).map_err(CliError::WriteOutput)
 }

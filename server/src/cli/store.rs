@@ -247,9 +247,8 @@ pub fn get(store: &dyn Backend, args: &GetArgs) -> Result<()> {
     let spec = store.find_type(&args.resource)?;
     let ns = namespace_for(&spec, args.namespace.as_deref(), None);
     let obj = match args.at_revision {
-        Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| fieldstore_engine::Error::NotFound {
-            resource: spec.resource.clone(),
-            name: format!("{} (at revision {rev})", args.name),
+        Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| {
+            fieldstore_engine::Error::NotFound { resource: spec.resource.clone(), name: format!("{} (at revision {rev})", args.name) }
         })?,
         None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version.clone())?,
     };
@@ -367,7 +366,9 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
 fn parse_text(text: &str) -> Result<Value> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
-        Err(json_err) => serde_yaml::from_str(text).map_err(|_| CliError::Usage(format!("the patch is neither JSON ({json_err}) nor YAML"))),
+        Err(json_err) => {
+            serde_yaml::from_str(text).map_err(|_| CliError::Usage(format!("the patch is neither JSON ({json_err}) nor YAML")))
+        }
     }
 }
 
@@ -433,7 +434,8 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
     }
     let mut out = Vec::new();
     for doc in serde_yaml::Deserializer::from_slice(&bytes) {
-        let v: Value = serde::Deserialize::deserialize(doc).map_err(|e| CliError::Usage(format!("{}: invalid YAML: {e}", file.display())))?;
+        let v: Value =
+            serde::Deserialize::deserialize(doc).map_err(|e| CliError::Usage(format!("{}: invalid YAML: {e}", file.display())))?;
         if !v.is_null() {
             out.push(v);
         }

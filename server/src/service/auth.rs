@@ -121,7 +121,8 @@ impl Auth {
     pub fn with_authz_file(mut self, path: &Path) -> Result<Self, AuthFileError> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| AuthFileError::Read { path: name.clone(), source })?;
-        let rules: Vec<Rule> = serde_yaml::from_str(&text).map_err(|e| AuthFileError::Malformed { path: name, line: 0, message: e.to_string() })?;
+        let rules: Vec<Rule> =
+            serde_yaml::from_str(&text).map_err(|e| AuthFileError::Malformed { path: name, line: 0, message: e.to_string() })?;
         self.rules = Some(rules);
         Ok(self)
     }
@@ -144,7 +145,10 @@ impl Auth {
             Some(rules) if rules.iter().any(|r| r.allows(id, verb, resource, namespace)) => Ok(()),
             Some(_) => {
                 let scope = if namespace.is_empty() { String::new() } else { format!(" in the namespace {namespace:?}") };
-                Err(refused(Reason::Forbidden, format!("{resource:?} is forbidden: User {:?} cannot {verb} resource {resource:?}{scope}", id.user)))
+                Err(refused(
+                    Reason::Forbidden,
+                    format!("{resource:?} is forbidden: User {:?} cannot {verb} resource {resource:?}{scope}", id.user),
+                ))
             }
         }
     }
@@ -165,7 +169,8 @@ fn parse_tokens(text: &str) -> Result<HashMap<String, Identity>, (usize, String)
         if fields[0].is_empty() || fields[1].is_empty() {
             return Err((i + 1, "token and user may not be empty".into()));
         }
-        let groups = fields.get(3).map(|g| g.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()).unwrap_or_default();
+        let groups =
+            fields.get(3).map(|g| g.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()).unwrap_or_default();
         out.insert(fields[0].clone(), Identity { user: fields[1].clone(), groups });
     }
     Ok(out)

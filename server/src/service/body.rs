@@ -19,16 +19,22 @@ pub fn decode(body: Option<&Body>, what: &str) -> Result<Value> {
     let ct = media_type(&body.content_type);
     match ct {
         "" | JSON => serde_json::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON: {e}"))),
-        YAML | "application/x-yaml" | "text/yaml" => serde_yaml::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid YAML: {e}"))),
+        YAML | "application/x-yaml" | "text/yaml" => {
+            serde_yaml::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid YAML: {e}")))
+        }
         PROTOBUF => {
             let env = Envelope::decode(&body.data)?;
             let raw_type = media_type(&env.content_type);
             if raw_type != JSON {
                 // An empty content type means a Kubernetes-protobuf-encoded object, which needs
                 // the Go types' schemas: only JSON payloads are accepted.
-                return Err(Error::BadRequest(format!("{what}: the envelope's raw bytes must be {JSON} (contentType {:?})", env.content_type)));
+                return Err(Error::BadRequest(format!(
+                    "{what}: the envelope's raw bytes must be {JSON} (contentType {:?})",
+                    env.content_type
+                )));
             }
-            let mut v: Value = serde_json::from_slice(&env.raw).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON in the envelope: {e}")))?;
+            let mut v: Value =
+                serde_json::from_slice(&env.raw).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON in the envelope: {e}")))?;
             if let Value::Object(m) = &mut v {
                 if !env.api_version.is_empty() {
                     m.entry("apiVersion").or_insert_with(|| Value::String(env.api_version.clone()));
@@ -56,7 +62,13 @@ pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -
     match media_type(accept) {
         "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json }),
         PROTOBUF => {
-            let env = Envelope { api_version: api_version.into(), kind: kind.into(), raw: json, content_encoding: String::new(), content_type: JSON.into() };
+            let env = Envelope {
+                api_version: api_version.into(),
+                kind: kind.into(),
+                raw: json,
+                content_encoding: String::new(),
+                content_type: JSON.into(),
+            };
             Ok(Body { content_type: PROTOBUF.into(), data: env.encode() })
         }
         other => Err(Error::BadRequest(format!("cannot respond in {other:?}: accept {JSON} or {PROTOBUF}"))),
@@ -77,7 +89,10 @@ mod tests {
     fn json_yaml_and_envelopes_decode_to_the_same_object() {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
         let j = Body { content_type: JSON.into(), data: serde_json::to_vec(&obj).unwrap() };
-        let y = Body { content_type: "application/yaml; charset=utf-8".into(), data: b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n".to_vec() };
+        let y = Body {
+            content_type: "application/yaml; charset=utf-8".into(),
+            data: b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n".to_vec(),
+        };
         let p = encode(&obj, PROTOBUF).unwrap();
         assert!(p.data.starts_with(b"k8s\0"));
         for b in [j, y, p] {

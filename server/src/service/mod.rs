@@ -14,7 +14,8 @@ use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions, WriteVerb,
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
+    WriteVerb,
 };
 use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
@@ -76,7 +77,13 @@ impl EventEncodings {
     const KEEP_BYTES: usize = 16 << 20;
 
     fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<pb::Body, Error> {
-        let found = self.0.lock().0.iter().find(|(o, a, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept).map(|(_, _, b)| b.clone());
+        let found = self
+            .0
+            .lock()
+            .0
+            .iter()
+            .find(|(o, a, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept)
+            .map(|(_, _, b)| b.clone());
         if let Some(b) = found {
             return Ok(b);
         }
@@ -127,7 +134,9 @@ impl StoreService {
 
     fn check_size(&self, bytes: usize) -> Result<(), Status> {
         if bytes > self.limits.max_request_bytes {
-            return Err(refused(Reason::RequestEntityTooLarge, format!("Request entity too large: the request body is {bytes} bytes, the limit is {}", self.limits.max_request_bytes),
+            return Err(refused(
+                Reason::RequestEntityTooLarge,
+                format!("Request entity too large: the request body is {bytes} bytes, the limit is {}", self.limits.max_request_bytes),
             ));
         }
         Ok(())
@@ -139,7 +148,11 @@ impl StoreService {
         self.check_size(r.body.as_ref().map_or(0, |b| b.data.len()))?;
         let object = body::decode(r.body.as_ref(), "body").grpc()?;
         let resource = if r.resource.is_empty() { self.store.type_of(&object).grpc()?.resource() } else { r.resource.clone() };
-        let ns = if r.namespace.is_empty() { object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string() } else { r.namespace.clone() };
+        let ns = if r.namespace.is_empty() {
+            object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string()
+        } else {
+            r.namespace.clone()
+        };
         let (id, spec) = self.admit(&req, verb.as_str(), &resource, &ns)?;
         let r = req.into_inner();
         let resource = spec.map(|s| s.resource()).unwrap_or(resource);
@@ -241,7 +254,10 @@ impl store_server::Store for StoreService {
         let (_, spec) = self.admit(&req, "get", &o.resource, &o.namespace)?;
         let r = req.into_inner();
         let resource = spec.map(|s| s.resource()).unwrap_or_default();
-        let opts = GetOptions { resource_version: Some(r.resource_version).filter(|s| !s.is_empty()), resource_version_match: rv_match(&r.resource_version_match)? };
+        let opts = GetOptions {
+            resource_version: Some(r.resource_version).filter(|s| !s.is_empty()),
+            resource_version_match: rv_match(&r.resource_version_match)?,
+        };
         let out = self.call(move |s| s.get(&resource, ns_opt(&o.namespace), &o.name, &opts)).await?;
         object_response(&out, &r.accept)
     }
@@ -287,8 +303,11 @@ impl store_server::Store for StoreService {
         let opts = list_options(&list)?;
         let resource = spec.resource();
         let ns = list.namespace.clone();
-        let items = self.call(move |s| s.delete_collection(&resource, ns_opt(&ns), &opts, &DeleteOptions { dry_run, ..Default::default() })).await?;
-        let out = serde_json::json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
+        let items = self
+            .call(move |s| s.delete_collection(&resource, ns_opt(&ns), &opts, &DeleteOptions { dry_run, ..Default::default() }))
+            .await?;
+        let out =
+            serde_json::json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(Response::new(pb::ListResponse { list: Some(body::encode(&out, &list.accept).grpc()?) }))
     }
 
@@ -315,7 +334,10 @@ impl store_server::Store for StoreService {
             let mut w = self.watches.lock();
             let n = w.entry(id.user.clone()).or_default();
             if *n >= self.limits.max_watches_per_client {
-                return Err(refused(Reason::TooManyRequests, format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client)));
+                return Err(refused(
+                    Reason::TooManyRequests,
+                    format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client),
+                ));
             }
             *n += 1;
         }
@@ -347,7 +369,11 @@ impl store_server::Store for StoreService {
                     _ => body::encode(&ev.to_json(&api_version, &kind)["object"], &accept),
                 };
                 let msg = encoded
-                    .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
+                    .map(|b| pb::WatchEvent {
+                        r#type: ev.type_name().into(),
+                        object: Some(b),
+                        resource_version: ev.revision().unwrap_or(0),
+                    })
                     .grpc();
                 tx.blocking_send(msg).is_ok()
             };
@@ -421,7 +447,13 @@ impl store_server::Store for StoreService {
             .store
             .types()
             .iter()
-            .map(|t| pb::TypeInfo { resource: t.resource(), api_version: t.api_version(), kind: t.kind.clone(), namespaced: t.namespaced, status_subresource: t.status_subresource })
+            .map(|t| pb::TypeInfo {
+                resource: t.resource(),
+                api_version: t.api_version(),
+                kind: t.kind.clone(),
+                namespaced: t.namespaced,
+                status_subresource: t.status_subresource,
+            })
             .collect();
         Ok(Response::new(pb::ListTypesResponse { types }))
     }
@@ -474,7 +506,14 @@ impl store_server::Store for StoreService {
         let (_, spec) = self.admit(&req, "list", &r.resource, "")?;
         let resource = spec.map(|s| s.resource());
         let out = self
-            .call(move |s| s.objects_managed_by_page(&r.manager, resource.as_deref(), (r.limit > 0).then_some(r.limit as usize), Some(r.r#continue.as_str())))
+            .call(move |s| {
+                s.objects_managed_by_page(
+                    &r.manager,
+                    resource.as_deref(),
+                    (r.limit > 0).then_some(r.limit as usize),
+                    Some(r.r#continue.as_str()),
+                )
+            })
             .await?;
         json_response(&out)
     }
@@ -506,7 +545,9 @@ impl store_server::Store for StoreService {
         self.admit(&req, "admin", "", "")?;
         let r = req.into_inner();
         let resource = if r.resource.is_empty() { None } else { Some(self.store.find_type(&r.resource).grpc()?.resource()) };
-        let n = self.call(move |s| s.release(&r.manager, resource.as_deref(), Some(r.label_selector.as_str()).filter(|l| !l.is_empty()))).await?;
+        let n = self
+            .call(move |s| s.release(&r.manager, resource.as_deref(), Some(r.label_selector.as_str()).filter(|l| !l.is_empty())))
+            .await?;
         Ok(Response::new(pb::CountResponse { count: n as u64 }))
     }
 }
