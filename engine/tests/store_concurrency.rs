@@ -1,12 +1,12 @@
 //! Concurrency: parallel writers get distinct, gap-free revisions; concurrent writers to one
 //! object never lose an update (apply and patch retry optimistically; update with a stale
 //! resourceVersion fails its precondition instead of overwriting).
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::patch::PatchType;
-use fieldstore::engine::store::{GetOptions, Options, Store, WriteOptions};
-use fieldstore::engine::Error;
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{GetOptions, Options, Store, WriteOptions};
+use fieldstore_engine::Error;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

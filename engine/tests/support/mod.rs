@@ -2,7 +2,7 @@
 //! ConfigMaps registered.
 #![allow(dead_code)]
 
-use fieldstore::engine::store::{Options, Store, TypeSpec};
+use fieldstore_engine::store::{Options, Store, TypeSpec};
 use serde_json::{json, Value};
 
 /// A store in a temporary directory, removed when dropped (after the store).

@@ -4,10 +4,10 @@
 //! The child is this test binary run again with `FIELDSTORE_CRASH_CHILD` set to the data
 //! directory: it runs only [`crash_child`], which writes and prints `ack <revision> <name> <v>`
 //! after each acknowledged write.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{GetOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
 use rand::Rng;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};

@@ -1,11 +1,11 @@
 //! Every write verb: create, get, update, apply, patch, delete (finalizers), delete-collection,
 //! the status subresource and dry-run.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::patch::PatchType;
-use fieldstore::engine::store::{DeleteOptions, GetOptions, ListOptions, Options, SchemaSource, Store, TypeSpec, WriteOptions};
-use fieldstore::engine::{Error, Reason};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{DeleteOptions, GetOptions, ListOptions, Options, SchemaSource, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 
 mod support;

@@ -1,9 +1,9 @@
 //! Bad input: typed errors with Kubernetes reasons, and nothing written.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, Options, WriteOptions};
-use fieldstore::engine::{Error, Reason};
+use fieldstore_engine::store::{GetOptions, Options, WriteOptions};
+use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 
 mod support;

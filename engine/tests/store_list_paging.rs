@@ -1,10 +1,10 @@
 //! Lists: pages from one snapshot revision, continue tokens, remainingItemCount, selectors and
 //! the resourceVersion rules of the Kubernetes API concepts.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
-use fieldstore::engine::{Error, Reason};
+use fieldstore_engine::store::{ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ fn names(items: &[Value]) -> Vec<String> {
     items.iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect()
 }
 
-fn page(s: &Store, limit: usize, token: Option<String>) -> Result<fieldstore::engine::store::ObjectList, Error> {
+fn page(s: &Store, limit: usize, token: Option<String>) -> Result<fieldstore_engine::store::ObjectList, Error> {
     s.list("configmaps", Some("ns"), &ListOptions { limit: Some(limit), continue_token: token, ..Default::default() })
 }
 
@@ -43,7 +43,7 @@ fn pages_come_from_one_snapshot() {
     // Changes after the first page are not seen by later pages.
     s.create("configmaps", Some("ns"), &cm("o99", json!({})), &w).unwrap();
     s.delete("configmaps", Some("ns"), "o15", &Default::default()).unwrap();
-    s.patch("configmaps", Some("ns"), "o20", fieldstore::engine::patch::PatchType::Merge, &json!({"data": {"v": "2"}}), &w).unwrap();
+    s.patch("configmaps", Some("ns"), "o20", fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"v": "2"}}), &w).unwrap();
     let p2 = page(&s, 10, p1.continue_token.clone()).unwrap();
     assert_eq!(p2.remaining_item_count, Some(5));
     assert_eq!(p2.resource_version, 25);
@@ -151,7 +151,7 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
         s.apply("configmaps", Some("ns"), &o, &w).unwrap();
     }
     // Another manager's write gives objects two managedFields entries.
-    s.patch("configmaps", Some("ns"), "j01", fieldstore::engine::patch::PatchType::Merge, &json!({"data": {"extra": "1"}}), &WriteOptions::new("other")).unwrap();
+    s.patch("configmaps", Some("ns"), "j01", fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"extra": "1"}}), &WriteOptions::new("other")).unwrap();
     for opts in [
         ListOptions { limit: Some(5), ..Default::default() },
         ListOptions { label_selector: Some("tier=a".into()), limit: Some(2), ..Default::default() },

@@ -1,12 +1,12 @@
 //! Field-level history: blame inside associative lists and sets, field timelines (paged, by
 //! prefix), objects at compacted revisions rebuilt exactly, history outliving compaction and
 //! deletion, recreated objects starting a new timeline, and retention.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::history::ChangeKind;
-use fieldstore::engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
-use fieldstore::engine::Error;
+use fieldstore_engine::history::ChangeKind;
+use fieldstore_engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
 mod support;

@@ -1,10 +1,10 @@
 //! Watches: from a revision (in order, none lost, none repeated), from "0" (synthetic ADDED),
 //! watch-list, bookmarks, selectors, and slow watchers.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
-use fieldstore::engine::Error;
+use fieldstore_engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::Error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

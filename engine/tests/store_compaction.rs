@@ -1,10 +1,10 @@
 //! Compaction: 410 for reads, lists, tokens and watches before the compacted revision; the state
 //! at it stays readable; the compacted revision persists.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, ResourceVersionMatch, WatchEvent, WatchOptions, WriteOptions};
-use fieldstore::engine::{Error, Reason};
+use fieldstore_engine::store::{GetOptions, ListOptions, Options, ResourceVersionMatch, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -1,10 +1,10 @@
 //! The owner index: objects managed by a manager, owners of a field path, manager counts —
 //! kept exact through applies, updates, forced takeovers, deletes and reopen — and the
 //! administrative rename and release.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, HistoryQuery, Options, WriteOptions};
+use fieldstore_engine::store::{GetOptions, HistoryQuery, Options, WriteOptions};
 use serde_json::{json, Value};
 
 mod support;
@@ -54,7 +54,7 @@ fn the_index_follows_ownership_changes() {
     assert_eq!((p1.items.len(), p1.items[0].name.as_str()), (1, "a"));
     let p2 = s.objects_managed_by_page("alice", None, Some(1), p1.continue_token.as_deref()).unwrap();
     assert_eq!((p2.items[0].name.as_str(), p2.continue_token.is_none()), ("b", true));
-    assert!(matches!(s.objects_managed_by_page("alice", None, Some(1), Some("zz")), Err(fieldstore::engine::Error::BadRequest(_))));
+    assert!(matches!(s.objects_managed_by_page("alice", None, Some(1), Some("zz")), Err(fieldstore_engine::Error::BadRequest(_))));
     // Deleting an object removes it from the index; the index survives reopen.
     s.delete("configmaps", NS, "a", &Default::default()).unwrap();
     s.reopen();

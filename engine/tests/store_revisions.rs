@@ -1,9 +1,9 @@
 //! Revisions: one global, gap-free, persisted counter; every version kept (MVCC).
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::engine::store::{GetOptions, Options, ResourceVersionMatch, WriteOptions};
-use fieldstore::engine::Error;
+use fieldstore_engine::store::{GetOptions, Options, ResourceVersionMatch, WriteOptions};
+use fieldstore_engine::Error;
 use serde_json::json;
 
 mod support;

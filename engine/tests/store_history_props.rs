@@ -1,12 +1,12 @@
 //! Properties of history and the owner index over random write sequences: the index equals
 //! what a full scan of managedFields yields, and every stored version is rebuilt from history
 //! (after compaction) with exactly its field values.
-// Needs the RocksDB-backed store (the facade's default `store` feature).
+// Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore::codec::{fields_v1, Set};
-use fieldstore::engine::patch::PatchType;
-use fieldstore::engine::store::{Options, Store, TypeSpec, WriteOptions};
+use fieldstore_codec::{fields_v1, Set};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{Options, Store, TypeSpec, WriteOptions};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,11 +1,13 @@
 //! The decoded-object cache: after every kind of write to a large object, what the store serves
 //! from its cache is exactly what it decodes from the record after a restart (which starts with
 //! an empty cache), and writes that start from a cached version give the same results.
+// Needs the RocksDB-backed store (the engine's `store` feature).
+#![cfg(feature = "store")]
 
 mod support;
 
-use fieldstore::engine::patch::PatchType;
-use fieldstore::engine::store::{DeleteOptions, GetOptions, Options, TypeSpec, WriteOptions};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{DeleteOptions, GetOptions, Options, TypeSpec, WriteOptions};
 use serde_json::{json, Map, Value};
 use support::{cm, TestStore};
 
