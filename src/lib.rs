@@ -84,8 +84,7 @@ pub use fieldstore_engine::{Conflicts, Error, FieldManager, Reason, Result};
 
 #[cfg(feature = "store")]
 pub use fieldstore_engine::store::{
-    Attribution, BlameLine, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy,
-    HistoryQuery, ListOptions, ManagedObject, ManagedPage, ManagerSummary, ObjectList, Options,
-    Owner, ResourceVersionMatch, SchemaSource, Store, TypeSpec, Watch, WatchEvent, WatchOptions,
-    WriteEntry, WriteOptions,
+    Attribution, BlameLine, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListOptions, ManagedObject,
+    ManagedPage, ManagerSummary, ObjectList, Options, Owner, ResourceVersionMatch, SchemaSource, Store, TypeSpec, Watch, WatchEvent,
+    WatchOptions, WriteEntry, WriteOptions,
 };

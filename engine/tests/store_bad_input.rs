@@ -37,7 +37,10 @@ fn invalid_names_are_invalid() {
     let e = s.create("configmaps", Some("Bad_NS"), &cm("a"), &WriteOptions::new("t")).unwrap_err();
     assert_eq!(e.reason(), Reason::Invalid);
     assert!(matches!(s.create("configmaps", None, &cm("a"), &WriteOptions::new("t")), Err(Error::BadRequest(_))));
-    assert!(matches!(s.create("configmaps", Some("ns"), &json!({"kind": "ConfigMap", "metadata": {}}), &WriteOptions::new("t")), Err(Error::Invalid(_))));
+    assert!(matches!(
+        s.create("configmaps", Some("ns"), &json!({"kind": "ConfigMap", "metadata": {}}), &WriteOptions::new("t")),
+        Err(Error::Invalid(_))
+    ));
     assert_eq!(s.revision(), 0);
 }
 

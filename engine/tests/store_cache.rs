@@ -3,6 +3,7 @@
 //! an empty cache), and writes that start from a cached version give the same results.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 mod support;
 
@@ -47,8 +48,23 @@ fn cached_versions_equal_their_records_after_every_verb() {
     let mut other = cm("big", json!({"key-00002": "bob"}));
     other["metadata"]["labels"] = json!({"owner": "bob"});
     steps.push(("apply force", s.apply("configmaps", Some("ns"), &other, &w("bob").force(true)).unwrap()));
-    steps.push(("merge patch", s.patch("configmaps", Some("ns"), "big", PatchType::Merge, &json!({"data": {"key-00003": null, "extra": "1"}}), &w("patcher")).unwrap()));
-    steps.push(("json patch", s.patch("configmaps", Some("ns"), "big", PatchType::Json, &json!([{"op": "replace", "path": "/data/extra", "value": "2"}]), &w("jp")).unwrap()));
+    steps.push((
+        "merge patch",
+        s.patch("configmaps", Some("ns"), "big", PatchType::Merge, &json!({"data": {"key-00003": null, "extra": "1"}}), &w("patcher"))
+            .unwrap(),
+    ));
+    steps.push((
+        "json patch",
+        s.patch(
+            "configmaps",
+            Some("ns"),
+            "big",
+            PatchType::Json,
+            &json!([{"op": "replace", "path": "/data/extra", "value": "2"}]),
+            &w("jp"),
+        )
+        .unwrap(),
+    ));
     let mut replaced = s.get("configmaps", Some("ns"), "big", &GetOptions::default()).unwrap();
     replaced["data"]["key-00004"] = json!("replaced");
     replaced["metadata"]["finalizers"] = json!(["example.com/keep"]);
@@ -76,7 +92,8 @@ fn cached_versions_equal_their_records_after_every_verb() {
     assert_eq!(served["data"]["key-00002"], json!("bob"));
     assert!(served["data"].get("key-00003").is_none());
     assert_eq!(served["data"]["extra"], json!("2"));
-    let managers: Vec<&str> = served["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
+    let managers: Vec<&str> =
+        served["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
     for m in ["creator", "alice", "bob", "jp", "updater"] {
         assert!(managers.contains(&m), "{m} in {managers:?}");
     }
@@ -96,7 +113,13 @@ fn status_writes_and_a_disabled_cache_agree() {
         s.register(TypeSpec::new("", "v1", "Thing", "things").namespaced(true).with_status_subresource(true)).unwrap();
         let obj = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": big_data(1500, "s")});
         s.apply("things", Some("ns"), &obj, &WriteOptions::new("a")).unwrap();
-        s.apply("things", Some("ns"), &json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "status": {"ready": true}}), &WriteOptions::new("ctl").status(true)).unwrap();
+        s.apply(
+            "things",
+            Some("ns"),
+            &json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "status": {"ready": true}}),
+            &WriteOptions::new("ctl").status(true),
+        )
+        .unwrap();
         let mut obj2 = obj.clone();
         obj2["spec"]["key-00010"] = json!("changed");
         let out = s.apply("things", Some("ns"), &obj2, &WriteOptions::new("a")).unwrap();

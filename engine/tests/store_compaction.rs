@@ -49,11 +49,14 @@ fn compacted_history_answers_410() {
     // which shows what changed since the first page ("gone" deleted, "b" created).
     let Error::InconsistentContinue { continue_token } = &e else { panic!("{e:?}") };
     assert_eq!(e.to_status()["metadata"]["continue"], continue_token.as_str());
-    let rest = s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), ..Default::default() }).unwrap();
+    let rest =
+        s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), ..Default::default() }).unwrap();
     let names: Vec<_> = rest.items.iter().map(|o| o["metadata"]["name"].as_str().unwrap_or_default()).collect();
     assert_eq!((names, rest.resource_version, rest.continue_token), (vec!["b"], 8, None));
     // Paged, the inconsistent continuation reads every later page at the revision it started at.
-    let paged = s.list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), limit: Some(1), ..Default::default() }).unwrap();
+    let paged = s
+        .list("configmaps", Some("ns"), &ListOptions { continue_token: Some(continue_token.clone()), limit: Some(1), ..Default::default() })
+        .unwrap();
     assert_eq!((paged.items.len(), paged.resource_version), (1, 8));
     let with_rv = ListOptions { continue_token: Some(continue_token.clone()), resource_version: Some("8".into()), ..Default::default() };
     assert!(matches!(s.list("configmaps", Some("ns"), &with_rv), Err(Error::BadRequest(_))));

@@ -96,7 +96,12 @@ fn every_acknowledged_write_survives_kill_9() {
         assert!(store.revision() >= max, "round {round}: revision {} < acknowledged {max}", store.revision());
         for (rv, name, v) in &acks {
             let o = store
-                .get("configmaps", Some("ns"), name, &GetOptions { resource_version: Some(rv.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) })
+                .get(
+                    "configmaps",
+                    Some("ns"),
+                    name,
+                    &GetOptions { resource_version: Some(rv.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) },
+                )
                 .unwrap_or_else(|e| panic!("round {round}: revision {rv} of {name} lost: {e}"));
             assert_eq!(o["data"]["v"], json!(v), "round {round}: revision {rv}");
             assert_eq!(o["metadata"]["resourceVersion"], json!(rv.to_string()));

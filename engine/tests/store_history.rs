@@ -3,6 +3,7 @@
 //! deletion, recreated objects starting a new timeline, and retention.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::history::ChangeKind;
 use fieldstore_engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
@@ -86,10 +87,17 @@ fn field_history_is_newest_first_paged_and_by_prefix() {
     assert_eq!(all.events[4].change, ChangeKind::Added);
     assert!(all.events.windows(2).all(|w| w[0].by.revision > w[1].by.revision));
     // Paging.
-    let p1 = s.field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery { limit: Some(2), ..Default::default() }).unwrap();
+    let p1 =
+        s.field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery { limit: Some(2), ..Default::default() }).unwrap();
     assert_eq!(p1.events.len(), 2);
     let p2 = s
-        .field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery { limit: Some(2), before_revision: p1.next_before_revision, ..Default::default() })
+        .field_history(
+            "deployments.apps",
+            NS,
+            "web",
+            ".spec.replicas",
+            &HistoryQuery { limit: Some(2), before_revision: p1.next_before_revision, ..Default::default() },
+        )
         .unwrap();
     assert_eq!(p2.events[0].by.revision, all.events[2].by.revision);
     // A prefix covers the keyed item's fields; `.spec.rep` is not a prefix of `.spec.replicas`.
@@ -151,7 +159,13 @@ fn history_outlives_compaction_and_deletion_and_recreation_starts_a_new_timeline
     assert_ne!(json!(summary[0].1), old_uid);
     // Only the old incarnation's timeline.
     let old = s
-        .field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery { uid: old_uid.as_str().map(String::from), ..Default::default() })
+        .field_history(
+            "deployments.apps",
+            NS,
+            "web",
+            ".spec.replicas",
+            &HistoryQuery { uid: old_uid.as_str().map(String::from), ..Default::default() },
+        )
         .unwrap();
     assert_eq!(old.events.len(), 3);
     // Blame of the new incarnation only sees its own writes.

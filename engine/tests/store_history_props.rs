@@ -3,6 +3,7 @@
 //! (after compaction) with exactly its field values.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_codec::{fields_v1, Set};
 use fieldstore_engine::patch::PatchType;
@@ -50,7 +51,8 @@ fn config(obj: u8, replicas: Option<u8>, items: &[(u8, u8)], tags: &[u8]) -> Val
         spec.insert("replicas".into(), json!(r));
     }
     let mut seen = BTreeSet::new();
-    let items: Vec<Value> = items.iter().filter(|(n, _)| seen.insert(*n)).map(|(n, v)| json!({"name": format!("i{n}"), "value": format!("v{v}")})).collect();
+    let items: Vec<Value> =
+        items.iter().filter(|(n, _)| seen.insert(*n)).map(|(n, v)| json!({"name": format!("i{n}"), "value": format!("v{v}")})).collect();
     if !items.is_empty() {
         spec.insert("items".into(), Value::Array(items));
     }

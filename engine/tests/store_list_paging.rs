@@ -2,6 +2,7 @@
 //! the resourceVersion rules of the Kubernetes API concepts.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::store::{ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
 use fieldstore_engine::{Error, Reason};
@@ -50,7 +51,8 @@ fn pages_come_from_one_snapshot() {
     let p3 = page(&s, 10, p2.continue_token.clone()).unwrap();
     assert_eq!(p3.continue_token, None);
     assert_eq!(p3.remaining_item_count, None);
-    let all: Vec<String> = [p1.items, p2.items, p3.items.clone()].concat().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    let all: Vec<String> =
+        [p1.items, p2.items, p3.items.clone()].concat().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect();
     let expected: Vec<String> = (0..25).map(|i| format!("o{i:02}")).collect();
     assert_eq!(all, expected);
     assert_eq!(p3.items[0]["data"]["v"], "1", "o20 as of the snapshot");
@@ -77,10 +79,14 @@ fn bad_tokens_are_rejected() {
     let e = page(&s, 1, Some(String::from_utf8(tampered).unwrap())).unwrap_err();
     assert_eq!(e.reason(), Reason::BadRequest);
     assert!(matches!(page(&s, 1, Some("garbage".into())), Err(Error::BadRequest(_))));
-    let with_rv = ListOptions { limit: Some(1), continue_token: Some(token.clone()), resource_version: Some("2".into()), ..Default::default() };
+    let with_rv =
+        ListOptions { limit: Some(1), continue_token: Some(token.clone()), resource_version: Some("2".into()), ..Default::default() };
     assert!(matches!(s.list("configmaps", Some("ns"), &with_rv), Err(Error::BadRequest(_))));
     // A token of another namespace's list does not continue this one.
-    assert!(matches!(s.list("configmaps", Some("other"), &ListOptions { continue_token: Some(token), ..Default::default() }), Err(Error::BadRequest(_))));
+    assert!(matches!(
+        s.list("configmaps", Some("other"), &ListOptions { continue_token: Some(token), ..Default::default() }),
+        Err(Error::BadRequest(_))
+    ));
 }
 
 #[test]
@@ -92,7 +98,11 @@ fn label_and_field_selectors() {
     s.create("configmaps", Some("ns"), &cm("c", json!({})), &w).unwrap();
     s.create("configmaps", Some("other"), &cm("d", json!({"app": "web"})), &w).unwrap();
     let sel = |ns: Option<&str>, l: &str, f: &str| {
-        let o = ListOptions { label_selector: Some(l.into()).filter(|s: &String| !s.is_empty()), field_selector: Some(f.into()).filter(|s: &String| !s.is_empty()), ..Default::default() };
+        let o = ListOptions {
+            label_selector: Some(l.into()).filter(|s: &String| !s.is_empty()),
+            field_selector: Some(f.into()).filter(|s: &String| !s.is_empty()),
+            ..Default::default()
+        };
         names(&s.list("configmaps", ns, &o).unwrap().items)
     };
     assert_eq!(sel(Some("ns"), "app=web", ""), ["a"]);
@@ -109,7 +119,8 @@ fn label_and_field_selectors() {
     let bad = ListOptions { field_selector: Some("spec.x=1".into()), ..Default::default() };
     assert!(matches!(s.list("configmaps", None, &bad), Err(Error::BadRequest(_))));
     // With a selector, remainingItemCount is not computed (as Kubernetes).
-    let paged = s.list("configmaps", None, &ListOptions { label_selector: Some("app".into()), limit: Some(1), ..Default::default() }).unwrap();
+    let paged =
+        s.list("configmaps", None, &ListOptions { label_selector: Some("app".into()), limit: Some(1), ..Default::default() }).unwrap();
     assert_eq!(paged.remaining_item_count, None);
     assert!(paged.continue_token.is_some());
     assert!(matches!(s.list("namespaces", Some("ns"), &Default::default()), Err(Error::BadRequest(_))));
@@ -123,7 +134,11 @@ fn resource_version_semantics() {
     s.create("configmaps", Some("ns"), &cm("b", json!({})), &w).unwrap();
     s.delete("configmaps", Some("ns"), "a", &Default::default()).unwrap();
     let at = |rv: &str, limit: Option<usize>, m: Option<ResourceVersionMatch>| {
-        s.list("configmaps", Some("ns"), &ListOptions { resource_version: Some(rv.into()), limit, resource_version_match: m, ..Default::default() })
+        s.list(
+            "configmaps",
+            Some("ns"),
+            &ListOptions { resource_version: Some(rv.into()), limit, resource_version_match: m, ..Default::default() },
+        )
     };
     // Exact with a limit: the state at revision 1.
     let old = at("1", Some(10), None).unwrap();
@@ -151,7 +166,15 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
         s.apply("configmaps", Some("ns"), &o, &w).unwrap();
     }
     // Another manager's write gives objects two managedFields entries.
-    s.patch("configmaps", Some("ns"), "j01", fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"extra": "1"}}), &WriteOptions::new("other")).unwrap();
+    s.patch(
+        "configmaps",
+        Some("ns"),
+        "j01",
+        fieldstore_engine::patch::PatchType::Merge,
+        &json!({"data": {"extra": "1"}}),
+        &WriteOptions::new("other"),
+    )
+    .unwrap();
     for opts in [
         ListOptions { limit: Some(5), ..Default::default() },
         ListOptions { label_selector: Some("tier=a".into()), limit: Some(2), ..Default::default() },
@@ -164,7 +187,10 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
             let texts = s.list_json("configmaps", Some("ns"), &opts).unwrap();
             let want: Vec<Vec<u8>> = values.items.iter().map(|v| serde_json::to_vec(v).unwrap()).collect();
             assert_eq!(texts.items, want, "{opts:?}");
-            assert_eq!((texts.resource_version, &texts.continue_token, texts.remaining_item_count), (values.resource_version, &values.continue_token, values.remaining_item_count));
+            assert_eq!(
+                (texts.resource_version, &texts.continue_token, texts.remaining_item_count),
+                (values.resource_version, &values.continue_token, values.remaining_item_count)
+            );
             assert_eq!(texts.to_json_bytes("v1", "ConfigMap"), serde_json::to_vec(&values.to_json("v1", "ConfigMap")).unwrap());
             pages += 1;
             match values.continue_token {

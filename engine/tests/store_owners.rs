@@ -3,6 +3,7 @@
 //! administrative rename and release.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::store::{GetOptions, HistoryQuery, Options, WriteOptions};
 use serde_json::{json, Value};

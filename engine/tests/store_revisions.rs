@@ -9,8 +9,6 @@ use serde_json::json;
 mod support;
 use support::{cm, rv, TestStore};
 
-
-
 #[test]
 fn every_write_takes_the_next_revision() {
     let s = TestStore::new(Options::default());
@@ -53,7 +51,12 @@ fn reads_at_a_past_revision_are_exact() {
     s.update("configmaps", Some("ns"), &a2, &w).unwrap();
     s.delete("configmaps", Some("ns"), "a", &Default::default()).unwrap();
     let at = |r: u64| {
-        s.get("configmaps", Some("ns"), "a", &GetOptions { resource_version: Some(r.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) })
+        s.get(
+            "configmaps",
+            Some("ns"),
+            "a",
+            &GetOptions { resource_version: Some(r.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) },
+        )
     };
     assert_eq!(at(1).unwrap()["data"]["k"], "1");
     assert_eq!(at(2).unwrap()["data"]["k"], "2");

@@ -2,6 +2,7 @@
 //! the status subresource and dry-run.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{DeleteOptions, GetOptions, ListOptions, Options, SchemaSource, Store, TypeSpec, WriteOptions};
@@ -13,19 +14,19 @@ use support::{cm, TestStore};
 
 /// A store in a temporary directory with configmaps and widgets (status subresource).
 fn new_store() -> TestStore {
-        let store = TestStore::new(Options::default());
-        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    let store = TestStore::new(Options::default());
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "widgets.example.com"},
             "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
               "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                   "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}},
                   "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}});
-        let spec = TypeSpec::from_crd(&crd).unwrap();
-        assert!(spec.status_subresource);
-        assert!(matches!(spec.schema, SchemaSource::Crd(_)));
-        store.register(spec).unwrap();
-        store
+    let spec = TypeSpec::from_crd(&crd).unwrap();
+    assert!(spec.status_subresource);
+    assert!(matches!(spec.schema, SchemaSource::Crd(_)));
+    store.register(spec).unwrap();
+    store
 }
 
 fn widget(name: &str, size: i64) -> Value {
@@ -159,12 +160,23 @@ fn patch_types() {
     s.create("configmaps", Some("ns"), &cm("a", json!({"x": "1", "y": "2"})), &w()).unwrap();
     let m = s.patch("configmaps", Some("ns"), "a", PatchType::Merge, &json!({"data": {"x": null, "z": "3"}}), &w()).unwrap();
     assert_eq!(m["data"], json!({"y": "2", "z": "3"}));
-    let j = s.patch("configmaps", Some("ns"), "a", PatchType::Json, &json!([{"op": "replace", "path": "/data/y", "value": "9"}]), &w()).unwrap();
+    let j = s
+        .patch("configmaps", Some("ns"), "a", PatchType::Json, &json!([{"op": "replace", "path": "/data/y", "value": "9"}]), &w())
+        .unwrap();
     assert_eq!(j["data"]["y"], "9");
     let sm = s.patch("widgets.example.com", Some("ns"), "nope", PatchType::Strategic, &json!({}), &w());
     assert!(matches!(sm, Err(Error::NotFound { .. })));
     s.create("widgets.example.com", Some("ns"), &widget("w", 1), &w()).unwrap();
-    let p = s.patch("widgets.example.com", Some("ns"), "w", PatchType::Strategic, &json!({"spec": {"color": "red"}}), &WriteOptions::new("patcher")).unwrap();
+    let p = s
+        .patch(
+            "widgets.example.com",
+            Some("ns"),
+            "w",
+            PatchType::Strategic,
+            &json!({"spec": {"color": "red"}}),
+            &WriteOptions::new("patcher"),
+        )
+        .unwrap();
     assert_eq!(p["spec"], json!({"size": 1, "color": "red"}));
     assert_eq!(p["metadata"]["generation"], 2);
     let bad = s.patch("configmaps", Some("ns"), "a", PatchType::Json, &json!([{"op": "test", "path": "/data/y", "value": "0"}]), &w());
@@ -221,7 +233,11 @@ fn dry_run_persists_nothing_for_every_verb() {
     let mut changed = a.clone();
     changed["data"]["k"] = json!("2");
     assert_eq!(s.update("configmaps", Some("ns"), &changed, &dry).unwrap()["data"]["k"], "2");
-    assert_eq!(s.apply("configmaps", Some("ns"), &cm("a", json!({"k": "3"})), &WriteOptions::new("x").dry_run(true).force(true)).unwrap()["data"]["k"], "3");
+    assert_eq!(
+        s.apply("configmaps", Some("ns"), &cm("a", json!({"k": "3"})), &WriteOptions::new("x").dry_run(true).force(true)).unwrap()["data"]
+            ["k"],
+        "3"
+    );
     assert_eq!(s.patch("configmaps", Some("ns"), "a", PatchType::Merge, &json!({"data": {"k": "4"}}), &dry).unwrap()["data"]["k"], "4");
     s.delete("configmaps", Some("ns"), "a", &DeleteOptions { dry_run: true, ..Default::default() }).unwrap();
     assert_eq!(get(&s, "configmaps", "a").unwrap(), a);

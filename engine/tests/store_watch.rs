@@ -69,7 +69,9 @@ fn from_zero_sends_the_state_then_changes() {
     }
     s.delete("configmaps", Some("ns"), "b", &Default::default()).unwrap();
     match watch.next_timeout(T).unwrap() {
-        WatchEvent::Deleted(o) => assert_eq!((o["metadata"]["name"].as_str(), o["metadata"]["resourceVersion"].as_str()), (Some("b"), Some("4"))),
+        WatchEvent::Deleted(o) => {
+            assert_eq!((o["metadata"]["name"].as_str(), o["metadata"]["resourceVersion"].as_str()), (Some("b"), Some("4")))
+        }
         e => panic!("{e:?}"),
     }
 }
@@ -91,7 +93,9 @@ fn bookmarks_periodic_and_on_demand() {
     let s = store(Options::default().bookmark_interval(Duration::from_millis(100)));
     s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
     let mut quiet = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), ..Default::default() }).unwrap();
-    let mut watch = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() }).unwrap();
+    let mut watch = s
+        .watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() })
+        .unwrap();
     let start = Instant::now();
     assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 1, .. })));
     assert!(start.elapsed() >= Duration::from_millis(90));
@@ -120,7 +124,13 @@ fn selector_watches_see_objects_enter_and_leave() {
     let kinds: Vec<&str> = (0..3).map(|_| watch.next_timeout(T).unwrap().type_name()).collect();
     assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
     // The same from history.
-    let mut replay = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), label_selector: Some("app=web".into()), ..Default::default() }).unwrap();
+    let mut replay = s
+        .watch(
+            "configmaps",
+            Some("ns"),
+            &WatchOptions { resource_version: Some("1".into()), label_selector: Some("app=web".into()), ..Default::default() },
+        )
+        .unwrap();
     let kinds: Vec<&str> = (0..3).map(|_| replay.next_timeout(T).unwrap().type_name()).collect();
     assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by the store's integration tests: a store in a temporary directory with
 //! ConfigMaps registered.
 #![allow(dead_code)]
+// Test support unwraps: a failed setup is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use fieldstore_engine::store::{Options, Store, TypeSpec};
 use serde_json::{json, Value};
