@@ -86,5 +86,5 @@ pub use fieldstore_engine::{Conflicts, Error, FieldManager, Reason, Result};
 pub use fieldstore_engine::store::{
     Attribution, BlameLine, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListOptions, ManagedObject,
     ManagedPage, ManagerSummary, ObjectList, Options, Owner, ResourceVersionMatch, SchemaSource, Store, TypeSpec, Watch, WatchEvent,
-    WatchOptions, WriteEntry, WriteOptions,
+    WatchOptions, WriteEntry, WriteOptions, WriteVerb,
 };
