@@ -56,7 +56,8 @@ const GROUP_VERSIONS: [(&str, &str, &str); 11] = [
 ];
 const META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1";
 /// meta/v1 kinds registered in every group version (`metav1.AddToGroupVersion`).
-const META_KINDS_PER_GROUP: [&str; 7] = ["CreateOptions", "DeleteOptions", "GetOptions", "ListOptions", "PatchOptions", "UpdateOptions", "WatchEvent"];
+const META_KINDS_PER_GROUP: [&str; 7] =
+    ["CreateOptions", "DeleteOptions", "GetOptions", "ListOptions", "PatchOptions", "UpdateOptions", "WatchEvent"];
 /// meta/v1 kinds registered once, unversioned, as `v1` of the core group.
 const META_KINDS_UNVERSIONED: [&str; 5] = ["APIGroup", "APIGroupList", "APIResourceList", "APIVersions", "Status"];
 /// Proto packages that are not Go API types with a JSON form (no `openapi-gen`).
@@ -91,6 +92,9 @@ fn special_definition(full_name: &str) -> Option<Value> {
 }
 
 type BoxResult<T> = Result<T, Box<dyn Error>>;
+
+/// A group, version and kind.
+type Gvk = (&'static str, &'static str, String);
 
 fn main() -> BoxResult<()> {
     for proto in PROTOS {
@@ -169,7 +173,8 @@ impl<'a> Model<'a> {
         let mut map_entries = HashMap::new();
         for file in files {
             let package = file.package();
-            let go_package = file.options.as_ref().and_then(|o| o.go_package.as_deref()).ok_or_else(|| format!("{}: no go_package", file.name()))?;
+            let go_package =
+                file.options.as_ref().and_then(|o| o.go_package.as_deref()).ok_or_else(|| format!("{}: no go_package", file.name()))?;
             let model_package = definition_package(go_package);
             let comments: HashMap<&[i32], &str> = file
                 .source_code_info
@@ -180,7 +185,9 @@ impl<'a> Model<'a> {
             for (mi, m) in file.message_type.iter().enumerate() {
                 let mi = mi as i32;
                 let tags = Tags::parse(comments.get([4, mi].as_slice()).copied().unwrap_or(""));
-                let field_tags = (0..m.field.len()).map(|fi| Tags::parse(comments.get([4, mi, 2, fi as i32].as_slice()).copied().unwrap_or(""))).collect();
+                let field_tags = (0..m.field.len())
+                    .map(|fi| Tags::parse(comments.get([4, mi, 2, fi as i32].as_slice()).copied().unwrap_or("")))
+                    .collect();
                 let full = format!("{package}.{}", m.name());
                 for nested in &m.nested_type {
                     if nested.options.as_ref().and_then(|o| o.map_entry) == Some(true) {
@@ -252,8 +259,8 @@ impl<'a> Model<'a> {
     }
 
     /// The kinds of each message, as `x-kubernetes-group-version-kind` lists them, sorted.
-    fn group_version_kinds(&self) -> BoxResult<HashMap<String, Vec<(&'static str, &'static str, String)>>> {
-        let mut out: HashMap<String, Vec<(&'static str, &'static str, String)>> = HashMap::new();
+    fn group_version_kinds(&self) -> BoxResult<HashMap<String, Vec<Gvk>>> {
+        let mut out: HashMap<String, Vec<Gvk>> = HashMap::new();
         for (full, m) in &self.messages {
             if let Some((_, g, v)) = GROUP_VERSIONS.iter().find(|(p, _, _)| *p == m.package) {
                 if self.type_meta_inline(full) {
@@ -337,7 +344,8 @@ impl<'a> Model<'a> {
 
     /// The schema of one member: its type, default and extensions.
     fn property(&self, field: &FieldDescriptorProto, go: Option<&GoField<'_>>, omitempty: bool, tags: &Tags, at: &str) -> BoxResult<Value> {
-        let map_entry = if field.r#type() == Type::Message { self.map_entries.get(field.type_name().trim_start_matches('.')) } else { None };
+        let map_entry =
+            if field.r#type() == Type::Message { self.map_entries.get(field.type_name().trim_start_matches('.')) } else { None };
         let pointer_elements = go.is_some_and(|g| g.go_type.contains("]*"));
         let (core, enforced) = if let Some((key, value)) = map_entry {
             if key.r#type() != Type::String {

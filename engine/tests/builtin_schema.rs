@@ -96,7 +96,10 @@ fn references_are_plain_alone_and_all_of_beside_a_default_or_extensions() {
         json!({"type": "string", "default": "TCP"}),
         "+default=\"TCP\""
     );
-    assert_eq!(def("io.k8s.api.core.v1.ContainerPort")["properties"]["containerPort"], json!({"type": "integer", "format": "int32", "default": 0}));
+    assert_eq!(
+        def("io.k8s.api.core.v1.ContainerPort")["properties"]["containerPort"],
+        json!({"type": "integer", "format": "int32", "default": 0})
+    );
     assert_eq!(def("io.k8s.api.core.v1.AzureDiskVolumeSource")["properties"]["cachingMode"]["default"], "ReadWrite");
     assert_eq!(def("io.k8s.api.policy.v1.PodDisruptionBudgetSpec")["properties"]["selector"]["x-kubernetes-patch-strategy"], "replace");
     assert_eq!(def("io.k8s.api.core.v1.LocalObjectReference")["x-kubernetes-map-type"], "atomic");
@@ -112,7 +115,8 @@ fn inline_members_are_flattened_and_json_names_are_go_names() {
     let env = def("io.k8s.api.core.v1.ConfigMapEnvSource")["properties"].as_object().expect("properties");
     assert!(env.contains_key("name") && !env.contains_key("localObjectReference"));
     assert!(def("io.k8s.api.networking.v1.IngressClassParametersReference")["properties"].get("apiGroup").is_some());
-    let props = def("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps")["properties"].as_object().expect("properties");
+    let props =
+        def("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps")["properties"].as_object().expect("properties");
     for name in ["$ref", "$schema", "x-kubernetes-list-map-keys", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string"] {
         assert!(props.contains_key(name), "{name}");
     }
@@ -129,13 +133,25 @@ fn special_types_have_their_json_shapes() {
     assert_eq!(def(&format!("{m}.Duration")), &json!({"type": "string"}));
     assert_eq!(def(&format!("{m}.FieldsV1")), &json!({"type": "object"}));
     assert_eq!(def("io.k8s.apimachinery.pkg.runtime.RawExtension"), &json!({"type": "object"}));
-    assert_eq!(def("io.k8s.apimachinery.pkg.util.intstr.IntOrString"), &json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]}));
+    assert_eq!(
+        def("io.k8s.apimachinery.pkg.util.intstr.IntOrString"),
+        &json!({"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]})
+    );
     assert_eq!(def("io.k8s.apimachinery.pkg.api.resource.Quantity"), &json!({"oneOf": [{"type": "string"}, {"type": "number"}]}));
     assert_eq!(def("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"), &json!({}));
-    assert_eq!(def(&format!("{m}.APIResource"))["properties"]["verbs"], json!({"type": "array", "items": {"type": "string", "default": ""}}));
+    assert_eq!(
+        def(&format!("{m}.APIResource"))["properties"]["verbs"],
+        json!({"type": "array", "items": {"type": "string", "default": ""}})
+    );
     // No enforced default for them, though the members are non-pointer structs.
-    assert_eq!(def(&format!("{m}.Condition"))["properties"]["lastTransitionTime"], json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}));
-    assert_eq!(def("io.k8s.api.core.v1.ServicePort")["properties"]["targetPort"], json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}));
+    assert_eq!(
+        def(&format!("{m}.Condition"))["properties"]["lastTransitionTime"],
+        json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"})
+    );
+    assert_eq!(
+        def("io.k8s.api.core.v1.ServicePort")["properties"]["targetPort"],
+        json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"})
+    );
     assert!(!schemas().contains_key(&format!("{m}.Verbs")));
     assert!(!schemas().contains_key("io.k8s.api.core.v1.Preconditions"), "+k8s:openapi-gen=false");
 }
@@ -149,7 +165,10 @@ fn kinds_name_their_definitions() {
         Some(BuiltinKind { group: "", version: "v1", kind: "Pod", definition: "io.k8s.api.core.v1.Pod", has_status: true })
     );
     assert_eq!(find("", "v1", "ConfigMap").map(|k| k.has_status), Some(false));
-    assert_eq!(find("", "v1", "Status").map(|k| (k.definition, k.has_status)), Some(("io.k8s.apimachinery.pkg.apis.meta.v1.Status", false)));
+    assert_eq!(
+        find("", "v1", "Status").map(|k| (k.definition, k.has_status)),
+        Some(("io.k8s.apimachinery.pkg.apis.meta.v1.Status", false))
+    );
     assert_eq!(builtin::definition_name("apps", "v1", "Deployment"), Some("io.k8s.api.apps.v1.Deployment"));
     assert_eq!(builtin::definition_name("apps", "v1", "DeploymentList"), Some("io.k8s.api.apps.v1.DeploymentList"));
     assert_eq!(builtin::definition_name("rbac.authorization.k8s.io", "v1", "Role"), Some("io.k8s.api.rbac.v1.Role"));
@@ -157,7 +176,10 @@ fn kinds_name_their_definitions() {
         builtin::definition_name("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
         Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition")
     );
-    assert_eq!(builtin::definition_name("discovery.k8s.io", "v1", "DeleteOptions"), Some("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"));
+    assert_eq!(
+        builtin::definition_name("discovery.k8s.io", "v1", "DeleteOptions"),
+        Some("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions")
+    );
     assert_eq!(builtin::definition_name("apps", "v1beta1", "Deployment"), None);
     assert_eq!(builtin::definition_name("", "v1", "Deployment"), None);
     assert!(builtin::type_ref("coordination.k8s.io", "v1", "Lease").is_some());
@@ -167,7 +189,12 @@ fn kinds_name_their_definitions() {
     let gvk = &def("io.k8s.api.apps.v1.Deployment")["x-kubernetes-group-version-kind"];
     assert_eq!(gvk, &json!([{"group": "apps", "version": "v1", "kind": "Deployment"}]));
     // The 59 upstream fixture kinds and their lists are all there.
-    for (g, v, kind) in [("", "v1", "Service"), ("", "v1", "SerializedReference"), ("networking.k8s.io", "v1", "ServiceCIDR"), ("batch", "v1", "CronJobList")] {
+    for (g, v, kind) in [
+        ("", "v1", "Service"),
+        ("", "v1", "SerializedReference"),
+        ("networking.k8s.io", "v1", "ServiceCIDR"),
+        ("batch", "v1", "CronJobList"),
+    ] {
         assert!(find(g, v, kind).is_some(), "{g}/{v} {kind}");
     }
 }
@@ -217,7 +244,8 @@ fn list_of(s: &Schema, tr: &TypeRef) -> TypeRef {
 fn strategic_merge_patches_use_the_patch_strategies() {
     let meta = PatchMeta::new(builtin::schema(), "io.k8s.api.core.v1.Pod").expect("Pod");
     let pod = json!({"spec": {"containers": [{"name": "a", "image": "a:1"}], "tolerations": [{"key": "x"}]}});
-    let patch = json!({"spec": {"containers": [{"name": "b", "image": "b:1"}, {"name": "a", "image": "a:2"}], "tolerations": [{"key": "y"}]}});
+    let patch =
+        json!({"spec": {"containers": [{"name": "b", "image": "b:1"}, {"name": "a", "image": "a:2"}], "tolerations": [{"key": "y"}]}});
     let out = strategic_merge(&pod, &patch, &meta).expect("patch applies");
     // Containers merge by name (patchStrategy=merge, patchMergeKey=name); tolerations, without a
     // strategy, are replaced. (Merged items come in the patch's order, as in Go.)
@@ -231,6 +259,7 @@ fn strategic_merge_patches_use_the_patch_strategies() {
     assert_eq!(out["spec"]["selector"], json!({"matchLabels": {"b": "2"}}));
 
     // Finalizers (patchStrategy=merge on strings) merge as a set.
-    let out = strategic_merge(&json!({"metadata": {"finalizers": ["a"]}}), &json!({"metadata": {"finalizers": ["b"]}}), &meta).expect("patch applies");
+    let out = strategic_merge(&json!({"metadata": {"finalizers": ["a"]}}), &json!({"metadata": {"finalizers": ["b"]}}), &meta)
+        .expect("patch applies");
     assert_eq!(out["metadata"]["finalizers"], json!(["b", "a"]));
 }

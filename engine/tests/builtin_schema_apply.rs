@@ -70,8 +70,9 @@ fn apply_twice(file: &str, config: &Value, changed: &Value) -> Vec<(String, Valu
     let kind = config["kind"].as_str().expect("kind");
     let fm = FieldManager::new(schema, &root, api_version).with_kind(kind);
     let first = fm.apply(None, config, FIRST, false, &Time::from_unix_seconds(1_700_000_000)).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let second =
-        fm.apply(Some(&first.object), changed, SECOND, true, &Time::from_unix_seconds(1_700_000_060)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let second = fm
+        .apply(Some(&first.object), changed, SECOND, true, &Time::from_unix_seconds(1_700_000_060))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
     second.managed_fields().iter().map(|e: &ManagedFieldsEntry| (e.manager.clone(), fields_v1(e))).collect()
 }
 
@@ -128,7 +129,10 @@ fn push(obj: &mut Value, list: &str, item: Value) {
 
 /// Sets the member `field` of the object at the JSON pointer `parent` of `obj`.
 fn set(obj: &mut Value, parent: &str, field: &str, value: Value) {
-    obj.pointer_mut(parent).and_then(Value::as_object_mut).unwrap_or_else(|| panic!("no object at {parent}")).insert(field.to_string(), value);
+    obj.pointer_mut(parent)
+        .and_then(Value::as_object_mut)
+        .unwrap_or_else(|| panic!("no object at {parent}"))
+        .insert(field.to_string(), value);
 }
 
 /// Whether a definition's `metadata` is an `ObjectMeta` (a resource, which can hold managedFields).
@@ -180,7 +184,11 @@ fn pod_containers_ports_env_mounts_volumes_and_conditions_are_keyed_as_kubernete
 
     let container = ["f:spec", "f:containers", r#"k:{"name":"nameValue"}"#];
     for manager in [FIRST, SECOND] {
-        assert_owns(&entries, manager, &[&container[..], &["f:ports", r#"k:{"containerPort":3,"protocol":"protocolValue"}"#, "f:hostPort"]].concat());
+        assert_owns(
+            &entries,
+            manager,
+            &[&container[..], &["f:ports", r#"k:{"containerPort":3,"protocol":"protocolValue"}"#, "f:hostPort"]].concat(),
+        );
         assert_owns(&entries, manager, &[&container[..], &["f:env", r#"k:{"name":"nameValue"}"#, "f:value"]].concat());
         assert_owns(&entries, manager, &[&container[..], &["f:volumeMounts", r#"k:{"mountPath":"mountPathValue"}"#]].concat());
         assert_owns(&entries, manager, &["f:spec", "f:volumes", r#"k:{"name":"nameValue"}"#, "f:hostPath", "f:path"]);
@@ -194,7 +202,11 @@ fn pod_containers_ports_env_mounts_volumes_and_conditions_are_keyed_as_kubernete
         assert_owns_whole(&entries, manager, &[&container[..], &["f:args"]].concat());
         assert_owns_whole(&entries, manager, &["f:spec", "f:nodeSelector"]);
     }
-    assert_owns(&entries, SECOND, &[&container[..], &["f:ports", r#"k:{"containerPort":8080,"protocol":"TCP"}"#, "f:containerPort"]].concat());
+    assert_owns(
+        &entries,
+        SECOND,
+        &[&container[..], &["f:ports", r#"k:{"containerPort":8080,"protocol":"TCP"}"#, "f:containerPort"]].concat(),
+    );
     assert_owns(&entries, SECOND, &["f:spec", "f:containers", r#"k:{"name":"sidecar"}"#, "f:image"]);
     // The forced change moved the image to the second manager.
     assert!(at(owned(&entries, FIRST), &[&container[..], &["f:image"]].concat()).is_none());

@@ -76,7 +76,14 @@ impl Walk<'_> {
             }
         }
         let inline = descend || !matches!(a, TypeRef::Named(..)) || !matches!(b, TypeRef::Named(..));
-        let shape = |x: &Atom| format!("{}{}{}", if x.scalar.is_some() { "s" } else { "" }, if x.list.is_some() { "l" } else { "" }, if x.map.is_some() { "m" } else { "" });
+        let shape = |x: &Atom| {
+            format!(
+                "{}{}{}",
+                if x.scalar.is_some() { "s" } else { "" },
+                if x.list.is_some() { "l" } else { "" },
+                if x.map.is_some() { "m" } else { "" }
+            )
+        };
         self.diff(path, "shape", shape(aa), shape(bb));
         if let (Some(la), Some(lb)) = (&aa.list, &bb.list) {
             self.diff(path, "list", list_desc(aa).unwrap_or_default(), list_desc(bb).unwrap_or_default());
@@ -158,7 +165,8 @@ const STRUCT_ATOMIC: &str = "+structType=atomic added to the type after SMD's sc
 const MAP_ATOMIC: &str = "+mapType=atomic added to the field after SMD's schema was cut";
 const RAW_EXTENSION: &str =
     "the v2 converter replaced references to RawExtension by the atomic untyped type; the v3 converter makes RawExtension itself an untyped scalar";
-const PROPERTYLESS_OBJECT: &str = "`type: object` without properties: a granular map of deduced values for the v3 converter, the atomic untyped type for SMD's schema";
+const PROPERTYLESS_OBJECT: &str =
+    "`type: object` without properties: a granular map of deduced values for the v3 converter, the atomic untyped type for SMD's schema";
 
 /// Fields SMD's schema has that the API has since removed.
 const REMOVED_FIELDS: &[&str] = &[

@@ -17,6 +17,25 @@
 //! Server-Side Apply; strategic merge patches read the same schema
 //! ([`PatchMeta::new`](crate::patch::PatchMeta::new)`(schema(), definition)`).
 //!
+//! # Example
+//!
+//! ```
+//! use fieldstore_engine::schema::builtin;
+//! use fieldstore_engine::{fieldmanager::Time, FieldManager};
+//!
+//! let root = builtin::type_ref("apps", "v1", "Deployment").expect("a built-in kind");
+//! let fm = FieldManager::new(builtin::schema(), &root, "apps/v1").with_kind("Deployment");
+//! let config = serde_json::json!({
+//!     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+//!     "spec": {"template": {"spec": {"containers": [{"name": "app", "ports": [{"containerPort": 80}]}]}}}});
+//! let out = fm.apply(None, &config, "kubectl", false, &Time::from_unix_seconds(0))?;
+//! let fields = out.managed_fields()[0].fields_v1.as_ref().map(|f| f.get().to_string()).unwrap_or_default();
+//! // Containers are keyed by name, their ports by port and protocol (TCP by default).
+//! assert!(fields.contains(r#"k:{\"name\":\"app\"}"#));
+//! assert!(fields.contains(r#"k:{\"containerPort\":80,\"protocol\":\"TCP\"}"#));
+//! # Ok::<(), fieldstore_engine::Error>(())
+//! ```
+//!
 //! # From Go types to definitions
 //!
 //! - A struct is `type: object` with a property per member, by JSON name; members tagged
