@@ -64,6 +64,9 @@ const META_KINDS_UNVERSIONED: [&str; 5] = ["APIGroup", "APIGroupList", "APIResou
 const SKIPPED_PACKAGES: [&str; 1] = ["k8s.io.apimachinery.pkg.runtime.schema"];
 /// The proto message standing for a Go named slice of strings (`metav1.Verbs`).
 const VERBS: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.Verbs";
+/// Go types defined as another struct type (`type List metav1.List`): their Go facts are the
+/// other's.
+const GO_ALIASES: [(&str, &str); 1] = [("k8s.io.api.core.v1.List", "k8s.io.apimachinery.pkg.apis.meta.v1.List")];
 /// Constants named by `+default=ref(...)` markers, with their values.
 const DEFAULT_REFS: [(&str, &str); 2] = [("AzureDataDiskCachingReadWrite", "ReadWrite"), ("AzureSharedBlobDisk", "Shared")];
 
@@ -216,8 +219,14 @@ impl<'a> Model<'a> {
         self.messages.get_key_value(full).map(|(k, v)| (k.as_str(), v)).ok_or_else(|| format!("unknown message {full}").into())
     }
 
+    /// The Go facts of a message (those of the aliased struct for a Go type alias).
+    fn go_message(&self, message: &str) -> Option<&'a Value> {
+        let message = GO_ALIASES.iter().find(|(a, _)| *a == message).map_or(message, |(_, target)| target);
+        self.gofields.get(message)
+    }
+
     fn go_field(&self, message: &str, field: &FieldDescriptorProto) -> Option<GoField<'a>> {
-        let f = self.gofields.get(message)?.get("fields")?.get(field.number().to_string())?;
+        let f = self.go_message(message)?.get("fields")?.get(field.number().to_string())?;
         Some(GoField {
             json: f.get("json").and_then(Value::as_str),
             omitempty: f.get("omitempty").and_then(Value::as_bool).unwrap_or(false),
@@ -228,7 +237,7 @@ impl<'a> Model<'a> {
     }
 
     fn type_meta_inline(&self, message: &str) -> bool {
-        self.gofields.get(message).and_then(|m| m.get("typeMetaInline")).and_then(Value::as_bool).unwrap_or(false)
+        self.go_message(message).and_then(|m| m.get("typeMetaInline")).and_then(Value::as_bool).unwrap_or(false)
     }
 
     fn document(&self) -> BoxResult<Value> {

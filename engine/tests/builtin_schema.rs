@@ -170,6 +170,9 @@ fn kinds_name_their_definitions() {
         Some(("io.k8s.apimachinery.pkg.apis.meta.v1.Status", false))
     );
     assert_eq!(builtin::definition_name("apps", "v1", "Deployment"), Some("io.k8s.api.apps.v1.Deployment"));
+    // core/v1 `List` is Go's `type List metav1.List`.
+    assert_eq!(builtin::definition_name("", "v1", "List"), Some("io.k8s.api.core.v1.List"));
+    assert_eq!(def("io.k8s.api.core.v1.List")["required"], json!(["items"]));
     assert_eq!(builtin::definition_name("apps", "v1", "DeploymentList"), Some("io.k8s.api.apps.v1.DeploymentList"));
     assert_eq!(builtin::definition_name("rbac.authorization.k8s.io", "v1", "Role"), Some("io.k8s.api.rbac.v1.Role"));
     assert_eq!(
