@@ -394,9 +394,6 @@ fn merge(name: &str, outs: Vec<WriterOut>, revisions: u64) -> (PhaseResult, Hash
 fn open_store() -> (tempfile::TempDir, Store) {
     let dir = tempdir("embedded");
     let store = Store::open(dir.path().join("data"), Options::default()).expect("open store");
-    for spec in fieldstore_server::builtin::types().expect("built-in types") {
-        store.register(spec).expect("register");
-    }
     (dir, store)
 }
 
