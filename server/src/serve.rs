@@ -56,6 +56,7 @@ pub struct ServeArgs {
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The store failed.
     #[error(transparent)]
