@@ -92,7 +92,8 @@ fn gofields_table(descriptors: &prost_types::FileDescriptorSet, gofields: &serde
                 continue;
             }
             for field in &message.field {
-                let fact = fields.get(&field.number().to_string()).ok_or_else(|| format!("{facts_name}: no facts for field {}", field.name()))?;
+                let fact =
+                    fields.get(&field.number().to_string()).ok_or_else(|| format!("{facts_name}: no facts for field {}", field.name()))?;
                 let text = |key: &str| fact.get(key).and_then(serde_json::Value::as_str);
                 let flag = |key: &str| fact.get(key).and_then(serde_json::Value::as_bool).unwrap_or(false);
                 if text("proto") != Some(field.name()) {
