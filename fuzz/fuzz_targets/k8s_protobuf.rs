@@ -29,7 +29,9 @@ fn kinds() -> &'static [MessageType] {
 /// `value` with every object member whose value is `null` removed, recursively.
 fn without_nulls(value: Value) -> Value {
     match value {
-        Value::Object(members) => Value::Object(members.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect()),
+        Value::Object(members) => {
+            Value::Object(members.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect())
+        }
         Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
         other => other,
     }
