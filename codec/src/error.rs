@@ -40,6 +40,37 @@ pub enum Error {
         /// What was wrong.
         reason: String,
     },
+    /// Kubernetes protobuf that does not decode as the message it should hold (truncated, a wrong
+    /// wire type, a value Go's marshallers reject such as an impossible `IntOrString` type).
+    #[error("invalid Kubernetes protobuf for {message} at {path}: {reason}")]
+    K8sProtobuf {
+        /// The protobuf message being decoded, e.g. `k8s.io.api.core.v1.Pod`.
+        message: String,
+        /// Where in the object, as a JSON path: `.spec.containers[0].ports[1].containerPort`.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Kubernetes JSON that does not fit its kind's schema (a string where a number belongs, a
+    /// malformed time or quantity, invalid JSON text).
+    #[error("invalid Kubernetes JSON for {message} at {path}: {reason}")]
+    K8sJson {
+        /// The protobuf message being encoded, e.g. `k8s.io.api.core.v1.Pod`.
+        message: String,
+        /// Where in the object, as a JSON path: `.spec.containers[0].ports[1].containerPort`.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The apiVersion and kind name no built-in Kubernetes type with a protobuf encoding (a custom
+    /// resource, or a group this crate has no protos for): keep such objects as JSON.
+    #[error("kind {kind:?} of apiVersion {api_version:?} is not a built-in Kubernetes type with a protobuf encoding")]
+    NotBuiltIn {
+        /// The object's apiVersion (empty if it had none).
+        api_version: String,
+        /// The object's kind (empty if it had none).
+        kind: String,
+    },
     /// JSON (de)serialisation failed.
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),

@@ -11,6 +11,7 @@ mod error;
 pub mod fieldpath;
 pub mod fields_binary;
 pub mod fields_v1;
+pub mod k8s_protobuf;
 pub mod managed_fields;
 pub mod rfc3339;
 pub mod value;
