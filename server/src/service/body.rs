@@ -2,6 +2,7 @@
 //! response bodies in the media type the client accepts.
 
 use crate::api::pb::Body;
+use fieldstore_codec::k8s_protobuf::{self, JsonStyle};
 use fieldstore_codec::Envelope;
 use fieldstore_engine::{Error, Result};
 use serde_json::Value;
@@ -10,7 +11,8 @@ use serde_json::Value;
 pub const JSON: &str = "application/json";
 /// YAML (requests only).
 pub const YAML: &str = "application/yaml";
-/// The `k8s\x00` envelope around a runtime.Unknown carrying JSON.
+/// The `k8s\x00` envelope around a runtime.Unknown: the object's Kubernetes protobuf encoding for
+/// built-in kinds (as kube-apiserver writes it), JSON for custom resources.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 /// Parses a request body, with the store's nesting limit applied by the caller.
@@ -25,11 +27,16 @@ pub fn decode(body: Option<&Body>, what: &str) -> Result<Value> {
         PROTOBUF => {
             let env = Envelope::decode(&body.data)?;
             let raw_type = media_type(&env.content_type);
+            if raw_type.is_empty() && env.content_encoding.is_empty() {
+                // The object's Kubernetes protobuf encoding (built-in kinds): transcoded to JSON,
+                // a bad body a 400 naming the field path.
+                let json =
+                    k8s_protobuf::decode_envelope(&body.data, JsonStyle::Compact).map_err(|e| Error::BadRequest(format!("{what}: {e}")))?;
+                return serde_json::from_slice(&json).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON from protobuf: {e}")));
+            }
             if raw_type != JSON {
-                // An empty content type means a Kubernetes-protobuf-encoded object, which needs
-                // the Go types' schemas: only JSON payloads are accepted.
                 return Err(Error::BadRequest(format!(
-                    "{what}: the envelope's raw bytes must be {JSON} (contentType {:?})",
+                    "{what}: the envelope's raw bytes must be protobuf (empty contentType) or {JSON} (contentType {:?})",
                     env.content_type
                 )));
             }
@@ -61,6 +68,12 @@ pub fn encode(v: &Value, accept: &str) -> Result<Body> {
 pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -> Result<Body> {
     match media_type(accept) {
         "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json }),
+        // Built-in kinds in their Kubernetes protobuf encoding; custom resources keep JSON in
+        // `raw`, as Kubernetes does.
+        PROTOBUF if k8s_protobuf::is_built_in(api_version, kind) => {
+            let data = k8s_protobuf::encode_envelope(&json).map_err(|e| Error::BadRequest(format!("cannot encode as protobuf: {e}")))?;
+            Ok(Body { content_type: PROTOBUF.into(), data })
+        }
         PROTOBUF => {
             let env = Envelope {
                 api_version: api_version.into(),
@@ -100,5 +113,35 @@ mod tests {
         }
         assert!(matches!(decode(Some(&Body { content_type: "text/plain".into(), data: vec![] }), "body"), Err(Error::BadRequest(_))));
         assert!(matches!(decode(None, "body"), Err(Error::BadRequest(_))));
+    }
+
+    /// The upstream ConfigMap fixture (k8s.io/api testdata, Apache-2.0; copied in codec's tests).
+    fn fixture(ext: &str) -> Vec<u8> {
+        std::fs::read(format!("{}/../codec/tests/fixtures/k8s-api/core.v1.ConfigMap.{ext}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn protobuf_bodies_of_builtin_kinds_are_the_real_encoding_both_ways() {
+        let pb = fixture("pb");
+        let want: Value = serde_json::from_slice(&fixture("json")).unwrap();
+        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone() }), "body").unwrap();
+        assert_eq!(got, want);
+        // And out again: the bytes kube-apiserver writes.
+        let out = encode(&want, PROTOBUF).unwrap();
+        assert_eq!(out.content_type, PROTOBUF);
+        assert_eq!(out.data, pb);
+    }
+
+    #[test]
+    fn custom_resources_keep_json_in_the_envelope_and_bad_protobuf_is_a_400() {
+        let cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
+        let out = encode(&cr, PROTOBUF).unwrap();
+        let env = Envelope::decode(&out.data).unwrap();
+        assert_eq!(env.content_type, JSON);
+        assert_eq!(decode(Some(&out), "body").unwrap(), cr);
+        let mut pb = fixture("pb");
+        pb.truncate(pb.len() - 30);
+        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb }), "body").unwrap_err();
+        assert!(matches!(err, Error::BadRequest(_) | Error::Codec(_)), "{err:?}");
     }
 }
