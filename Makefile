@@ -31,7 +31,7 @@ setup:
 	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
 
 # The main job: the gRPC server on the embedded data directory $(DATA), 127.0.0.1:7700, with the
-# built-in types (ConfigMap, Secret, Namespace, Pod, Service, Deployment). Stop it with Ctrl-C.
+# built-in Kubernetes kinds (README, "Built-in kinds"). Stop it with Ctrl-C.
 run: setup
 	$(CARGO) run --release -p fieldstore-server -- --data $(DATA) serve
 
@@ -41,11 +41,13 @@ demo: setup
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
-# benches use), then an independent client: Python grpcio against a live server (the binary is
-# the one `cargo test` built for the server's integration tests; a separate `cargo build -p`
-# would resolve features differently and rebuild the engine).
+# benches use), the embedding example (built by `cargo test`), then an independent client: Python
+# grpcio against a live server (the binary is the one `cargo test` built for the server's
+# integration tests; a separate `cargo build -p` would resolve features differently and rebuild
+# the engine).
 test: setup
 	$(CARGO) test --workspace --release
+	$(CARGO) run --release --example embed
 	sh tests/python/ensure_grpcio.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
 

@@ -2,6 +2,7 @@
 
 /// Everything that can go wrong while decoding or encoding a fieldstore data format.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A FieldsV1 JSON document could not be decoded.
     #[error("invalid FieldsV1 JSON at {path}: {reason}")]

@@ -1,5 +1,5 @@
 //! fieldstore's server and command-line tool: the gRPC API (`api`), its service over the store
-//! (`service`), `fieldstore serve` (`serve`), the built-in types (`builtin`), and the CLI
+//! (`service`), `fieldstore serve` (`serve`), and the CLI
 //! (`cli`, the `fieldstore` binary's entry point).
 
 // Every gRPC handler and the helpers it calls return `tonic::Status` (176 bytes) as their error,
@@ -7,7 +7,6 @@
 #![allow(clippy::result_large_err)]
 
 pub mod api;
-pub mod builtin;
 pub mod cli;
 pub mod metrics;
 pub mod serve;

@@ -2,7 +2,6 @@
 //! authorization, limits and graceful shutdown.
 
 use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
-use crate::builtin;
 use crate::metrics::{Metrics, MetricsLayer};
 use crate::service::auth::Auth;
 use crate::service::{Limits, StoreService};
@@ -57,6 +56,7 @@ pub struct ServeArgs {
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The store failed.
     #[error(transparent)]
@@ -102,11 +102,6 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
         data,
         Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
     )?;
-    for spec in builtin::types()? {
-        if store.find_type(&spec.resource()).is_err() {
-            store.register(spec)?;
-        }
-    }
     for file in &args.types {
         for spec in types_file(file)? {
             store.register(spec)?;

@@ -5,6 +5,7 @@
 //! once (the "deduced" type of schemaless objects is a scalar, a list and a map); the kind of the
 //! value at hand picks one.
 
+pub mod builtin;
 mod openapi;
 mod smd_yaml;
 

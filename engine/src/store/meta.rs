@@ -33,10 +33,43 @@ pub(super) fn init_new(t: &Registered, obj: &mut Value, ns: &str, name: &str, no
         }
         m.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
         m.insert("creationTimestamp".into(), Value::String(now.as_str().into()));
-        m.insert("generation".into(), Value::from(1));
+        if t.spec.generation {
+            m.insert("generation".into(), Value::from(1));
+        } else {
+            m.remove("generation");
+        }
         m.remove("resourceVersion");
         m.remove("deletionTimestamp");
         m.remove("deletionGracePeriodSeconds");
+    }
+}
+
+/// Secret's strategy: `stringData` (write-only plain text) is folded into `data`, base64-encoded,
+/// its keys winning over `data`'s, and is never stored — as kube-apiserver converts a v1 Secret.
+/// Other types are left alone.
+pub(super) fn fold_string_data(t: &Registered, obj: &mut Value) {
+    use base64::Engine as _;
+    if !(t.spec.group.is_empty() && t.spec.kind == "Secret") {
+        return;
+    }
+    let Some(Value::Object(root)) = Some(obj) else { return };
+    let Some(string_data) = root.remove("stringData") else { return };
+    let Value::Object(entries) = string_data else { return };
+    if entries.is_empty() {
+        return;
+    }
+    let data = root.entry("data").or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    if let Value::Object(data) = data {
+        for (k, v) in entries {
+            let text = match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+        }
     }
 }
 
@@ -124,9 +157,11 @@ pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
         _ => true,
     };
     if spec_changed {
+        // Types without a generation have none (the update kept the live object's).
         if let Some(Value::Object(m)) = new.get_mut("metadata") {
-            let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
-            m.insert("generation".into(), Value::from(generation + 1));
+            if let Some(generation) = m.get("generation").and_then(Value::as_i64) {
+                m.insert("generation".into(), Value::from(generation + 1));
+            }
         }
     }
     Plan::Put(new, EventType::Modified)

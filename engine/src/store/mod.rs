@@ -32,13 +32,15 @@
 // The modules in layers; each imports only from the layers before it (and the `Store` type
 // here, whose methods the upper layers define), never in a circle:
 // 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB);
-// 2. values: `cache`, `validate`, `types` (registered types), `object` (records), `view`;
+// 2. values: `cache`, `validate`, `types` (registered types), `builtin` (the built-in kinds),
+//    `object` (records), `view`;
 // 3. requests: `selectors`, `options`;
 // 4. state: `hub` (watch fan-out), `core` (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `commit` (plan, write loop, committer), `meta` (metadata rules), `compact`;
 // 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`.
 mod blame;
+mod builtin;
 mod cache;
 mod commit;
 mod compact;
@@ -62,6 +64,7 @@ mod view;
 mod watch;
 
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};
+pub use builtin::{builtin_type, builtin_types};
 pub use keys::EventType;
 pub use list::ObjectList;
 pub use options::{
@@ -153,6 +156,9 @@ impl Store {
         for (id, spec) in specs {
             registry.insert(Registered::compile(id, spec)?);
         }
+        if options.builtin_types {
+            register_builtins(&kv, &mut registry)?;
+        }
         let cache = cache::ObjectCache::new(OBJECT_CACHE_MIN_BYTES, options.object_cache_bytes);
         let core = Arc::new(Core {
             kv: Box::new(kv),
@@ -194,6 +200,27 @@ impl Store {
     fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
         self.core().registry.read().resolve(resource)
     }
+}
+
+/// Registers, durably and in one batch, every built-in kind the store does not have yet, and
+/// refreshes those registered from an older built-in table; a type registered under a built-in's
+/// name with a schema of its own is left as it is.
+fn register_builtins(kv: &dyn Kv, registry: &mut Registry) -> Result<()> {
+    let mut batch = Batch::default();
+    for spec in builtin::builtin_types() {
+        let id = match registry.get(&spec.resource()) {
+            Some(t) if t.spec == spec || !matches!(t.spec.schema, SchemaSource::Builtin { .. }) => continue,
+            Some(t) => t.id,
+            None => registry.next_id(),
+        };
+        let record = serde_json::to_vec(&spec).map_err(|e| Error::Corrupt(format!("type record: {e}")))?;
+        batch.put(CF_TYPES, id.to_be_bytes().to_vec(), record);
+        registry.insert(Registered::compile(id, spec)?);
+    }
+    if !batch.ops.is_empty() {
+        kv.write(batch, true)?;
+    }
+    Ok(())
 }
 
 fn io_err(e: std::io::Error) -> Error {

@@ -26,6 +26,7 @@ pub struct Options {
     pub(super) compaction_interval: Duration,
     pub(super) owner_index: bool,
     pub(super) object_cache_bytes: usize,
+    pub(super) builtin_types: bool,
 }
 
 impl Default for Options {
@@ -42,6 +43,7 @@ impl Default for Options {
             compaction_interval: Duration::from_secs(30),
             owner_index: true,
             object_cache_bytes: DEFAULT_OBJECT_CACHE_BYTES,
+            builtin_types: true,
         }
     }
 }
@@ -122,6 +124,16 @@ impl Options {
     #[must_use]
     pub fn object_cache(mut self, bytes: usize) -> Self {
         self.object_cache_bytes = bytes;
+        self
+    }
+
+    /// Whether the built-in Kubernetes kinds (every kind of core/v1, apps/v1, batch/v1, rbac/v1,
+    /// networking/v1, coordination/v1, policy/v1, discovery/v1, autoscaling/v2 and
+    /// apiextensions/v1, with Kubernetes' schemas) are registered when the store opens (default
+    /// on). A type registered under a built-in's name with a schema of its own keeps it.
+    #[must_use]
+    pub fn builtin_types(mut self, on: bool) -> Self {
+        self.builtin_types = on;
         self
     }
 

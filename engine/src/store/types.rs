@@ -35,6 +35,13 @@ pub enum SchemaSource {
         /// The definition of the objects (`io.k8s.api.core.v1.Pod`).
         root: String,
     },
+    /// A definition of the engine's compiled-in Kubernetes OpenAPI (the built-in kinds'
+    /// schemas, derived from k8s.io/api's definitions): shared by every type that names it, and
+    /// current with the binary rather than with the record.
+    Builtin {
+        /// The definition of the objects (`io.k8s.api.apps.v1.Deployment`).
+        definition: String,
+    },
 }
 
 /// A resource type: its names, scope, schema and subresources.
@@ -67,6 +74,18 @@ pub struct TypeSpec {
     /// How much field history objects of this type keep.
     #[serde(default)]
     pub history: HistoryPolicy,
+    /// Short names clients may use for the resource (`cm`, `deploy`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub short_names: Vec<String>,
+    /// Whether objects carry `metadata.generation` (1 on create, bumped when anything outside
+    /// metadata and status changes), as the Kubernetes strategies of workloads and custom
+    /// resources keep it; ConfigMaps, Secrets, Services and the like have none.
+    #[serde(default = "yes")]
+    pub generation: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl TypeSpec {
@@ -82,7 +101,23 @@ impl TypeSpec {
             schema: SchemaSource::None,
             status_subresource: false,
             history: HistoryPolicy::default(),
+            short_names: Vec::new(),
+            generation: true,
         }
+    }
+
+    /// Sets the short names (`cm`, `deploy`).
+    #[must_use]
+    pub fn with_short_names(mut self, short_names: Vec<String>) -> Self {
+        self.short_names = short_names;
+        self
+    }
+
+    /// Sets whether objects carry `metadata.generation` (default on).
+    #[must_use]
+    pub fn with_generation(mut self, generation: bool) -> Self {
+        self.generation = generation;
+        self
     }
 
     /// Sets the scope.
@@ -141,6 +176,12 @@ impl TypeSpec {
             schema: SchemaSource::Crd(crd.clone()),
             status_subresource: status,
             history: HistoryPolicy::default(),
+            short_names: spec
+                .pointer("/names/shortNames")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default(),
+            generation: true,
         })
     }
 
@@ -223,9 +264,19 @@ impl TypeSpec {
     }
 }
 
+impl TypeSpec {
+    /// Whether a client's `name` for a resource type means this type: its plural,
+    /// `plural.group`, its kind (any case), its singular kind with the group
+    /// (`deployment.apps`), or one of its short names (`deploy`).
+    #[must_use]
+    pub fn is_named(&self, name: &str) -> bool {
+        type_is_named(name, &self.plural, &self.group, &self.kind) || self.short_names.iter().any(|s| s == name)
+    }
+}
+
 /// Whether a client's `name` for a resource type means the type with this plural, group and
 /// kind: its plural, `plural.group`, its kind (any case), or its singular kind with the group
-/// (`deployment.apps`).
+/// (`deployment.apps`). [`TypeSpec::is_named`] also knows short names.
 #[must_use]
 pub fn type_is_named(name: &str, plural: &str, group: &str, kind: &str) -> bool {
     let qualified = name.strip_suffix(group).and_then(|n| n.strip_suffix('.'));
@@ -257,6 +308,9 @@ impl Registered {
     /// process, and types are registered a handful of times.
     pub(crate) fn compile(id: u32, spec: TypeSpec) -> Result<Self> {
         let (schema, root_name) = match &spec.schema {
+            SchemaSource::Builtin { definition } => {
+                return Self::with_schema(id, spec.clone(), schema::builtin::schema(), definition.clone())
+            }
             SchemaSource::None => (Schema::deduced(), DEDUCED_TYPE.to_string()),
             SchemaSource::SmdYaml { yaml, root } => (schema::parse_smd_yaml(yaml)?, root.clone()),
             SchemaSource::OpenApi { document, root } => {
@@ -276,7 +330,11 @@ impl Registered {
                 (schema, root)
             }
         };
-        let schema: &'static Schema = Box::leak(Box::new(schema));
+        Self::with_schema(id, spec, Box::leak(Box::new(schema)), root_name)
+    }
+
+    /// Compiles `spec` over a schema that lives for the rest of the process.
+    fn with_schema(id: u32, spec: TypeSpec, schema: &'static Schema, root_name: String) -> Result<Self> {
         let root = schema.named(&root_name).ok_or_else(|| Error::UnknownType(root_name.clone()))?;
         let root: &'static TypeRef = Box::leak(Box::new(root));
         let api_version = spec.api_version();
@@ -311,9 +369,18 @@ impl Registry {
         self.by_id.insert(t.id, t);
     }
 
-    /// The type of a resource name (`plural` or `plural.group`).
+    /// The type of a resource name: `plural` or `plural.group` (one lookup), else any name
+    /// [`TypeSpec::is_named`] accepts (a short name, the kind, a plural without its group) that
+    /// names exactly one type.
     pub(crate) fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
-        self.by_resource.get(resource).cloned().ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: resource.into() })
+        if let Some(t) = self.by_resource.get(resource) {
+            return Ok(t.clone());
+        }
+        let mut named = self.by_id.values().filter(|t| t.spec.is_named(resource) || t.spec.plural == resource);
+        match (named.next(), named.next()) {
+            (Some(t), None) => Ok(t.clone()),
+            _ => Err(Error::NotFound { resource: "resource type".into(), name: resource.into() }),
+        }
     }
 
     /// The history policy of every type, by id.
@@ -324,6 +391,11 @@ impl Registry {
     /// The resource name of every type, by id.
     pub(crate) fn clone_index(&self) -> HashMap<u32, String> {
         self.by_id.iter().map(|(id, t)| (*id, t.spec.resource())).collect()
+    }
+
+    /// The type registered under exactly this resource name (`plural` or `plural.group`).
+    pub(crate) fn get(&self, resource: &str) -> Option<&Arc<Registered>> {
+        self.by_resource.get(resource)
     }
 
     pub(crate) fn next_id(&self) -> u32 {

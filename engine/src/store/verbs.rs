@@ -5,10 +5,10 @@ use super::core::now_time;
 use super::history_record::Who;
 use super::keys::{self, EventType, CF_TYPES};
 use super::kv::Batch;
-use super::meta::{check_preconditions, finish_update, init_new, prepare_update, required_name};
+use super::meta::{check_preconditions, finish_update, fold_string_data, init_new, prepare_update, required_name};
 use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb};
 use super::selectors::parse_rv;
-use super::types::{self, Registered, SchemaSource, TypeSpec};
+use super::types::{Registered, SchemaSource, TypeSpec};
 use super::{compact, kv, object, validate, Store};
 use crate::fieldmanager::FieldManager;
 use crate::merge::Operation;
@@ -51,7 +51,7 @@ impl Store {
     pub fn find_type(&self, name: &str) -> Result<TypeSpec> {
         self.types()
             .into_iter()
-            .find(|t| types::type_is_named(name, &t.plural, &t.group, &t.kind))
+            .find(|t| t.is_named(name))
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
     }
 
@@ -128,6 +128,7 @@ impl Store {
                 return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
             }
             let mut obj = object.clone();
+            fold_string_data(&t, &mut obj);
             init_new(&t, &mut obj, &ns, &name, &now);
             if t.spec.status_subresource {
                 if let Value::Object(m) = &mut obj {
@@ -204,7 +205,8 @@ impl Store {
         self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
             check_preconditions(&t, &name, live, object)?;
-            let new = prepare_update(&t, opts.status, live, object.clone());
+            let mut new = prepare_update(&t, opts.status, live, object.clone());
+            fold_string_data(&t, &mut new);
             let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             Ok(finish_update(live, out))
         })
@@ -230,6 +232,8 @@ impl Store {
                     return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
                 }
                 let mut out = fm.apply(None, config, &opts.manager, opts.force, &now)?.object;
+                // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
+                fold_string_data(&t, &mut out);
                 init_new(&t, &mut out, &ns, &name, &now);
                 Ok(Plan::Put(out, EventType::Added))
             }
@@ -243,7 +247,8 @@ impl Store {
                     debug_assert_eq!(&outcome.object, live);
                     return Ok(Plan::NoOp(outcome.object));
                 }
-                let new = prepare_update(&t, opts.status, live, outcome.object);
+                let mut new = prepare_update(&t, opts.status, live, outcome.object);
+                fold_string_data(&t, &mut new);
                 Ok(finish_update(live, new))
             }
         })
@@ -276,7 +281,8 @@ impl Store {
             let patched = crate::patch::apply(patch_type, live, patch, &meta)?;
             self.check_input(&t, &patched)?;
             check_preconditions(&t, name, live, &patched)?;
-            let new = prepare_update(&t, opts.status, live, patched);
+            let mut new = prepare_update(&t, opts.status, live, patched);
+            fold_string_data(&t, &mut new);
             let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             Ok(finish_update(live, out))
         })

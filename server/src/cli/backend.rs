@@ -23,6 +23,8 @@ pub struct TypeInfo {
     pub namespaced: bool,
     /// Whether the status subresource exists.
     pub status_subresource: bool,
+    /// Short names (`cm`, `deploy`).
+    pub short_names: Vec<String>,
 }
 
 impl From<&TypeSpec> for TypeInfo {
@@ -33,6 +35,7 @@ impl From<&TypeSpec> for TypeInfo {
             kind: t.kind.clone(),
             namespaced: t.namespaced,
             status_subresource: t.status_subresource,
+            short_names: t.short_names.clone(),
         }
     }
 }
@@ -45,6 +48,7 @@ impl From<pb::TypeInfo> for TypeInfo {
             kind: t.kind,
             namespaced: t.namespaced,
             status_subresource: t.status_subresource,
+            short_names: t.short_names,
         }
     }
 }
@@ -120,14 +124,14 @@ pub trait Backend {
     /// Makes every open watch emit a bookmark; returns the revision.
     fn request_bookmark(&self) -> Result<u64>;
 
-    /// The registered type a client names (plural, `plural.group`, kind or singular).
+    /// The registered type a client names (plural, `plural.group`, kind, singular or short name).
     fn find_type(&self, name: &str) -> Result<TypeInfo> {
         self.types()?
             .into_iter()
             .find(|t| {
                 let group = t.api_version.rsplit_once('/').map_or("", |(g, _)| g);
                 let plural = t.resource.split('.').next().unwrap_or("");
-                fieldstore_engine::store::type_is_named(name, plural, group, &t.kind)
+                fieldstore_engine::store::type_is_named(name, plural, group, &t.kind) || t.short_names.iter().any(|s| s == name)
             })
             .ok_or_else(|| fieldstore_engine::Error::NotFound { resource: "resource type".into(), name: name.into() }.into())
     }

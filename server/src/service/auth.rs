@@ -77,6 +77,7 @@ pub struct Auth {
 
 /// Why an auth file is unusable.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthFileError {
     /// It cannot be read.
     #[error("reading {path}: {source}")]

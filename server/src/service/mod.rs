@@ -453,6 +453,7 @@ impl store_server::Store for StoreService {
                 kind: t.kind.clone(),
                 namespaced: t.namespaced,
                 status_subresource: t.status_subresource,
+                short_names: t.short_names.clone(),
             })
             .collect();
         Ok(Response::new(pb::ListTypesResponse { types }))

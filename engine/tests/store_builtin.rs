@@ -1,0 +1,142 @@
+//! The built-in Kubernetes kinds a store knows from the start: every kind of the built-in groups
+//! registered (and turned off by an option), short names, Kubernetes' list types and merge keys in
+//! managedFields, `metadata.generation` only where Kubernetes keeps one, Secret `stringData`
+//! folded into `data`, and a type of one's own under a built-in's name kept across reopening.
+// Needs the RocksDB-backed store (the engine's `store` feature).
+#![cfg(feature = "store")]
+
+use fieldstore_engine::store::{builtin_types, GetOptions, Options, SchemaSource, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::Error;
+use serde_json::{json, Value};
+
+fn open(dir: &std::path::Path, options: Options) -> Store {
+    Store::open(dir, options).expect("open store")
+}
+
+#[test]
+fn every_builtin_kind_is_registered_by_default_and_an_option_turns_them_off() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(&dir.path().join("on"), Options::default());
+    let types = store.types();
+    for resource in [
+        "configmaps",
+        "deployments.apps",
+        "leases.coordination.k8s.io",
+        "roles.rbac.authorization.k8s.io",
+        "endpointslices.discovery.k8s.io",
+    ] {
+        assert!(types.iter().any(|t| t.resource() == resource), "{resource} is not registered");
+    }
+    assert_eq!(types.len(), builtin_types().len());
+    assert!(types.iter().all(|t| matches!(t.schema, SchemaSource::Builtin { .. })));
+    let off = open(&dir.path().join("off"), Options::default().builtin_types(false));
+    assert!(off.types().is_empty());
+}
+
+#[test]
+fn short_names_kinds_and_plurals_name_types() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    for (name, resource) in [
+        ("cm", "configmaps"),
+        ("po", "pods"),
+        ("svc", "services"),
+        ("deploy", "deployments.apps"),
+        ("ns", "namespaces"),
+        ("Lease", "leases.coordination.k8s.io"),
+        ("endpointslices", "endpointslices.discovery.k8s.io"),
+        ("crd", "customresourcedefinitions.apiextensions.k8s.io"),
+    ] {
+        assert_eq!(store.find_type(name).expect(name).resource(), resource, "{name}");
+    }
+    // The verbs take them too.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}});
+    store.apply("cm", Some("default"), &cm, &WriteOptions::new("me")).expect("apply through a short name");
+    let got = store.get("configmaps", Some("default"), "a", &GetOptions::default()).expect("get");
+    assert_eq!(got["data"]["k"], "v");
+    assert!(matches!(store.find_type("nosuchthing"), Err(Error::NotFound { .. })));
+}
+
+#[test]
+fn generation_only_where_kubernetes_keeps_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let me = WriteOptions::new("me");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "generation": 7}, "data": {"k": "v"}});
+    let created = store.create("configmaps", Some("default"), &cm, &me).expect("create");
+    assert_eq!(created["metadata"].get("generation"), None, "{created}");
+    let mut change = created.clone();
+    change["data"]["k"] = json!("w");
+    let changed = store.update("configmaps", Some("default"), &change, &me).expect("update");
+    assert_eq!(changed["data"]["k"], "w");
+    assert_eq!(changed["metadata"].get("generation"), None, "{changed}");
+
+    let deploy = |replicas: i64| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
+    };
+    let d1 = store.apply("deploy", Some("default"), &deploy(1), &me).expect("apply deployment");
+    assert_eq!(d1["metadata"]["generation"], 1);
+    let d2 = store.apply("deploy", Some("default"), &deploy(3), &me).expect("apply deployment again");
+    assert_eq!(d2["metadata"]["generation"], 2);
+}
+
+#[test]
+fn secret_string_data_is_folded_into_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+        "data": {"a": "YQ==", "b": "Yg=="}, "stringData": {"b": "bee", "c": "sea"}});
+    let created = store.create("secrets", Some("default"), &secret, &WriteOptions::new("me")).expect("create");
+    assert_eq!(created.get("stringData"), None);
+    assert_eq!(created["data"], json!({"a": "YQ==", "b": "YmVl", "c": "c2Vh"}));
+    let applied = store
+        .apply(
+            "secrets",
+            Some("default"),
+            &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "stringData": {"x": "y"}}),
+            &WriteOptions::new("me"),
+        )
+        .expect("apply");
+    assert_eq!(applied.get("stringData"), None);
+    assert_eq!(applied["data"], json!({"x": "eQ=="}));
+}
+
+/// Every container, port and condition is keyed in managedFields as Kubernetes keys it.
+#[test]
+fn managed_fields_key_list_items_as_kubernetes_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "web", "image": "nginx",
+            "ports": [{"containerPort": 80, "protocol": "TCP"}], "env": [{"name": "A", "value": "1"}]}]}});
+    let out = store.apply("pods", Some("default"), &pod, &WriteOptions::new("me")).expect("apply pod");
+    let fields = out["metadata"]["managedFields"][0]["fieldsV1"].to_string();
+    for key in [r#"k:{\"name\":\"web\"}"#, r#"k:{\"containerPort\":80,\"protocol\":\"TCP\"}"#, r#"k:{\"name\":\"A\"}"#] {
+        assert!(fields.contains(key), "{key} missing from {fields}");
+    }
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
+    let out = store.apply("roles", Some("default"), &role, &WriteOptions::new("me")).expect("apply role");
+    // Role rules are atomic: owned as one field.
+    assert_eq!(out["metadata"]["managedFields"][0]["fieldsV1"]["f:rules"], json!({}));
+}
+
+#[test]
+fn a_type_of_ones_own_under_a_builtin_name_survives_reopening() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let own = TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true);
+    {
+        let store = open(dir.path(), Options::default());
+        store.register(own.clone()).expect("register");
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}});
+        store.create("configmaps", Some("default"), &cm, &WriteOptions::new("me")).expect("create");
+    }
+    let store = open(dir.path(), Options::default());
+    let t = store.find_type("configmaps").expect("configmaps");
+    assert_eq!(t.schema, SchemaSource::None);
+    let got: Value = store.get("configmaps", Some("default"), "a", &GetOptions::default()).expect("get after reopening");
+    assert_eq!(got["data"]["k"], "v");
+    assert_eq!(store.types().len(), builtin_types().len());
+}

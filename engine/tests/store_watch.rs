@@ -1,0 +1,162 @@
+//! Watches: from a revision (in order, none lost, none repeated), from "0" (synthetic ADDED),
+//! watch-list, bookmarks, selectors, and slow watchers.
+// Needs the RocksDB-backed store (the engine's `store` feature).
+#![cfg(feature = "store")]
+
+use fieldstore_engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::Error;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+mod support;
+use support::TestStore;
+
+fn store(options: Options) -> TestStore {
+    TestStore::new(options)
+}
+
+fn cm(name: &str, v: i64) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": v.to_string()}})
+}
+
+fn rv_opts(rv: &str) -> WatchOptions {
+    WatchOptions { resource_version: Some(rv.into()), ..Default::default() }
+}
+
+const T: Duration = Duration::from_secs(5);
+
+#[test]
+fn from_a_revision_every_change_once_in_order_while_writers_run() {
+    let s = store(Options::default());
+    let w = WriteOptions::new("t");
+    for i in 0..50 {
+        s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 7), i), &w).unwrap();
+    }
+    let writer = {
+        let s: Store = (*s).clone();
+        std::thread::spawn(move || {
+            for i in 50..300 {
+                s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 7), i), &WriteOptions::new("t")).unwrap();
+            }
+        })
+    };
+    // Start mid-stream from revision 20: replay, then live, with no gap at the seam.
+    std::thread::sleep(Duration::from_millis(5));
+    let mut watch = s.watch("configmaps", Some("ns"), &rv_opts("20")).unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 280 {
+        match watch.next_timeout(T).expect("event") {
+            e @ (WatchEvent::Added(_) | WatchEvent::Modified(_)) => seen.push(e.revision().unwrap()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    writer.join().unwrap();
+    assert_eq!(seen, (21..=300).collect::<Vec<u64>>());
+    assert!(watch.next_timeout(Duration::from_millis(50)).is_none());
+}
+
+#[test]
+fn from_zero_sends_the_state_then_changes() {
+    let s = store(Options::default());
+    let w = WriteOptions::new("t");
+    s.create("configmaps", Some("ns"), &cm("a", 1), &w).unwrap();
+    s.create("configmaps", Some("ns"), &cm("b", 1), &w).unwrap();
+    s.delete("configmaps", Some("ns"), "a", &Default::default()).unwrap();
+    let mut watch = s.watch("configmaps", Some("ns"), &rv_opts("0")).unwrap();
+    match watch.next_timeout(T).unwrap() {
+        WatchEvent::Added(o) => assert_eq!(o["metadata"]["name"], "b"),
+        e => panic!("{e:?}"),
+    }
+    s.delete("configmaps", Some("ns"), "b", &Default::default()).unwrap();
+    match watch.next_timeout(T).unwrap() {
+        WatchEvent::Deleted(o) => {
+            assert_eq!((o["metadata"]["name"].as_str(), o["metadata"]["resourceVersion"].as_str()), (Some("b"), Some("4")))
+        }
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn watch_list_ends_initial_events_with_an_annotated_bookmark() {
+    let s = store(Options::default());
+    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    let opts = WatchOptions { send_initial_events: Some(true), allow_bookmarks: true, ..Default::default() };
+    let mut watch = s.watch("configmaps", None, &opts).unwrap();
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Added(_))));
+    let b = watch.next_timeout(T).unwrap();
+    assert!(matches!(b, WatchEvent::Bookmark { revision: 1, initial_events_end: true }));
+    assert_eq!(b.to_json("v1", "ConfigMap")["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+}
+
+#[test]
+fn bookmarks_periodic_and_on_demand() {
+    let s = store(Options::default().bookmark_interval(Duration::from_millis(100)));
+    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    let mut quiet = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), ..Default::default() }).unwrap();
+    let mut watch = s
+        .watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() })
+        .unwrap();
+    let start = Instant::now();
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 1, .. })));
+    assert!(start.elapsed() >= Duration::from_millis(90));
+    // Writes elsewhere move the bookmark's revision.
+    s.create("configmaps", Some("other"), &cm("b", 1), &WriteOptions::new("t")).unwrap();
+    let big = Store::clone(&s);
+    big.request_bookmark();
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 2, .. })));
+    assert!(quiet.next_timeout(Duration::from_millis(250)).is_none(), "no bookmarks unless allowed");
+}
+
+#[test]
+fn selector_watches_see_objects_enter_and_leave() {
+    let s = store(Options::default());
+    let w = WriteOptions::new("t");
+    let opts = WatchOptions { resource_version: Some("0".into()), label_selector: Some("app=web".into()), ..Default::default() };
+    let mut watch = s.watch("configmaps", Some("ns"), &opts).unwrap();
+    let mut o = cm("a", 1);
+    s.create("configmaps", Some("ns"), &o, &w).unwrap();
+    o["metadata"]["labels"] = json!({"app": "web"});
+    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    o["data"]["v"] = json!("2");
+    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    o["metadata"]["labels"] = json!({"app": "db"});
+    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    let kinds: Vec<&str> = (0..3).map(|_| watch.next_timeout(T).unwrap().type_name()).collect();
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
+    // The same from history.
+    let mut replay = s
+        .watch(
+            "configmaps",
+            Some("ns"),
+            &WatchOptions { resource_version: Some("1".into()), label_selector: Some("app=web".into()), ..Default::default() },
+        )
+        .unwrap();
+    let kinds: Vec<&str> = (0..3).map(|_| replay.next_timeout(T).unwrap().type_name()).collect();
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
+}
+
+#[test]
+fn a_slow_watcher_is_ended_without_blocking_writers() {
+    let s = store(Options::default().watch_buffer(4));
+    s.apply("configmaps", Some("ns"), &cm("a", 0), &WriteOptions::new("t")).unwrap();
+    let mut slow = s.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap();
+    let start = Instant::now();
+    for i in 1..50 {
+        s.apply("configmaps", Some("ns"), &cm("a", i), &WriteOptions::new("t")).unwrap();
+    }
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let mut delivered = 0;
+    loop {
+        match slow.next_timeout(T).expect("the watch ends with an error") {
+            WatchEvent::Modified(_) => delivered += 1,
+            WatchEvent::Error(e) => {
+                assert!(matches!(e, Error::Expired(_)));
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(delivered <= 4);
+    assert!(slow.is_ended());
+    assert!(slow.next().is_none());
+}
