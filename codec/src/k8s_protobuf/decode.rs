@@ -125,6 +125,9 @@ impl<'a> Decoder<'a> {
             while cursor < end && usize::from(self.occ[cursor].field) == index {
                 cursor += 1;
             }
+            if start == cursor && field.silent_when_absent {
+                continue;
+            }
             self.field(field, start, cursor, depth).map_err(|e| if field.inline { e } else { e.at(Seg::Field(field.path_name())) })?;
         }
         self.occ.truncate(base);

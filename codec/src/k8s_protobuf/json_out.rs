@@ -239,57 +239,80 @@ pub(crate) fn put_go_float(out: &mut Vec<u8>, value: f64) {
     }
 }
 
-/// Appends `value` as a Go-escaped JSON string; invalid UTF-8 bytes become `\ufffd`, one per byte,
-/// as Go's `utf8.DecodeRuneInString` reports them.
+/// Bytes `write_string` cannot copy as they are: control characters, `"`, `\\`, the HTML-escaped
+/// `<`, `>`, `&`, and every non-ASCII byte (checked for UTF-8 validity and U+2028/U+2029).
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20
+            || b >= 0x80
+            || b == b'"' as usize
+            || b == b'\\' as usize
+            || b == b'<' as usize
+            || b == b'>' as usize
+            || b == b'&' as usize;
+        b += 1;
+    }
+    table
+};
+
+/// Appends `value` as a Go-escaped JSON string; each byte that does not start a valid UTF-8
+/// sequence becomes `\ufffd`, as Go's `utf8.DecodeRuneInString` reports it (one byte at a time).
 pub(crate) fn write_string(out: &mut Vec<u8>, value: &[u8]) {
     out.push(b'"');
-    for chunk in value.utf8_chunks() {
-        push_escaped(out, chunk.valid());
-        for _ in chunk.invalid() {
-            out.extend_from_slice(b"\\ufffd");
+    let mut start = 0;
+    let mut i = 0;
+    while i < value.len() {
+        let b = value[i];
+        if !SPECIAL[usize::from(b)] {
+            i += 1;
+            continue;
         }
+        out.extend_from_slice(&value[start..i]);
+        if b < 0x80 {
+            push_ascii_escape(out, b);
+            i += 1;
+        } else {
+            let len = match b {
+                0xc2..=0xdf => 2,
+                0xe0..=0xef => 3,
+                0xf0..=0xf4 => 4,
+                _ => 0,
+            };
+            match value.get(i..i + len) {
+                Some(char_bytes) if len > 0 && std::str::from_utf8(char_bytes).is_ok() => {
+                    match char_bytes {
+                        [0xe2, 0x80, 0xa8] => out.extend_from_slice(b"\\u2028"),
+                        [0xe2, 0x80, 0xa9] => out.extend_from_slice(b"\\u2029"),
+                        _ => out.extend_from_slice(char_bytes),
+                    }
+                    i += len;
+                }
+                _ => {
+                    out.extend_from_slice(b"\\ufffd");
+                    i += 1;
+                }
+            }
+        }
+        start = i;
     }
+    out.extend_from_slice(&value[start..]);
     out.push(b'"');
 }
 
-/// Appends valid UTF-8 text with Go's escaping.
-fn push_escaped(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let escape: Option<&[u8]> = match b {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            0..=0x1f | b'<' | b'>' | b'&' => Some(b""),
-            // U+2028 and U+2029 are E2 80 A8 / E2 80 A9.
-            0xe2 if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xa8 | 0xa9)) => {
-                out.extend_from_slice(&bytes[start..i]);
-                out.extend_from_slice(if bytes[i + 2] == 0xa8 { b"\\u2028" } else { b"\\u2029" });
-                i += 3;
-                start = i;
-                continue;
-            }
-            _ => None,
-        };
-        if let Some(escape) = escape {
-            out.extend_from_slice(&bytes[start..i]);
-            if escape.is_empty() {
-                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
-            } else {
-                out.extend_from_slice(escape);
-            }
-            start = i + 1;
-        }
-        i += 1;
+/// Appends the escape of an ASCII byte `write_string` does not copy.
+fn push_ascii_escape(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]),
     }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 /// Appends a raw JSON string token (the text between its quotes, escapes intact) with the

@@ -112,6 +112,8 @@ pub(crate) struct Field {
     pub(crate) omitzero: bool,
     /// An embedded struct: its fields are the parent's in JSON.
     pub(crate) inline: bool,
+    /// Nothing is written to JSON when the field is absent from the protobuf.
+    pub(crate) silent_when_absent: bool,
 }
 
 impl Field {
@@ -283,6 +285,7 @@ impl Schema {
                         omitempty: fact.omitempty,
                         omitzero: fact.omitzero,
                         inline: fact.inline,
+                        silent_when_absent: false,
                     },
                     // No facts: a type with custom marshallers (handled as Special) or a named
                     // slice; JSON name = proto name, Go kind from the proto shape.
@@ -300,8 +303,23 @@ impl Schema {
                         omitempty: false,
                         omitzero: false,
                         inline: false,
+                        silent_when_absent: false,
                     },
                 });
+            }
+            for field in &mut fields {
+                field.silent_when_absent = !field.inline
+                    && (field.json.is_none()
+                        || match (field.card, field.ty, field.go) {
+                            // An absent value struct is its zero value: written unless omitzero.
+                            (Card::Single, Ty::Message(m), GoKind::Value)
+                                if special(descriptors[usize::from(m)].full_name()) != Special::Verbs =>
+                            {
+                                field.omitzero
+                            }
+                            // Nil or zero: omitted by omitempty, else `null` or the zero value.
+                            _ => field.omitempty,
+                        });
             }
             if fields.len() > MAX_FIELDS {
                 return Err(format!("{full_name} has {} fields, more than {MAX_FIELDS}", fields.len()));
