@@ -555,3 +555,34 @@ fn crd_schema_unions_round_trip_as_apiextensions_writes_them() {
     assert!(text.contains(r#""maximum":9.5,"minimum":-1e-7"#), "{text}");
     assert!(text.contains(r#""default":"x\u003cy""#), "{text}");
 }
+
+#[test]
+fn unknown_fields_are_skipped_and_repeated_messages_merge_as_gogo_reads_them() {
+    let config_map = MessageType::for_kind("v1", "ConfigMap").unwrap();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k8s-api");
+    let mut raw = Envelope::decode(&std::fs::read(dir.join("core.v1.ConfigMap.pb")).unwrap()).unwrap().raw;
+    let want = config_map.to_json(&raw, JsonStyle::Compact).unwrap();
+    // Unknown field 99 as a varint, 98 as bytes, 97 as a group holding a varint, 96 as fixed32.
+    raw.extend_from_slice(&[0x98, 0x06, 0x01, 0x92, 0x06, 0x01, 0xff, 0x8b, 0x06, 0x08, 0x01, 0x8c, 0x06, 0x85, 0x06, 1, 2, 3, 4]);
+    assert_eq!(config_map.to_json(&raw, JsonStyle::Compact).unwrap(), want);
+    // A second metadata (field 1) occurrence merges into the first: name replaced, the rest kept.
+    raw.extend_from_slice(&[0x0a, 0x03, 0x0a, 0x01, b'z']);
+    let merged: Value = serde_json::from_slice(&config_map.to_json(&raw, JsonStyle::Compact).unwrap()).unwrap();
+    let mut expected: Value = serde_json::from_slice(&want).unwrap();
+    expected["metadata"]["name"] = json!("z");
+    assert_eq!(merged, expected);
+}
+
+#[test]
+fn json_map_keys_are_written_in_bytewise_order() {
+    let text = pod_text(br#"{"metadata":{"labels":{"b":"2","B":"3","a":"1","\u00e9":"4"}}}"#);
+    assert!(text.starts_with(r#"{"metadata":{"labels":{"B":"3","a":"1","b":"2","é":"4"}}"#), "{text}");
+}
+
+#[test]
+fn bytes_are_read_from_an_array_of_numbers_too() {
+    let range = MessageType::for_kind("v1", "RangeAllocation").unwrap();
+    let pb = range.from_json(br#"{"range":"10.0.0.0/24","data":[1,2,255]}"#).unwrap();
+    assert!(String::from_utf8(range.to_json(&pb, JsonStyle::Compact).unwrap()).unwrap().contains(r#""data":"AQL/""#));
+    assert!(matches!(range.from_json(br#"{"data":[256]}"#), Err(Error::K8sJson { path, .. }) if path == ".data[0]"));
+}
