@@ -256,7 +256,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
                 return Err(overflow());
             }
         }
-        total += v;
+        total = total.checked_add(v).ok_or_else(overflow)?;
         if total > LIMIT {
             return Err(overflow());
         }
@@ -301,7 +301,9 @@ mod tests {
         assert_eq!(parse_duration("+5ms"), Ok(5_000_000));
         assert_eq!(parse_duration(".5s"), Ok(500_000_000));
         assert_eq!(parse_duration("-2562047h47m16.854775808s"), Ok(i64::MIN));
-        for bad in ["", "1", "s", "1x", ".s", "9223372036854775808ns", "2562047h47m16.854775808s"] {
+        for bad in
+            ["", "1", "s", "1x", ".s", "9223372036854775808ns", "2562047h47m16.854775808s", "9223372036854775808ns9223372036854775808ns"]
+        {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
     }
