@@ -114,7 +114,8 @@ fn pod_spec() -> Value {
 }
 
 fn pod() -> Value {
-    let condition = |kind: &str| json!({"type": kind, "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-07-24T09:12:40Z"});
+    let condition =
+        |kind: &str| json!({"type": kind, "status": "True", "lastProbeTime": null, "lastTransitionTime": "2026-07-24T09:12:40Z"});
     let status = |name: &str, image: &str| {
         json!({"name": name, "state": {"running": {"startedAt": "2026-07-24T09:12:35Z"}}, "lastState": {}, "ready": true, "restartCount": 0,
                "image": image, "imageID": format!("{image}@sha256:4a1c7e0f9b2d3c5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e"),
@@ -142,9 +143,7 @@ fn pod() -> Value {
 fn deployment() -> Value {
     let mut template_metadata = metadata("", 0);
     template_metadata = json!({"labels": template_metadata["labels"], "annotations": template_metadata["annotations"]});
-    let condition = |kind: &str, reason: &str| {
-        json!({"type": kind, "status": "True", "lastUpdateTime": "2026-07-24T09:12:45Z", "lastTransitionTime": "2026-07-24T09:10:02Z", "reason": reason, "message": format!("ReplicaSet \"checkout-5d8f7c9b6d\" {reason}")})
-    };
+    let condition = |kind: &str, reason: &str| json!({"type": kind, "status": "True", "lastUpdateTime": "2026-07-24T09:12:45Z", "lastTransitionTime": "2026-07-24T09:10:02Z", "reason": reason, "message": format!("ReplicaSet \"checkout-5d8f7c9b6d\" {reason}")});
     json!({
         "kind": "Deployment",
         "apiVersion": "apps/v1",
