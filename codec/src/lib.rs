@@ -1,6 +1,7 @@
 //! fieldstore's data formats: field paths and sets ([`PathElement`], [`Path`], [`Set`]), FieldsV1 in
-//! Kubernetes' JSON form and in fieldstore's compact binary form, managedFields entries, and the
-//! Kubernetes protobuf envelope (`k8s\x00` + `runtime.Unknown`).
+//! Kubernetes' JSON form and in fieldstore's compact binary form, managedFields entries, the
+//! Kubernetes protobuf envelope (`k8s\x00` + `runtime.Unknown`), and Kubernetes protobuf ⇄ JSON
+//! transcoding of the built-in kinds ([`k8s_protobuf`]).
 //!
 //! Values are [`serde_json::Value`]: integers stay exact (`i64`/`u64`), floats are `f64`, and the
 //! ordering and equality rules of structured-merge-diff are provided by [`value`].

@@ -494,3 +494,95 @@ impl<'de> Deserialize<'de> for Ordered {
         deserializer.deserialize_any(V)
     }
 }
+
+#[test]
+fn special_types_transcode_on_their_own() {
+    let cases: [(&str, &[u8], &[u8]); 7] = [
+        ("k8s.io.apimachinery.pkg.apis.meta.v1.Duration", br#""1h2m3.5s""#, br#""1h2m3.5s""#),
+        ("k8s.io.apimachinery.pkg.apis.meta.v1.Duration", br#""90s""#, br#""1m30s""#),
+        ("k8s.io.apimachinery.pkg.api.resource.Quantity", br#""1.5Gi""#, br#""1536Mi""#),
+        ("k8s.io.apimachinery.pkg.util.intstr.IntOrString", br#"8080"#, br#"8080"#),
+        ("k8s.io.apimachinery.pkg.util.intstr.IntOrString", br#""http""#, br#""http""#),
+        ("k8s.io.apimachinery.pkg.apis.meta.v1.Time", br#""2000-01-01T00:00:00+01:00""#, br#""1999-12-31T23:00:00Z""#),
+        ("k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime", br#""0001-01-01T00:00:00.000000Z""#, b"null"),
+    ];
+    for (name, json, want) in cases {
+        let message = MessageType::from_full_name(name).unwrap();
+        let pb = message.from_json(json).unwrap();
+        assert_eq!(message.to_json(&pb, JsonStyle::Compact).unwrap(), want, "{name} {}", String::from_utf8_lossy(json));
+    }
+    // IntOrString always writes its three fields.
+    let int_or_string = MessageType::from_full_name("k8s.io.apimachinery.pkg.util.intstr.IntOrString").unwrap();
+    assert_eq!(int_or_string.from_json(b"7").unwrap(), [0x08, 0x00, 0x10, 0x07, 0x1a, 0x00]);
+    assert!(
+        matches!(int_or_string.to_json(&[0x08, 0x02], JsonStyle::Compact), Err(Error::K8sProtobuf { reason, .. }) if reason.contains("impossible"))
+    );
+}
+
+#[test]
+fn api_resource_verbs_are_a_string_array_in_json_and_a_message_in_protobuf() {
+    let list = MessageType::for_kind("v1", "APIResourceList").unwrap();
+    let json = br#"{"groupVersion":"v1","resources":[{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list"]},{"name":"bindings","singularName":"","namespaced":true,"kind":"Binding","verbs":[]},{"name":"x","singularName":"","namespaced":false,"kind":"X","verbs":null}]}"#;
+    let pb = list.from_json(json).unwrap();
+    // verbs (4) of the first resource: a message of two items (1).
+    assert!(pb.windows(13).any(|w| w == [0x22, 0x0b, 0x0a, 0x03, b'g', b'e', b't', 0x0a, 0x04, b'l', b'i', b's', b't']));
+    assert_eq!(list.to_json(&pb, JsonStyle::Compact).unwrap(), json.as_slice());
+}
+
+#[test]
+fn crd_schema_unions_round_trip_as_apiextensions_writes_them() {
+    let crd = MessageType::for_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap();
+    let schema = json!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true,
+        "properties": {
+            "a": {"type": "object", "additionalProperties": false},
+            "b": {"type": "object", "additionalProperties": {"type": "string"}},
+            "c": {"type": "array", "items": {"type": "integer", "maximum": 9.5, "minimum": -1e-7}},
+            "d": {"type": "array", "items": [{"type": "string"}, {"type": "boolean"}]},
+            "e": {"type": "string", "default": "x<y", "enum": ["x<y", 3, null, {"k": [1]}]}
+        },
+        "dependencies": {"a": ["b", "c"], "b": {"required": ["a"]}}
+    });
+    let object = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "names": {"plural": "widgets", "kind": "Widget"}, "scope": "Namespaced",
+                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema}}]}});
+    let pb = crd.from_value(&object).unwrap();
+    let back = crd.to_value(&pb).unwrap();
+    assert_eq!(back["spec"]["versions"][0]["schema"]["openAPIV3Schema"], schema);
+    let text = String::from_utf8(crd.to_json(&pb, JsonStyle::Compact).unwrap()).unwrap();
+    assert!(text.contains(r#""x-kubernetes-preserve-unknown-fields":true"#), "{text}");
+    assert!(text.contains(r#""maximum":9.5,"minimum":-1e-7"#), "{text}");
+    assert!(text.contains(r#""default":"x\u003cy""#), "{text}");
+}
+
+#[test]
+fn unknown_fields_are_skipped_and_repeated_messages_merge_as_gogo_reads_them() {
+    let config_map = MessageType::for_kind("v1", "ConfigMap").unwrap();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k8s-api");
+    let mut raw = Envelope::decode(&std::fs::read(dir.join("core.v1.ConfigMap.pb")).unwrap()).unwrap().raw;
+    let want = config_map.to_json(&raw, JsonStyle::Compact).unwrap();
+    // Unknown field 99 as a varint, 98 as bytes, 97 as a group holding a varint, 96 as fixed32.
+    raw.extend_from_slice(&[0x98, 0x06, 0x01, 0x92, 0x06, 0x01, 0xff, 0x8b, 0x06, 0x08, 0x01, 0x8c, 0x06, 0x85, 0x06, 1, 2, 3, 4]);
+    assert_eq!(config_map.to_json(&raw, JsonStyle::Compact).unwrap(), want);
+    // A second metadata (field 1) occurrence merges into the first: name replaced, the rest kept.
+    raw.extend_from_slice(&[0x0a, 0x03, 0x0a, 0x01, b'z']);
+    let merged: Value = serde_json::from_slice(&config_map.to_json(&raw, JsonStyle::Compact).unwrap()).unwrap();
+    let mut expected: Value = serde_json::from_slice(&want).unwrap();
+    expected["metadata"]["name"] = json!("z");
+    assert_eq!(merged, expected);
+}
+
+#[test]
+fn json_map_keys_are_written_in_bytewise_order() {
+    let text = pod_text(br#"{"metadata":{"labels":{"b":"2","B":"3","a":"1","\u00e9":"4"}}}"#);
+    assert!(text.starts_with(r#"{"metadata":{"labels":{"B":"3","a":"1","b":"2","é":"4"}}"#), "{text}");
+}
+
+#[test]
+fn bytes_are_read_from_an_array_of_numbers_too() {
+    let range = MessageType::for_kind("v1", "RangeAllocation").unwrap();
+    let pb = range.from_json(br#"{"range":"10.0.0.0/24","data":[1,2,255]}"#).unwrap();
+    assert!(String::from_utf8(range.to_json(&pb, JsonStyle::Compact).unwrap()).unwrap().contains(r#""data":"AQL/""#));
+    assert!(matches!(range.from_json(br#"{"data":[256]}"#), Err(Error::K8sJson { path, .. }) if path == ".data[0]"));
+}

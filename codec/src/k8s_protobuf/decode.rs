@@ -98,10 +98,7 @@ impl<'a> Decoder<'a> {
             };
             let Some(index) = message.field_index(number) else { continue };
             let field = &message.fields[index];
-            let expected = match (field.card, field.ty) {
-                (Card::Map, _) | (_, Ty::Message(_)) => 2,
-                (_, Ty::Scalar(s)) => s.wire_type(),
-            };
+            let expected = field.wire_type;
             let packed = field.card == Card::Repeated && expected != 2 && wire.wire_type() == 2;
             if wire.wire_type() != expected && !packed {
                 let error = PathError::new(format!(
@@ -134,9 +131,9 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn key_null(&mut self, field: &Field, name: &str) {
+    fn key_null(&mut self, field: &Field) {
         if !field.omitempty {
-            self.w.plain_key(name);
+            self.w.member_key(field.json_key);
             self.w.null();
         }
     }
@@ -147,16 +144,18 @@ impl<'a> Decoder<'a> {
             let Ty::Message(sub) = field.ty else { return Ok(()) };
             return self.members(self.schema.message(sub), Parts::Occs(start, end), depth);
         }
-        let Some(name) = field.json else { return Ok(()) };
+        if field.json.is_none() {
+            return Ok(());
+        }
         match (field.card, field.ty) {
-            (Card::Repeated, _) => self.repeated(field, name, start, end, depth),
-            (Card::Map, _) => self.map(field, name, start, end, depth),
+            (Card::Repeated, _) => self.repeated(field, start, end, depth),
+            (Card::Map, _) => self.map(field, start, end, depth),
             (Card::Single, Ty::Scalar(Scalar::Bytes)) => {
                 match self.last_bytes(start, end) {
-                    None => self.key_null(field, name),
+                    None => self.key_null(field),
                     Some(bytes) if field.omitempty && bytes.is_empty() => {}
                     Some(bytes) => {
-                        self.w.plain_key(name);
+                        self.w.member_key(field.json_key);
                         self.w.base64(bytes);
                     }
                 }
@@ -165,20 +164,20 @@ impl<'a> Decoder<'a> {
             (Card::Single, Ty::Scalar(scalar)) => {
                 let last = present.then(|| self.occ[end - 1].wire);
                 if last.is_none() && field.go == GoKind::Pointer {
-                    self.key_null(field, name);
+                    self.key_null(field);
                     return Ok(());
                 }
                 // A pointer that is set is never empty; a value is when it is zero.
                 if field.omitempty && field.go != GoKind::Pointer && last.is_none_or(|w| scalar_is_zero(scalar, w)) {
                     return Ok(());
                 }
-                self.w.plain_key(name);
+                self.w.member_key(field.json_key);
                 self.scalar(scalar, last).map_err(PathError::new)
             }
             (Card::Single, Ty::Message(sub)) => {
                 let message = self.schema.message(sub);
                 if !present && (field.go == GoKind::Pointer || message.special == Special::Verbs) {
-                    self.key_null(field, name);
+                    self.key_null(field);
                     return Ok(());
                 }
                 if message.special == Special::Verbs && field.omitempty && self.verbs_empty(message, start, end)? {
@@ -187,7 +186,7 @@ impl<'a> Decoder<'a> {
                 if field.omitzero && self.is_zero(message, Parts::Occs(start, end))? {
                     return Ok(());
                 }
-                self.w.plain_key(name);
+                self.w.member_key(field.json_key);
                 self.message(message, Parts::Occs(start, end), depth)
             }
         }
@@ -250,19 +249,19 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn repeated(&mut self, field: &'static Field, name: &str, start: usize, end: usize, depth: usize) -> Result<(), PathError> {
+    fn repeated(&mut self, field: &'static Field, start: usize, end: usize, depth: usize) -> Result<(), PathError> {
         // A Go slice decoded from protobuf is nil unless an element was read (an empty packed run
         // adds none).
         let is_packed = |o: &Occ<'_>| matches!((field.ty, o.wire), (Ty::Scalar(s), Wire::Bytes(_)) if s.wire_type() != 2);
         let empty = self.occ[start..end].iter().all(|o| is_packed(o) && matches!(o.wire, Wire::Bytes(b) if b.is_empty()));
         if empty {
-            self.key_null(field, name);
+            self.key_null(field);
             return Ok(());
         }
         if depth >= MAX_DEPTH {
             return Err(PathError::new(format!("nested more than {MAX_DEPTH} levels deep")));
         }
-        self.w.plain_key(name);
+        self.w.member_key(field.json_key);
         self.w.begin_array();
         let mut index = 0;
         for k in start..end {
@@ -299,7 +298,7 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    fn map(&mut self, field: &'static Field, name: &str, start: usize, end: usize, depth: usize) -> Result<(), PathError> {
+    fn map(&mut self, field: &'static Field, start: usize, end: usize, depth: usize) -> Result<(), PathError> {
         let mut entries: Vec<(&'a [u8], Option<Wire<'a>>)> = Vec::with_capacity(end - start);
         let value_wire_type = match field.ty {
             Ty::Scalar(s) => s.wire_type(),
@@ -333,13 +332,13 @@ impl<'a> Decoder<'a> {
             }
         }
         if unique.is_empty() {
-            self.key_null(field, name);
+            self.key_null(field);
             return Ok(());
         }
         if depth >= MAX_DEPTH {
             return Err(PathError::new(format!("nested more than {MAX_DEPTH} levels deep")));
         }
-        self.w.plain_key(name);
+        self.w.member_key(field.json_key);
         self.w.begin_object();
         for (key, value) in unique {
             self.w.key_bytes(key);

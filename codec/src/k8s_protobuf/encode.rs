@@ -249,7 +249,9 @@ impl Encoder {
             Special::Duration => {
                 let nanos = match view {
                     Some(View::String(text)) => time::parse_duration(text)?,
-                    None => return Err(PathError::new("time: invalid duration \"\"")),
+                    // Absent (or null, which this encoder treats alike; Go's UnmarshalJSON would
+                    // reject a null) is the zero duration.
+                    None => 0,
                     Some(_) => return Err(expected("string (a duration)")),
                 };
                 put_key(&mut self.out, 1, 0);

@@ -62,6 +62,17 @@ pub(crate) fn parse(text: &str, max_depth: usize) -> Result<Node<'_>, String> {
     Ok(node)
 }
 
+/// Bytes that end (`"`), escape (`\\`) or invalidate (controls) a string.
+const STRING_SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20 || b == b'"' as usize || b == b'\\' as usize;
+        b += 1;
+    }
+    table
+};
+
 struct Parser<'t> {
     text: &'t str,
     bytes: &'t [u8],
@@ -213,6 +224,10 @@ impl<'t> Parser<'t> {
         let mut owned: Option<String> = None;
         let mut copied = start;
         loop {
+            // Skip to the next byte that ends, escapes or invalidates the string.
+            while self.bytes.get(self.pos).is_some_and(|&b| !STRING_SPECIAL[usize::from(b)]) {
+                self.pos += 1;
+            }
             let Some(&b) = self.bytes.get(self.pos) else {
                 return Err(self.error("unterminated string"));
             };

@@ -92,7 +92,25 @@ impl JsonWriter {
         self.out.extend_from_slice(if self.indented { b": " } else { b":" });
     }
 
-    /// Writes a key whose text needs no escaping (the schema's JSON names).
+    /// Writes a key given as its quoted text and colon, `"name":` (the schema's JSON names,
+    /// formatted once).
+    pub(crate) fn member_key(&mut self, quoted: &[u8]) {
+        if let Some(top) = self.stack.last_mut() {
+            if top.1 {
+                self.out.push(b',');
+            }
+            top.1 = true;
+        }
+        if self.indented {
+            self.newline();
+            self.out.extend_from_slice(quoted);
+            self.out.push(b' ');
+        } else {
+            self.out.extend_from_slice(quoted);
+        }
+    }
+
+    /// Writes a key whose text needs no escaping.
     pub(crate) fn plain_key(&mut self, key: &str) {
         if let Some(top) = self.stack.last_mut() {
             if top.1 {

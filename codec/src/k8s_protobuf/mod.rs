@@ -19,8 +19,8 @@
 //!   written (zero included), pointers iff set, repeated fields and maps iff non-empty, map keys
 //!   sorted, 10-byte negative varints.
 //!
-//! `codec/FORMAT.md` (section "Kubernetes protobuf ⇄ JSON") lists every rule with the upstream
-//! fixture that evidences it; `codec/tests/k8s_protobuf.rs` checks all 59 upstream fixture pairs
+//! `codec/K8S_PROTOBUF.md` lists every rule with the upstream fixture (or test) that evidences it,
+//! and where this differs from Go; `codec/tests/k8s_protobuf.rs` checks all 59 upstream fixture pairs
 //! byte for byte in both directions.
 //!
 //! # Examples
@@ -54,7 +54,7 @@ mod wire;
 
 use serde_json::Value;
 
-pub use descriptors::{descriptor_pool, descriptor_set_bytes};
+pub use descriptors::{comments, descriptor_pool, descriptor_set_bytes};
 pub use json_out::JsonStyle;
 
 use crate::envelope::Envelope;

@@ -286,7 +286,7 @@ impl Quantity {
                 match &self.amount {
                     Amount::Int { value, scale } if *scale >= 0 => rounded = Some(Amount::Int { value: *value, scale: *scale }),
                     Amount::Int { value, scale } => {
-                        let (result, exact) = negative_scale_int64(*value, -*scale);
+                        let (result, exact) = negative_scale_int64(*value, scale.saturating_neg());
                         if exact {
                             rounded = Some(Amount::Int { value: result, scale: 0 });
                         } else {
@@ -389,7 +389,11 @@ fn multiply_scale(a: i64, factor: i64) -> Option<i64> {
 
 /// `positiveScaleInt64`: value × 10^scale, if it fits.
 fn positive_scale_int64(value: i64, scale: i32) -> Option<i64> {
+    if value == 0 {
+        return Some(0);
+    }
     let mut v = value;
+    // Past 18 places every non-zero value overflows, so the loop ends early.
     for _ in 0..scale {
         v = multiply_scale(v, 10)?;
     }

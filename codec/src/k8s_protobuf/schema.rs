@@ -114,6 +114,10 @@ pub(crate) struct Field {
     pub(crate) inline: bool,
     /// Nothing is written to JSON when the field is absent from the protobuf.
     pub(crate) silent_when_absent: bool,
+    /// The wire type of one value (2 for messages and map entries).
+    pub(crate) wire_type: u8,
+    /// The JSON key as written, quoted and with its colon: `"name":` (empty without a JSON name).
+    pub(crate) json_key: &'static [u8],
 }
 
 impl Field {
@@ -286,6 +290,8 @@ impl Schema {
                         omitzero: fact.omitzero,
                         inline: fact.inline,
                         silent_when_absent: false,
+                        wire_type: 0,
+                        json_key: b"",
                     },
                     // No facts: a type with custom marshallers (handled as Special) or a named
                     // slice; JSON name = proto name, Go kind from the proto shape.
@@ -304,10 +310,19 @@ impl Schema {
                         omitzero: false,
                         inline: false,
                         silent_when_absent: false,
+                        wire_type: 0,
+                        json_key: b"",
                     },
                 });
             }
             for field in &mut fields {
+                if let Some(json) = field.json {
+                    field.json_key = Box::leak(format!("\"{json}\":").into_bytes().into_boxed_slice());
+                }
+                field.wire_type = match (field.card, field.ty) {
+                    (Card::Map, _) | (_, Ty::Message(_)) => 2,
+                    (_, Ty::Scalar(s)) => s.wire_type(),
+                };
                 field.silent_when_absent = !field.inline
                     && (field.json.is_none()
                         || match (field.card, field.ty, field.go) {

@@ -49,12 +49,24 @@ pub(crate) fn format(out: &mut Vec<u8>, seconds: i64, micros: Option<u32>) -> Re
 /// and numeric offsets accepted) into Unix seconds; the fraction is dropped, as `Time.ProtoTime`
 /// drops it.
 pub(crate) fn parse_time(text: &str) -> Result<i64, String> {
-    rfc3339::parse(text).map(|(seconds, _nanos)| seconds).ok_or_else(|| format!("parsing time {text:?} as RFC 3339 failed"))
+    rfc3339::parse(&period_fraction(text))
+        .map(|(seconds, _nanos)| seconds)
+        .ok_or_else(|| format!("parsing time {text:?} as RFC 3339 failed"))
+}
+
+/// Go's parser also takes a comma before the fractional seconds; `rfc3339::parse` wants a period.
+fn period_fraction(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.as_bytes().get(19) == Some(&b',') && text.as_bytes().get(20).is_some_and(u8::is_ascii_digit) {
+        std::borrow::Cow::Owned(format!("{}.{}", &text[..19], &text[20..]))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// Parses a `metav1.MicroTime` JSON string as `time.Parse(RFC3339Micro, s)` does: exactly six
 /// fractional digits. Returns Unix seconds and nanoseconds (whole microseconds).
 pub(crate) fn parse_micro_time(text: &str) -> Result<(i64, u32), String> {
+    let text = &*period_fraction(text);
     let six_digits = text.as_bytes().get(19) == Some(&b'.')
         && text.as_bytes().get(20..26).is_some_and(|d| d.iter().all(u8::is_ascii_digit))
         && !text.as_bytes().get(26).is_some_and(u8::is_ascii_digit);
@@ -244,7 +256,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
                 return Err(overflow());
             }
         }
-        total += v;
+        total = total.checked_add(v).ok_or_else(overflow)?;
         if total > LIMIT {
             return Err(overflow());
         }
@@ -289,7 +301,9 @@ mod tests {
         assert_eq!(parse_duration("+5ms"), Ok(5_000_000));
         assert_eq!(parse_duration(".5s"), Ok(500_000_000));
         assert_eq!(parse_duration("-2562047h47m16.854775808s"), Ok(i64::MIN));
-        for bad in ["", "1", "s", "1x", ".s", "9223372036854775808ns", "2562047h47m16.854775808s"] {
+        for bad in
+            ["", "1", "s", "1x", ".s", "9223372036854775808ns", "2562047h47m16.854775808s", "9223372036854775808ns9223372036854775808ns"]
+        {
             assert!(parse_duration(bad).is_err(), "{bad:?}");
         }
     }
@@ -305,6 +319,8 @@ mod tests {
         assert_eq!(out, b"0001-01-01T00:00:00.000003Z");
         assert_eq!(parse_micro_time("2003-01-01T01:01:01.000003Z"), Ok((1_041_382_861, 3_000)));
         assert!(parse_micro_time("2003-01-01T01:01:01Z").is_err());
+        assert_eq!(parse_micro_time("2003-01-01T01:01:01,000003Z"), Ok((1_041_382_861, 3_000)));
+        assert_eq!(parse_time("2008-01-01T01:01:01,9Z"), Ok(1_199_149_261));
         assert!(parse_micro_time("2003-01-01T01:01:01.0000031Z").is_err());
         assert!(format(&mut out, i64::MAX, None).is_err());
         assert_eq!(micro_time_from_proto(10, -1_500), Ok((9, 999_999)));

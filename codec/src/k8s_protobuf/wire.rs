@@ -101,6 +101,13 @@ impl<'a> Reader<'a> {
 
     /// A varint as gogo reads it: at most ten bytes, bits beyond 64 dropped.
     pub(crate) fn varint(&mut self) -> Result<u64, String> {
+        // Most varints (keys, lengths, small numbers) are one byte.
+        if let Some(&byte) = self.buf.get(self.pos) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
         let mut value = 0u64;
         let mut shift = 0u32;
         loop {
