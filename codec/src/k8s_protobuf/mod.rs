@@ -303,3 +303,64 @@ fn envelope_of<J: json_in::JsonIn>(message: Option<MessageType>, json: &J) -> Re
     let (api_version, kind) = if Schema::get().message(message.0).type_meta { (api_version, kind) } else { (String::new(), String::new()) };
     Ok(Envelope { api_version, kind, raw, content_encoding: String::new(), content_type: String::new() }.encode())
 }
+
+/// The object a `k8s\x00` envelope carries, whatever its `raw` holds: the Kubernetes protobuf
+/// encoding of a built-in kind (empty content type) decoded as [`decode_envelope`] does, or JSON
+/// (`application/json`, as custom resources travel) with the envelope's `apiVersion` and `kind`
+/// filled in where the JSON lacks them.
+///
+/// # Errors
+///
+/// As [`decode_envelope`] for protobuf; [`Error::Envelope`] for another content type or encoding,
+/// or JSON `raw` that does not parse as an object.
+pub fn object_of_envelope(bytes: &[u8]) -> Result<Value> {
+    let envelope = Envelope::decode(bytes)?;
+    if envelope.content_type.is_empty() && envelope.content_encoding.is_empty() {
+        let message = MessageType::for_kind(&envelope.api_version, &envelope.kind)?;
+        let json = message.to_json_with_type_meta(&envelope.api_version, &envelope.kind, &envelope.raw, JsonStyle::Compact)?;
+        return Ok(serde_json::from_slice(&json)?);
+    }
+    let media = envelope.content_type.split(';').next().unwrap_or("").trim();
+    if media != crate::envelope::CONTENT_TYPE_JSON || !envelope.content_encoding.is_empty() {
+        return Err(Error::Envelope {
+            reason: format!(
+                "raw must be protobuf (empty contentType) or {} (contentType {:?}, contentEncoding {:?})",
+                crate::envelope::CONTENT_TYPE_JSON,
+                envelope.content_type,
+                envelope.content_encoding
+            ),
+        });
+    }
+    let mut object: Value =
+        serde_json::from_slice(&envelope.raw).map_err(|e| Error::Envelope { reason: format!("raw is not valid JSON: {e}") })?;
+    let Value::Object(members) = &mut object else {
+        return Err(Error::Envelope { reason: format!("raw JSON must be an object, got {}", crate::value::kind_name(&object)) });
+    };
+    for (key, value) in [("apiVersion", envelope.api_version), ("kind", envelope.kind)] {
+        if !value.is_empty() {
+            members.entry(key).or_insert(Value::String(value));
+        }
+    }
+    Ok(object)
+}
+
+/// The `k8s\x00` envelope of an object given as JSON text of `api_version`/`kind`, as
+/// kube-apiserver writes it: a built-in kind's protobuf encoding ([`encode_envelope`]); for any
+/// other kind (custom resources) the JSON itself, with content type `application/json`.
+///
+/// # Errors
+///
+/// As [`encode_envelope`] for built-in kinds.
+pub fn envelope_of_object(json: &[u8], api_version: &str, kind: &str) -> Result<Vec<u8>> {
+    if is_built_in(api_version, kind) {
+        return encode_envelope(json);
+    }
+    Ok(Envelope {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        raw: json.to_vec(),
+        content_encoding: String::new(),
+        content_type: crate::envelope::CONTENT_TYPE_JSON.into(),
+    }
+    .encode())
+}

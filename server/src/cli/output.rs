@@ -15,12 +15,16 @@ pub enum Output {
     Json,
     /// YAML.
     Yaml,
+    /// Objects as kube-apiserver writes them in `application/vnd.kubernetes.protobuf`: the `k8s\x00`
+    /// envelope with the protobuf encoding of a built-in kind (JSON in `raw` for custom resources).
+    Protobuf,
 }
 
-/// Prints a value as pretty JSON or YAML.
+/// Prints a value as pretty JSON or YAML, or an object (or List) as its protobuf envelope.
 pub fn print_value(v: &Value, output: Output) -> Result<()> {
     let text = match output {
         Output::Yaml => serde_yaml::to_string(v).map_err(|e| CliError::Usage(e.to_string()))?,
+        Output::Protobuf => return write_stdout(&envelope_of(v)?),
         _ => {
             let mut s = serde_json::to_string_pretty(v).map_err(CliError::InputJson)?;
             s.push('\n');
@@ -28,6 +32,17 @@ pub fn print_value(v: &Value, output: Output) -> Result<()> {
         }
     };
     write_stdout(text.as_bytes())
+}
+
+/// The `k8s\x00` envelope of an object or List: the protobuf encoding of a built-in kind, JSON in
+/// `raw` for other kinds.
+pub(super) fn envelope_of(v: &Value) -> Result<Vec<u8>> {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    if s("apiVersion").is_empty() || s("kind").is_empty() {
+        return Err(CliError::Usage("-o protobuf prints objects (with apiVersion and kind) only; use -o json".into()));
+    }
+    let json = serde_json::to_vec(v).map_err(CliError::InputJson)?;
+    Ok(fieldstore_codec::k8s_protobuf::envelope_of_object(&json, s("apiVersion"), s("kind"))?)
 }
 
 /// Prints a written object: `resource/name verb (resourceVersion N)` or the object itself.

@@ -418,19 +418,19 @@ impl Drop for Progress {
     }
 }
 
-/// The objects of a file: one JSON document, or one or more YAML documents.
+/// The objects of a file: one JSON document, one or more YAML documents, or a Kubernetes
+/// protobuf envelope (`k8s\x00`, as `get -o protobuf` writes and kube-apiserver stores).
 fn read_documents(file: &Path) -> Result<Vec<Value>> {
     let bytes = read_input(file)?;
+    if bytes.starts_with(&fieldstore_codec::envelope::MAGIC) {
+        let v =
+            fieldstore_codec::k8s_protobuf::object_of_envelope(&bytes).map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
+        return Ok(list_items(v));
+    }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{') | Some(b'[')) {
         let v: Value = serde_json::from_slice(&bytes).map_err(CliError::InputJson)?;
-        return Ok(match v {
-            Value::Array(items) => items,
-            v if v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some() => {
-                v.get("items").and_then(Value::as_array).cloned().unwrap_or_default()
-            }
-            v => vec![v],
-        });
+        return Ok(list_items(v));
     }
     let mut out = Vec::new();
     for doc in serde_yaml::Deserializer::from_slice(&bytes) {
@@ -441,4 +441,15 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
         }
     }
     Ok(out)
+}
+
+/// The objects of a document: a JSON array's elements, a List's items, or the object itself.
+fn list_items(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(items) => items,
+        v if v.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List")) && v.get("items").is_some() => {
+            v.get("items").and_then(Value::as_array).cloned().unwrap_or_default()
+        }
+        v => vec![v],
+    }
 }

@@ -2,8 +2,7 @@
 //! response bodies in the media type the client accepts.
 
 use crate::api::pb::Body;
-use fieldstore_codec::k8s_protobuf::{self, JsonStyle};
-use fieldstore_codec::Envelope;
+use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::{Error, Result};
 use serde_json::Value;
 
@@ -24,34 +23,9 @@ pub fn decode(body: Option<&Body>, what: &str) -> Result<Value> {
         YAML | "application/x-yaml" | "text/yaml" => {
             serde_yaml::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid YAML: {e}")))
         }
-        PROTOBUF => {
-            let env = Envelope::decode(&body.data)?;
-            let raw_type = media_type(&env.content_type);
-            if raw_type.is_empty() && env.content_encoding.is_empty() {
-                // The object's Kubernetes protobuf encoding (built-in kinds): transcoded to JSON,
-                // a bad body a 400 naming the field path.
-                let json =
-                    k8s_protobuf::decode_envelope(&body.data, JsonStyle::Compact).map_err(|e| Error::BadRequest(format!("{what}: {e}")))?;
-                return serde_json::from_slice(&json).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON from protobuf: {e}")));
-            }
-            if raw_type != JSON {
-                return Err(Error::BadRequest(format!(
-                    "{what}: the envelope's raw bytes must be protobuf (empty contentType) or {JSON} (contentType {:?})",
-                    env.content_type
-                )));
-            }
-            let mut v: Value =
-                serde_json::from_slice(&env.raw).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON in the envelope: {e}")))?;
-            if let Value::Object(m) = &mut v {
-                if !env.api_version.is_empty() {
-                    m.entry("apiVersion").or_insert_with(|| Value::String(env.api_version.clone()));
-                }
-                if !env.kind.is_empty() {
-                    m.entry("kind").or_insert_with(|| Value::String(env.kind.clone()));
-                }
-            }
-            Ok(v)
-        }
+        // Built-in kinds in their Kubernetes protobuf encoding, custom resources as JSON in `raw`;
+        // a bad body is a 400 naming the field path.
+        PROTOBUF => k8s_protobuf::object_of_envelope(&body.data).map_err(|e| Error::BadRequest(format!("{what}: {e}"))),
         other => Err(Error::BadRequest(format!("unsupported content type {other:?} for {what}: use {JSON}, {YAML} or {PROTOBUF}"))),
     }
 }
@@ -70,19 +44,10 @@ pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -
         "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json }),
         // Built-in kinds in their Kubernetes protobuf encoding; custom resources keep JSON in
         // `raw`, as Kubernetes does.
-        PROTOBUF if k8s_protobuf::is_built_in(api_version, kind) => {
-            let data = k8s_protobuf::encode_envelope(&json).map_err(|e| Error::BadRequest(format!("cannot encode as protobuf: {e}")))?;
-            Ok(Body { content_type: PROTOBUF.into(), data })
-        }
         PROTOBUF => {
-            let env = Envelope {
-                api_version: api_version.into(),
-                kind: kind.into(),
-                raw: json,
-                content_encoding: String::new(),
-                content_type: JSON.into(),
-            };
-            Ok(Body { content_type: PROTOBUF.into(), data: env.encode() })
+            let data = k8s_protobuf::envelope_of_object(&json, api_version, kind)
+                .map_err(|e| Error::BadRequest(format!("cannot encode as protobuf: {e}")))?;
+            Ok(Body { content_type: PROTOBUF.into(), data })
         }
         other => Err(Error::BadRequest(format!("cannot respond in {other:?}: accept {JSON} or {PROTOBUF}"))),
     }
@@ -96,6 +61,7 @@ fn media_type(ct: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fieldstore_codec::Envelope;
     use serde_json::json;
 
     #[test]
