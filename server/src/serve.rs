@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// Serve Prometheus metrics on `http://ADDR/metrics`.
     #[arg(long)]
     metrics: Option<SocketAddr>,
+    /// Store built-in objects in their Kubernetes protobuf encoding, as kube-apiserver stores
+    /// them in etcd (about half the bytes; reads cost more: engine/STORAGE.md).
+    #[arg(long)]
+    protobuf_storage: bool,
     /// Serve TLS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -100,7 +104,10 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     }
     let store = Store::open(
         data,
-        Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
+        Options::default()
+            .max_depth(args.max_depth)
+            .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
+            .protobuf_storage(args.protobuf_storage),
     )?;
     for file in &args.types {
         for spec in types_file(file)? {

@@ -132,7 +132,8 @@ impl Store {
                 managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
                 entries: &old_entries,
             };
-            let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous))?;
+            let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };
+            let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous), encoding)?;
             if record.len() > self.core().options.max_object_bytes {
                 return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
             }

@@ -1,9 +1,10 @@
 //! The stored form of an object version.
 //!
 //! ```text
-//! record  = format (u8 = 1) ‖ flags (u8: bit 0 = tombstone) ‖ body ‖ entries
-//! body    = uvarint length ‖ the object as compact JSON, without metadata.resourceVersion
-//!           (the revision is in the key) and without metadata.managedFields
+//! record  = format (u8 = 1) ‖ flags (u8: bit 0 = tombstone, bit 1 = protobuf body) ‖ body ‖ entries
+//! body    = uvarint length ‖ the object without metadata.resourceVersion (the revision is in
+//!           the key) and without metadata.managedFields: as compact JSON, or (bit 1) as the
+//!           `k8s\x00` envelope of its Kubernetes protobuf encoding, as kube-apiserver stores it
 //! entries = uvarint count ‖ entry*
 //! entry   = str manager ‖ u8 operation (0 Apply, 1 Update) ‖ str apiVersion ‖ str time ("" none)
 //!           ‖ str subresource ‖ bytes fields (binary FieldsV1, `fieldstore_codec::fields_binary`)
@@ -17,11 +18,13 @@
 
 use crate::{Error, Result};
 use fieldstore_codec::managed_fields::{Operation, FIELDS_TYPE_V1};
-use fieldstore_codec::{fields_binary, fields_v1};
+use fieldstore_codec::{fields_binary, fields_v1, k8s_protobuf};
 use serde_json::Value;
 
 const FORMAT: u8 = 1;
 const TOMBSTONE: u8 = 1;
+/// The body is a `k8s\x00` envelope holding the object's Kubernetes protobuf encoding.
+const PROTOBUF: u8 = 2;
 
 /// A managedFields entry but its field set, as read from the object's JSON form.
 #[derive(serde::Deserialize)]
@@ -45,6 +48,16 @@ pub(crate) struct Previous<'a> {
     pub entries: &'a [EntryFields],
 }
 
+/// How an object's body is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyEncoding {
+    /// Compact JSON.
+    Json,
+    /// The Kubernetes protobuf envelope where the object is of a built-in kind and reads back
+    /// exactly as written (unknown fields, nulls, non-canonical quantities or times keep JSON).
+    Protobuf,
+}
+
 /// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
 /// also returning its managedFields entries as the owner index sees them. An entry whose field
 /// set is unchanged from `previous` reuses its binary form instead of parsing it again.
@@ -52,6 +65,7 @@ pub(crate) fn encode_with_entries(
     object: &mut Value,
     tombstone: bool,
     previous: Option<Previous<'_>>,
+    encoding: BodyEncoding,
 ) -> Result<(Vec<u8>, Vec<EntryFields>)> {
     // The body is the object without resourceVersion and managedFields: they are taken out for
     // the serialization and put back, rather than cloning a possibly large object.
@@ -59,7 +73,11 @@ pub(crate) fn encode_with_entries(
         Some(Value::Object(meta)) => (meta.remove("resourceVersion"), meta.remove("managedFields")),
         _ => (None, None),
     };
-    let json = serde_json::to_vec(&*object).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}")));
+    let body = match encoding {
+        BodyEncoding::Protobuf => protobuf_body(object).map(|b| Ok((b, PROTOBUF))),
+        BodyEncoding::Json => None,
+    }
+    .unwrap_or_else(|| serde_json::to_vec(&*object).map(|b| (b, 0)).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}"))));
     let entries = encode_entries(saved.1.as_ref(), previous.as_ref());
     if let Some(Value::Object(meta)) = object.get_mut("metadata") {
         if let Some(rv) = saved.0 {
@@ -69,11 +87,11 @@ pub(crate) fn encode_with_entries(
             meta.insert("managedFields".into(), mf);
         }
     }
-    let (json, entries) = (json?, entries?);
-    let mut out = Vec::with_capacity(json.len() + 64);
+    let ((body, body_flag), entries) = (body?, entries?);
+    let mut out = Vec::with_capacity(body.len() + 64);
     out.push(FORMAT);
-    out.push(if tombstone { TOMBSTONE } else { 0 });
-    put_bytes(&mut out, &json);
+    out.push(if tombstone { TOMBSTONE } else { 0 } | body_flag);
+    put_bytes(&mut out, &body);
     put_uvarint(&mut out, entries.len() as u64);
     let mut fields = Vec::with_capacity(entries.len());
     for (e, bin) in entries {
@@ -89,6 +107,15 @@ pub(crate) fn encode_with_entries(
         fields.push(EntryFields { manager: e.manager, operation: operation_name(e.operation, &e.subresource), fields: bin });
     }
     Ok((out, fields))
+}
+
+/// The protobuf envelope of an object of a built-in kind, when it decodes to exactly `object`;
+/// `None` for other kinds and for objects the Kubernetes encoding would change (unknown fields,
+/// `null`s, empty optional strings, non-canonical quantities or times): they keep a JSON body, so
+/// a read always returns what was written.
+fn protobuf_body(object: &Value) -> Option<Vec<u8>> {
+    let envelope = k8s_protobuf::encode_envelope_value(object).ok()?;
+    (k8s_protobuf::object_of_envelope(&envelope).ok()? == *object).then_some(envelope)
 }
 
 /// The entries of a managedFields list with their sets in binary form.
@@ -153,10 +180,13 @@ pub(crate) fn is_tombstone(record: &[u8]) -> bool {
     record.get(1).is_some_and(|f| f & TOMBSTONE != 0)
 }
 
-/// A record's pieces: the body (the object as compact JSON) and its managedFields entries, still
-/// encoded.
+/// A record's pieces: the body and its managedFields entries, still encoded.
 pub(crate) struct Parts<'a> {
+    /// The object as compact JSON with sorted keys, or (when `protobuf`) its Kubernetes protobuf
+    /// envelope.
     pub body: &'a [u8],
+    /// Whether the body is a protobuf envelope.
+    pub protobuf: bool,
     entries: &'a [u8],
 }
 
@@ -166,9 +196,9 @@ pub(crate) fn parts(record: &[u8]) -> Result<Parts<'_>> {
     if r.byte()? != FORMAT {
         return Err(Error::Corrupt("unknown object record format".into()));
     }
-    let _flags = r.byte()?;
+    let flags = r.byte()?;
     let body = r.bytes()?;
-    Ok(Parts { body, entries: r.bytes })
+    Ok(Parts { body, protobuf: flags & PROTOBUF != 0, entries: r.bytes })
 }
 
 /// One managedFields entry of a record, its field set still in binary form.
@@ -235,7 +265,11 @@ impl<'a> Parts<'a> {
 /// The JSON view of a record stored at `revision`.
 pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
     let parts = parts(record)?;
-    let mut object: Value = serde_json::from_slice(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?;
+    let mut object: Value = if parts.protobuf {
+        k8s_protobuf::object_of_envelope(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?
+    } else {
+        serde_json::from_slice(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?
+    };
     let managed_fields = parts.managed_fields()?;
     let Value::Object(root) = &mut object else {
         return Err(Error::Corrupt("object body is not a JSON object".into()));
@@ -319,7 +353,7 @@ mod tests {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
             "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
-        let (rec, entries) = encode_with_entries(&mut obj.clone(), false, None).unwrap();
+        let (rec, entries) = encode_with_entries(&mut obj.clone(), false, None, BodyEncoding::Json).unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entry_fields(&rec).unwrap(), entries);
         assert!(!is_tombstone(&rec));
@@ -327,11 +361,48 @@ mod tests {
         assert_eq!(back["metadata"]["resourceVersion"], "9");
         back["metadata"]["resourceVersion"] = json!("3");
         assert_eq!(back, obj);
-        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true, None).unwrap().0));
+        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true, None, BodyEncoding::Json).unwrap().0));
         // Re-encoding against the decoded version reuses its binary sets, with the same bytes.
         let mut view = decode(&rec, 9).unwrap();
         let mf = view["metadata"]["managedFields"].clone();
-        let again = encode_with_entries(&mut view, false, Some(Previous { managed_fields: Some(&mf), entries: &entries })).unwrap();
+        let again =
+            encode_with_entries(&mut view, false, Some(Previous { managed_fields: Some(&mf), entries: &entries }), BodyEncoding::Json)
+                .unwrap();
         assert_eq!(again.0, rec);
+    }
+
+    #[test]
+    fn protobuf_bodies_for_builtin_kinds_that_read_back_exactly() {
+        let mf = json!([{"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "managedFields": mf}, "data": {"a": "1"}});
+        let (rec, _) = encode_with_entries(&mut cm.clone(), false, None, BodyEncoding::Protobuf).unwrap();
+        let parts = parts(&rec).unwrap();
+        assert!(parts.protobuf && parts.body.starts_with(b"k8s\0"));
+        let mut back = decode(&rec, 7).unwrap();
+        assert_eq!(back["metadata"]["resourceVersion"], "7");
+        back["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+        assert_eq!(back, cm);
+        // A tombstone keeps the flag apart.
+        let (tomb, _) = encode_with_entries(&mut cm.clone(), true, None, BodyEncoding::Protobuf).unwrap();
+        assert!(is_tombstone(&tomb) && parts_of(&tomb));
+        // What the protobuf encoding would change keeps JSON: an unknown field, a null, a
+        // non-canonical quantity, and custom resources.
+        for keeps_json in [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "1"}, "extra": 1}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": null}}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c",
+                "resources": {"limits": {"cpu": "1000m"}}}]}}),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
+        ] {
+            let (rec, _) = encode_with_entries(&mut keeps_json.clone(), false, None, BodyEncoding::Protobuf).unwrap();
+            assert!(!parts_of(&rec), "{keeps_json}");
+            let mut back = decode(&rec, 1).unwrap();
+            back["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+            assert_eq!(back, keeps_json);
+        }
+    }
+
+    fn parts_of(rec: &[u8]) -> bool {
+        parts(rec).unwrap().protobuf
     }
 }

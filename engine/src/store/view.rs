@@ -12,7 +12,7 @@ use crate::{Error, Result};
 /// Appends to `out` the JSON view of `record` stored at `revision`.
 pub(crate) fn write_json(record: &[u8], revision: u64, out: &mut Vec<u8>) -> Result<()> {
     let parts = object::parts(record)?;
-    if let Some(meta) = metadata_object(parts.body) {
+    if let Some(meta) = metadata_object(parts.body).filter(|_| !parts.protobuf) {
         let (mf_at, rv_at) = (meta.insert_point(b"managedFields"), meta.insert_point(b"resourceVersion"));
         let mut ins = Inserter { body: parts.body, meta: &meta, copied: 0, inserted: false };
         if let Some(entries) = parts.managed_fields()? {
@@ -182,7 +182,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn record(obj: &Value) -> Vec<u8> {
-        object::encode_with_entries(&mut obj.clone(), false, None).expect("encode").0
+        object::encode_with_entries(&mut obj.clone(), false, None, object::BodyEncoding::Json).expect("encode").0
     }
 
     /// Checks the text view against the decoded one, and whether the splice served it.
