@@ -28,8 +28,18 @@ pub(crate) fn version() -> Value {
     json!({
         "major": "1", "minor": "33", "gitVersion": concat!("v1.33.0-fieldstore.", env!("CARGO_PKG_VERSION")),
         "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
-        "goVersion": "rust", "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        "goVersion": "rust", "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
     })
+}
+
+/// The machine architecture as Go names it (`amd64`, `arm64`).
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    }
 }
 
 /// `/api`: the core group's versions.
