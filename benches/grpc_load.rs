@@ -201,7 +201,7 @@ impl Server {
         let dir = tempdir("grpc");
         let log = std::fs::File::create(dir.path().join("server.log")).expect("server log");
         let mut cmd = Command::new(bin);
-        cmd.arg("--data").arg(dir.path().join("data")).args(["serve", "--listen", "127.0.0.1:0"]);
+        cmd.arg("--data").arg(dir.path().join("data")).args(["serve", "--listen", "127.0.0.1:0", "--no-http"]);
         if watchers > 100 {
             cmd.arg("--max-watches-per-client").arg(watchers.to_string());
         }

@@ -1,5 +1,5 @@
 //! fieldstore's server and command-line tool: the gRPC API (`api`), its service over the store
-//! (`service`), `fieldstore serve` (`serve`), and the CLI
+//! (`service`), the Kubernetes HTTP API (`http`), `fieldstore serve` (`serve`), and the CLI
 //! (`cli`, the `fieldstore` binary's entry point).
 
 // Every gRPC handler and the helpers it calls return `tonic::Status` (176 bytes) as their error,
@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod http;
 pub mod metrics;
 pub mod serve;
 pub mod service;

@@ -1,5 +1,6 @@
-//! `fieldstore serve`: the store over gRPC, with health, reflection, authentication,
-//! authorization, limits and graceful shutdown.
+//! `fieldstore serve`: the store over gRPC (health, reflection) and over the Kubernetes HTTP
+//! API (`--http`, see [`crate::http`]), with authentication, authorization, limits and graceful
+//! shutdown.
 
 use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
 use crate::metrics::{Metrics, MetricsLayer};
@@ -14,6 +15,8 @@ use std::time::Duration;
 
 /// The default listen address: loopback, port 7700.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7700";
+/// The default address of the Kubernetes HTTP API: loopback, port 7701.
+pub const DEFAULT_HTTP: &str = "127.0.0.1:7701";
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -21,6 +24,13 @@ pub struct ServeArgs {
     /// Address to listen on (`127.0.0.1:0` picks a free port; the address is printed).
     #[arg(long, default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
+    /// Address of the Kubernetes HTTP API (kubectl, client libraries); `127.0.0.1:0` picks a
+    /// free port. Same auth, TLS, limits and metrics as gRPC.
+    #[arg(long, default_value = DEFAULT_HTTP, conflicts_with = "no_http")]
+    http: SocketAddr,
+    /// Do not serve the Kubernetes HTTP API.
+    #[arg(long)]
+    no_http: bool,
     /// More types: CustomResourceDefinitions (YAML, several documents allowed, or JSON), or an
     /// API server's OpenAPI document (v2 or v3).
     #[arg(long = "types")]
@@ -102,6 +112,10 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     if !args.listen.ip().is_loopback() && !auth.requires_tokens() {
         return Err(ServeError::Unauthenticated(args.listen));
     }
+    let http = (!args.no_http).then_some(args.http);
+    if let Some(addr) = http.filter(|a| !a.ip().is_loopback() && !auth.requires_tokens()) {
+        return Err(ServeError::Unauthenticated(addr));
+    }
     let store = Store::open(
         data,
         Options::default()
@@ -114,6 +128,8 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
             store.register(spec)?;
         }
     }
+    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …).
+    crate::http::ensure_namespaces(&store)?;
     let limits = Limits {
         max_request_bytes: args.max_request_bytes,
         max_watches_per_client: args.max_watches_per_client,
@@ -123,11 +139,14 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| ServeError::Io(format!("reading {}: {e}", p.display())));
-            Some(tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(read(cert)?, read(key)?)))
+            let (cert, key) = (read(cert)?, read(key)?);
+            let http_tls = crate::http::listener::tls_config(&cert, &key).map_err(ServeError::Io)?;
+            Some((tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(cert, key)), http_tls))
         }
         _ => None,
     };
-    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, args.listen, args.metrics, tls, data))?;
+    let addrs = Addrs { listen: args.listen, http, metrics: args.metrics };
+    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, addrs, tls, data))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
     // acknowledged write).
@@ -136,15 +155,21 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-async fn serve(
-    store: Store,
-    auth: Arc<Auth>,
-    limits: Limits,
+/// Where the server listens: gRPC, the HTTP API (when on), metrics (when on).
+struct Addrs {
     listen: SocketAddr,
-    metrics_addr: Option<SocketAddr>,
-    tls: Option<tonic::transport::ServerTlsConfig>,
-    data: &Path,
-) -> Result<(), ServeError> {
+    http: Option<SocketAddr>,
+    metrics: Option<SocketAddr>,
+}
+
+type TlsConfigs = (tonic::transport::ServerTlsConfig, Arc<tokio_rustls::rustls::ServerConfig>);
+
+async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, addrs: Addrs, tls: Option<TlsConfigs>, data: &Path) -> Result<(), ServeError> {
+    let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
+    let (tls, http_tls) = match tls {
+        Some((g, h)) => (Some(g), Some(h)),
+        None => (None, None),
+    };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
     let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
     let metrics = Arc::new(Metrics::default());
@@ -161,7 +186,19 @@ async fn serve(
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let max_message = limits.max_request_bytes + (64 << 10);
-    let service = StoreService::new(store, auth.clone(), limits, stop_rx, metrics.clone());
+    let service = StoreService::new(store, auth.clone(), limits, stop_rx.clone(), metrics.clone());
+    let http_local = match addrs.http {
+        Some(addr) => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| ServeError::Io(format!("cannot listen on {addr} for the HTTP API: {e}")))?;
+            let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
+            let router = crate::http::Http::new(service.clone()).router();
+            tokio::spawn(crate::http::listener::serve(l, router, http_tls, stop_rx));
+            Some(a)
+        }
+        None => None,
+    };
     let api = StoreServer::new(service).max_decoding_message_size(max_message).max_encoding_message_size(usize::MAX);
     let api = tonic::service::interceptor::InterceptedService::new(api, move |mut req: tonic::Request<()>| {
         let id = auth.authenticate(req.metadata())?;
@@ -176,10 +213,14 @@ async fn serve(
         .map_err(|e| ServeError::Io(e.to_string()))?;
     // The first line on stdout is the address, for scripts and tests that listen on port 0.
     let scheme = if tls.is_some() { "https" } else { "http" };
-    match metrics_local {
-        Some(m) => println!("fieldstore: serving on {local} ({scheme}; data {}, metrics http://{m}/metrics)", data.display()),
-        None => println!("fieldstore: serving on {local} ({scheme}; data {})", data.display()),
+    let mut extra = String::new();
+    if let Some(h) = http_local {
+        extra.push_str(&format!(", kubernetes API {scheme}://{h}"));
     }
+    if let Some(m) = metrics_local {
+        extra.push_str(&format!(", metrics http://{m}/metrics"));
+    }
+    println!("fieldstore: serving on {local} ({scheme}; data {}{extra})", data.display());
     tracing::info!(%local, data = %data.display(), "serving");
     let shutdown = async move {
         wait_for_signal().await;

@@ -33,7 +33,7 @@ def generate_stubs(out_dir):
 
 def start_server(binary, data_dir):
     proc = subprocess.Popen(
-        [binary, "--data", data_dir, "serve", "--listen", "127.0.0.1:0"],
+        [binary, "--data", data_dir, "serve", "--listen", "127.0.0.1:0", "--no-http"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     assert line.startswith("fieldstore: serving on "), f"unexpected first line {line!r}"

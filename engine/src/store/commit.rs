@@ -9,7 +9,7 @@ use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch};
 use super::types::Registered;
-use super::{object, owner_index, Store};
+use super::{definitions, object, owner_index, Store};
 use crate::{Error, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -128,6 +128,17 @@ impl Store {
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
             }
+            // A CustomResourceDefinition registers its type once written.
+            let defines = match (tombstone, t.spec.resource() == definitions::CRDS) {
+                (false, true) => match definitions::prepare(&mut object) {
+                    Ok(spec) => Some(spec),
+                    Err(e) => {
+                        put_back(live);
+                        return Err(e);
+                    }
+                },
+                _ => None,
+            };
             let previous = object::Previous {
                 managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
                 entries: &old_entries,
@@ -171,7 +182,12 @@ impl Store {
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
             match rx.recv().map_err(|_| Error::Closed)? {
-                Outcome::Committed(obj) => return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone())),
+                Outcome::Committed(obj) => {
+                    if let Some(spec) = defines {
+                        self.register(spec)?;
+                    }
+                    return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone()));
+                }
                 Outcome::Stale => continue,
                 Outcome::Failed(e) => return Err(e),
             }

@@ -9,7 +9,7 @@
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
-use super::selectors::{parse_rv, FieldSelector, LabelSelector};
+use super::selectors::{parse_rv, FieldSelector, LabelSelector, ObjectFilter};
 use super::{object, validate, view, Store};
 use crate::{Error, Result};
 use serde_json::{json, Value};
@@ -83,7 +83,7 @@ impl ObjectList<Vec<u8>> {
 
 /// What a list makes of a visible record (its bytes and revision, and the label selector to
 /// apply): the item, or `None` when the selector does not select it.
-type ItemFn<'a, T> = dyn FnMut(&[u8], u64, Option<&LabelSelector>) -> Result<Option<T>> + 'a;
+type ItemFn<'a, T> = dyn FnMut(&[u8], u64, Option<&ObjectFilter<'_>>) -> Result<Option<T>> + 'a;
 
 impl Store {
     /// Lists objects of a resource in one namespace (or all namespaces with `None`), as of one
@@ -96,7 +96,7 @@ impl Store {
     pub fn list(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList> {
         self.list_with(resource, namespace, opts, &mut |record, revision, labels| {
             let obj = object::decode(record, revision)?;
-            Ok(labels.is_none_or(|l| l.matches(obj.pointer("/metadata/labels"))).then_some(obj))
+            Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
 
@@ -108,10 +108,10 @@ impl Store {
     /// As [`Store::list`].
     pub fn list_json(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
         self.list_with(resource, namespace, opts, &mut |record, revision, labels| match labels {
-            // Label selectors read the labels from the object.
+            // Label selectors (and field selectors beyond the name) read the object.
             Some(l) => {
                 let obj = object::decode(record, revision)?;
-                if !l.matches(obj.pointer("/metadata/labels")) {
+                if !l.matches(&obj) {
                     return Ok(None);
                 }
                 serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
@@ -141,6 +141,11 @@ impl Store {
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
         let filtered = labels.as_ref().is_some_and(|l| !l.is_empty()) || fields.as_ref().is_some_and(|f| !f.is_empty());
+        let filter = {
+            let labels = labels.as_ref().filter(|l| !l.is_empty());
+            let fields = fields.as_ref().filter(|f| f.needs_object());
+            (labels.is_some() || fields.is_some()).then_some(ObjectFilter { labels, fields })
+        };
         let prefix = match ns {
             Some(ns) => keys::namespace_prefix(t.id, ns),
             None => keys::type_prefix(t.id),
@@ -224,7 +229,7 @@ impl Store {
                     return Ok(Flow::Continue);
                 }
             }
-            let Some(obj) = item(v, key.revision, labels.as_ref().filter(|l| !l.is_empty()))? else {
+            let Some(obj) = item(v, key.revision, filter.as_ref())? else {
                 return Ok(Flow::Continue);
             };
             items.push(obj);

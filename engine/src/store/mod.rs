@@ -45,6 +45,7 @@ mod cache;
 mod commit;
 mod compact;
 mod core;
+mod definitions;
 mod history_record;
 mod hub;
 mod keys;

@@ -115,9 +115,17 @@ fn split_top_level(s: &str) -> Vec<&str> {
     parts
 }
 
-/// A parsed field selector over `metadata.name` and `metadata.namespace`.
+/// A parsed field selector: `metadata.name` and `metadata.namespace` (matched on the key,
+/// before an object is read), and any other field path (`involvedObject.name`, `spec.nodeName`,
+/// `status.phase`, …) matched on the object: its value as a string, `""` when absent, as the
+/// field selectors kube-apiserver supports for each kind compare them.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
+
+/// Whether a requirement is on the object's key (name, namespace) rather than its body.
+fn on_key(field: &str) -> bool {
+    field == "metadata.name" || field == "metadata.namespace"
+}
 
 impl FieldSelector {
     /// Whether the selector has no requirement (it selects everything).
@@ -138,7 +146,9 @@ impl FieldSelector {
                 return Err(Error::BadRequest(format!("invalid field selector: {part:?}")));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" {
+            let valid = !field.is_empty()
+                && field.split('.').all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            if !valid {
                 return Err(Error::BadRequest(format!("field label not supported: {field}")));
             }
             reqs.push((field.to_string(), eq, value.trim().to_string()));
@@ -146,11 +156,48 @@ impl FieldSelector {
         Ok(FieldSelector(reqs))
     }
 
+    /// Whether the requirements on the name and namespace hold.
     pub(crate) fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.0.iter().all(|(f, eq, v)| {
+        self.0.iter().filter(|(f, _, _)| on_key(f)).all(|(f, eq, v)| {
             let actual = if f == "metadata.name" { name } else { namespace };
             (actual == v) == *eq
         })
+    }
+
+    /// Whether some requirement needs the object's body.
+    pub(crate) fn needs_object(&self) -> bool {
+        self.0.iter().any(|(f, _, _)| !on_key(f))
+    }
+
+    /// Whether the requirements on the object's other fields hold.
+    pub(crate) fn matches_object(&self, object: &Value) -> bool {
+        self.0.iter().filter(|(f, _, _)| !on_key(f)).all(|(f, eq, v)| {
+            let mut cur = Some(object);
+            for seg in f.split('.') {
+                cur = cur.and_then(|c| c.get(seg));
+            }
+            let actual = match cur {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            };
+            (actual == *v) == *eq
+        })
+    }
+}
+
+/// What selects an object once it is read: its labels, and field requirements beyond the name
+/// and namespace.
+#[derive(Debug, Default)]
+pub(crate) struct ObjectFilter<'a> {
+    pub(crate) labels: Option<&'a LabelSelector>,
+    pub(crate) fields: Option<&'a FieldSelector>,
+}
+
+impl ObjectFilter<'_> {
+    /// Whether the object is selected.
+    pub(crate) fn matches(&self, object: &Value) -> bool {
+        self.labels.is_none_or(|l| l.matches(object.pointer("/metadata/labels"))) && self.fields.is_none_or(|f| f.matches_object(object))
     }
 }
 
@@ -171,5 +218,16 @@ mod tests {
         assert!(m("!missing"));
         assert!(!m("missing"));
         assert!(LabelSelector::parse("app in web").is_err());
+    }
+
+    #[test]
+    fn field_selectors_on_other_fields_read_the_object() {
+        let ev = json!({"metadata": {"name": "e"}, "involvedObject": {"name": "c1", "kind": "ConfigMap"}, "count": 2});
+        let f = FieldSelector::parse("involvedObject.name=c1,involvedObject.kind=ConfigMap,metadata.name=e").unwrap();
+        assert!(f.needs_object() && f.matches("e", "") && f.matches_object(&ev));
+        assert!(!FieldSelector::parse("involvedObject.name=c2").unwrap().matches_object(&ev));
+        assert!(FieldSelector::parse("count=2,reason!=x,missing=").unwrap().matches_object(&ev));
+        assert!(!FieldSelector::parse("metadata.name=x").unwrap().needs_object());
+        assert!(FieldSelector::parse("a..b=1").is_err());
     }
 }

@@ -363,7 +363,7 @@ impl Watch {
         let meta = o.get("metadata");
         let s = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
         self.labels.as_ref().is_none_or(|l| l.matches(meta.and_then(|m| m.get("labels"))))
-            && self.fields.as_ref().is_none_or(|f| f.matches(s("name"), s("namespace")))
+            && self.fields.as_ref().is_none_or(|f| f.matches(s("name"), s("namespace")) && f.matches_object(o))
     }
 
     /// The event a change is for this watch, with selectors turning entries and exits into

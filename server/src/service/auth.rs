@@ -128,10 +128,16 @@ impl Auth {
         Ok(self)
     }
 
-    /// The caller of a request, from its `authorization: Bearer …` metadata.
+    /// The caller of a gRPC request, from its `authorization: Bearer …` metadata.
     pub fn authenticate(&self, md: &MetadataMap) -> Result<Identity, Status> {
+        self.authenticate_header(md.get("authorization").and_then(|v| v.to_str().ok()))
+    }
+
+    /// The caller of a request with this `Authorization` header value (gRPC metadata or HTTP
+    /// header: both carry `Bearer TOKEN`).
+    pub fn authenticate_header(&self, header: Option<&str>) -> Result<Identity, Status> {
         let Some(tokens) = &self.tokens else { return Ok(Identity::anonymous()) };
-        let header = md.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+        let header = header.unwrap_or("");
         let token = header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).unwrap_or("").trim();
         if token.is_empty() {
             return Err(refused(Reason::Unauthorized, "Unauthorized: a bearer token is required".into()));

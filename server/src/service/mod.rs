@@ -51,12 +51,12 @@ const META_RESOURCES: [&str; 2] = ["customresourcedefinitions", ""];
 /// The service over one store.
 #[derive(Clone)]
 pub struct StoreService {
-    store: Store,
-    auth: Arc<Auth>,
-    limits: Limits,
+    pub(crate) store: Store,
+    pub(crate) auth: Arc<Auth>,
+    pub(crate) limits: Limits,
     watches: Arc<Mutex<HashMap<String, usize>>>,
-    shutdown: tokio::sync::watch::Receiver<bool>,
-    metrics: Arc<Metrics>,
+    pub(crate) shutdown: tokio::sync::watch::Receiver<bool>,
+    pub(crate) metrics: Arc<Metrics>,
     encodings: Arc<EventEncodings>,
 }
 
@@ -107,8 +107,26 @@ impl StoreService {
         StoreService { store, auth, limits, watches: Arc::default(), shutdown, metrics, encodings: Arc::default() }
     }
 
+    /// Takes one of `user`'s watch slots (shared by gRPC and HTTP watches), released when the
+    /// slot is dropped.
+    pub(crate) fn reserve_watch(&self, user: &str) -> Result<WatchSlot, Status> {
+        {
+            let mut w = self.watches.lock();
+            let n = w.entry(user.to_string()).or_default();
+            if *n >= self.limits.max_watches_per_client {
+                return Err(refused(
+                    Reason::TooManyRequests,
+                    format!("too many watches: {user} already has {n} open (limit {})", self.limits.max_watches_per_client),
+                ));
+            }
+            *n += 1;
+        }
+        self.metrics.open_watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(WatchSlot { user: user.to_string(), watches: self.watches.clone(), metrics: self.metrics.clone() })
+    }
+
     /// Runs a store call on the blocking pool within the request deadline.
-    async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Status> {
+    pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Status> {
         let store = self.store.clone();
         let deadline = self.limits.request_deadline;
         match tokio::time::timeout(deadline, tokio::task::spawn_blocking(move || f(store))).await {
@@ -219,7 +237,7 @@ fn list_options(r: &pb::ListRequest) -> Result<ListOptions, Status> {
 }
 
 /// Releases a watch slot of an identity when the watch ends.
-struct WatchSlot {
+pub(crate) struct WatchSlot {
     user: String,
     watches: Arc<Mutex<HashMap<String, usize>>>,
     metrics: Arc<Metrics>,
@@ -330,19 +348,7 @@ impl store_server::Store for StoreService {
         let r = req.get_ref().clone();
         let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
         let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
-        {
-            let mut w = self.watches.lock();
-            let n = w.entry(id.user.clone()).or_default();
-            if *n >= self.limits.max_watches_per_client {
-                return Err(refused(
-                    Reason::TooManyRequests,
-                    format!("too many watches: {} already has {n} open (limit {})", id.user, self.limits.max_watches_per_client),
-                ));
-            }
-            *n += 1;
-        }
-        self.metrics.open_watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let slot = WatchSlot { user: id.user, watches: self.watches.clone(), metrics: self.metrics.clone() };
+        let slot = self.reserve_watch(&id.user)?;
         let opts = WatchOptions {
             resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
             label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),

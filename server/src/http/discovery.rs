@@ -1,0 +1,129 @@
+//! API discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`
+//! for every registered type. Aggregated discovery (`as=APIGroupDiscoveryList`) is not served:
+//! clients that ask for it also accept plain JSON, and fall back to these documents.
+
+use fieldstore_engine::store::TypeSpec;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The verbs of every resource.
+const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// The resources Kubernetes puts in the `all` category (`kubectl get all`).
+const ALL: [&str; 10] = [
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "daemonsets.apps",
+    "deployments.apps",
+    "replicasets.apps",
+    "statefulsets.apps",
+    "horizontalpodautoscalers.autoscaling",
+    "cronjobs.batch",
+    "jobs.batch",
+];
+
+/// The server's version (`/version`): the Kubernetes version whose API it serves.
+pub(crate) fn version() -> Value {
+    json!({
+        "major": "1", "minor": "33", "gitVersion": concat!("v1.33.0-fieldstore.", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "rust", "compiler": "rustc", "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
+    })
+}
+
+/// The machine architecture as Go names it (`amd64`, `arm64`).
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    }
+}
+
+/// `/api`: the core group's versions.
+pub(crate) fn core_versions() -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
+}
+
+/// The versions of each non-core group, in registration order of their first type.
+fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for t in types.iter().filter(|t| !t.group.is_empty()) {
+        let versions = out.entry(t.group.clone()).or_default();
+        if !versions.contains(&t.version) {
+            versions.push(t.version.clone());
+        }
+    }
+    out
+}
+
+fn group_json(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
+    json!({"name": name, "versions": vs, "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
+}
+
+/// `/apis`: every non-core group.
+pub(crate) fn group_list(types: &[TypeSpec]) -> Value {
+    let groups: Vec<Value> = groups(types).iter().map(|(g, vs)| group_json(g, vs)).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/GROUP`, when the group has types.
+pub(crate) fn group(types: &[TypeSpec], name: &str) -> Option<Value> {
+    let groups = groups(types);
+    let vs = groups.get(name)?;
+    let mut g = group_json(name, vs);
+    g["kind"] = json!("APIGroup");
+    g["apiVersion"] = json!("v1");
+    Some(g)
+}
+
+/// `/api/v1` or `/apis/GROUP/VERSION`, when the group-version has types: each resource with
+/// its verbs, names, scope and categories, and its `status` subresource.
+pub(crate) fn resource_list(types: &[TypeSpec], group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for t in types.iter().filter(|t| t.group == group && t.version == version) {
+        let mut r = json!({
+            "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
+            "kind": t.kind, "verbs": VERBS,
+        });
+        if !t.short_names.is_empty() {
+            r["shortNames"] = json!(t.short_names);
+        }
+        if ALL.contains(&t.resource().as_str()) {
+            r["categories"] = json!(["all"]);
+        }
+        resources.push(r);
+        if t.status_subresource {
+            resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
+                "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+        }
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldstore_engine::store::builtin_types;
+
+    #[test]
+    fn builtin_discovery() {
+        let types = builtin_types();
+        let core = resource_list(&types, "", "v1").unwrap();
+        let pods = core["resources"].as_array().unwrap().iter().find(|r| r["name"] == "pods").unwrap();
+        assert_eq!(pods["shortNames"], json!(["po"]));
+        assert_eq!(pods["categories"], json!(["all"]));
+        assert!(core["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/status"));
+        let apps = group(&types, "apps").unwrap();
+        assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
+        assert!(group_list(&types)["groups"].as_array().unwrap().iter().all(|g| g["name"] != ""));
+        assert!(resource_list(&types, "apps", "v9").is_none());
+    }
+}

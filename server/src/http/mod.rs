@@ -1,0 +1,143 @@
+//! The Kubernetes REST API over the store, so that kubectl and the Kubernetes client libraries
+//! work against `fieldstore serve` unchanged: discovery, every verb with its query parameters,
+//! watch streams, Tables, JSON/YAML/protobuf bodies, and `metav1.Status` errors with
+//! Kubernetes' HTTP codes; plus field history and the owner index at documented paths.
+//!
+//! It serves on a listener of its own (`--http ADDR`), with the gRPC service's authentication,
+//! authorization rules, limits and metrics: each request is authenticated by its
+//! `Authorization: Bearer` header and authorized per verb, resource and namespace, and its
+//! store call runs on the blocking pool within the request deadline (504 beyond).
+//!
+//! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
+//! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
+//! own paths), [`fallback`] (stand-ins for the Table and OpenAPI modules), [`reply`] (responses
+//! and `Status` failures), [`listener`] (TCP and TLS).
+
+mod discovery;
+mod fallback;
+mod history;
+pub mod listener;
+mod negotiate;
+mod paths;
+mod query;
+mod unknown_fields;
+mod reply;
+mod verbs;
+pub use verbs::ensure_namespaces;
+mod watch;
+
+use crate::service::auth::Identity;
+use crate::service::StoreService;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use http::{header, Method};
+use reply::{json, Failure, Reply};
+use std::time::Instant;
+
+/// The HTTP API's state: the gRPC service it shares the store, auth, limits and metrics with.
+#[derive(Clone)]
+pub struct Http {
+    svc: StoreService,
+}
+
+impl Http {
+    /// The API over the same store, auth, limits and metrics as `svc`.
+    pub fn new(svc: StoreService) -> Self {
+        Http { svc }
+    }
+
+    /// The axum router of every path.
+    pub fn router(self) -> Router {
+        Router::new().fallback(handle).with_state(self)
+    }
+}
+
+/// Every request: authenticated, dispatched, counted in the metrics (method `HTTP <METHOD>`,
+/// code the HTTP status).
+async fn handle(State(h): State<Http>, req: Request) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let r = dispatch(&h, req).await.unwrap_or_else(IntoResponse::into_response);
+    h.svc.metrics.observe(&format!("HTTP {method}"), r.status().as_str(), start.elapsed());
+    r
+}
+
+async fn dispatch(h: &Http, req: Request) -> Reply {
+    let auth_header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let id: Identity = h.svc.auth.authenticate_header(auth_header)?;
+    let path = req.uri().path().to_string();
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
+    let types = || h.svc.store.types();
+    let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
+    match segs.as_slice() {
+        ["version"] => {
+            get_only(req.method())?;
+            json(&discovery::version())
+        }
+        ["healthz" | "livez" | "readyz"] => {
+            get_only(req.method())?;
+            let mut r = Response::new(Body::from("ok"));
+            r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+            Ok(r)
+        }
+        ["api"] => {
+            get_only(req.method())?;
+            json(&discovery::core_versions())
+        }
+        ["apis"] => {
+            get_only(req.method())?;
+            json(&discovery::group_list(&types()))
+        }
+        ["api", v] => {
+            get_only(req.method())?;
+            found(discovery::resource_list(&types(), "", v))
+        }
+        ["apis", "fieldstore.io", "v1", what] => {
+            get_only(req.method())?;
+            history::index(h, &id, what, req.uri().query()).await
+        }
+        ["apis", g] => {
+            get_only(req.method())?;
+            found(discovery::group(&types(), g))
+        }
+        ["apis", g, v] => {
+            get_only(req.method())?;
+            found(discovery::resource_list(&types(), g, v))
+        }
+        ["openapi", "v2"] => {
+            get_only(req.method())?;
+            let protobuf = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
+            match fallback::openapi_v2(&types(), protobuf) {
+                Some((body, content_type)) => {
+                    let mut r = Response::new(Body::from(body));
+                    r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
+                    Ok(r)
+                }
+                None => Err(Failure::no_route()),
+            }
+        }
+        ["openapi", "v3"] => {
+            get_only(req.method())?;
+            found(fallback::openapi_v3_index(&types()))
+        }
+        ["openapi", "v3", "api", v] => {
+            get_only(req.method())?;
+            found(fallback::openapi_v3_group_version(&types(), "", v))
+        }
+        ["openapi", "v3", "apis", g, v] => {
+            get_only(req.method())?;
+            found(fallback::openapi_v3_group_version(&types(), g, v))
+        }
+        _ => match paths::route(&path, &types())? {
+            paths::Route::Resource(t) => verbs::serve(h, id, t, req).await,
+            paths::Route::Other => Err(Failure::no_route()),
+        },
+    }
+}

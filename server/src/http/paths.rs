@@ -1,0 +1,109 @@
+//! Kubernetes REST paths: `/api/v1/…` and `/apis/GROUP/VERSION/…`, with or without
+//! `namespaces/NS/`, a `watch/` prefix, a name and a subresource.
+
+use super::reply::Failure;
+use fieldstore_engine::store::TypeSpec;
+
+/// What a resource path names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// The resource type.
+    pub(crate) spec: TypeSpec,
+    /// The namespace of the path (`namespaces/NS/…`), if any.
+    pub(crate) namespace: Option<String>,
+    /// The object's name, if the path names one.
+    pub(crate) name: Option<String>,
+    /// The subresource (`status`, `blame`, `history`, `log`), if any.
+    pub(crate) subresource: Option<String>,
+    /// Whether the path had the legacy `watch/` prefix.
+    pub(crate) watch: bool,
+}
+
+impl Target {
+    /// The namespace as the store takes it.
+    pub(crate) fn ns(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+}
+
+/// A parsed path: discovery of a group-version, or a resource.
+#[derive(Debug)]
+pub(crate) enum Route {
+    /// Not a resource path.
+    Other,
+    /// A resource path.
+    Resource(Target),
+}
+
+/// Resolves a path against the registered `types`.
+///
+/// # Errors
+/// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
+pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Route, Failure> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
+        ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
+        _ => return Ok(Route::Other),
+    };
+    if rest.iter().any(|s| s.is_empty()) {
+        return Err(Failure::no_route());
+    }
+    let (watch, rest) = match rest {
+        ["watch", rest @ ..] => (true, rest),
+        _ => (false, rest),
+    };
+    let in_gv = |plural: &str| types.iter().find(|t| t.group == group && t.version == version && t.plural == plural);
+    // `namespaces/NS/RESOURCE…`, unless the third segment is a subresource of the namespace.
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, r, more @ ..] if !more.is_empty() || in_gv(r).is_some() => (Some(ns.to_string()), &rest[2..]),
+        _ => (None, rest),
+    };
+    let (plural, name, subresource) = match rest {
+        [p] => (*p, None, None),
+        [p, n] => (*p, Some(n.to_string()), None),
+        [p, n, s] => (*p, Some(n.to_string()), Some(s.to_string())),
+        _ => return Err(Failure::no_route()),
+    };
+    let spec = in_gv(plural).ok_or_else(Failure::no_route)?.clone();
+    if namespace.is_some() && !spec.namespaced {
+        return Err(Failure::no_route());
+    }
+    if name.is_some() && spec.namespaced && namespace.is_none() {
+        return Err(Failure::no_route());
+    }
+    Ok(Route::Resource(Target { spec, namespace, name, subresource, watch }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldstore_engine::store::builtin_types;
+
+    fn target(p: &str) -> Target {
+        match route(p, &builtin_types()).unwrap() {
+            Route::Resource(t) => t,
+            Route::Other => panic!("{p} is not a resource path"),
+        }
+    }
+
+    #[test]
+    fn resource_paths() {
+        let t = target("/api/v1/namespaces/default/configmaps/x");
+        assert_eq!((t.spec.plural.as_str(), t.ns(), t.name.as_deref()), ("configmaps", Some("default"), Some("x")));
+        let t = target("/api/v1/namespaces/default");
+        assert_eq!((t.spec.plural.as_str(), t.ns(), t.name.as_deref()), ("namespaces", None, Some("default")));
+        let t = target("/api/v1/namespaces/default/status");
+        assert_eq!((t.name.as_deref(), t.subresource.as_deref()), (Some("default"), Some("status")));
+        let t = target("/apis/apps/v1/watch/namespaces/a/deployments");
+        assert!(t.watch && t.name.is_none());
+        let t = target("/api/v1/pods");
+        assert_eq!((t.ns(), t.name.as_deref()), (None, None));
+        let t = target("/api/v1/namespaces/a/pods/p/status");
+        assert_eq!(t.subresource.as_deref(), Some("status"));
+        assert!(matches!(route("/version", &builtin_types()), Ok(Route::Other)));
+        for bad in ["/api/v1/nothings", "/api/v1/namespaces/a/nodes", "/api/v1/pods/p", "/apis/apps/v2/deployments", "/api/v1/a/b/c/d"] {
+            assert_eq!(route(bad, &builtin_types()).unwrap_err().code(), 404, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Answers of the HTTP API: objects as JSON (or protobuf), and every failure as a Kubernetes
+//! `metav1.Status` with the HTTP code Kubernetes uses.
+
+use crate::api::pb;
+use crate::service::status::k8s_status;
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use fieldstore_engine::{Error, Reason};
+use http::{header, HeaderValue, StatusCode};
+use serde_json::{json, Value};
+
+/// A refused or failed request: the `Status` object it answers with.
+#[derive(Debug)]
+pub(crate) struct Failure(pub(crate) Value);
+
+impl Failure {
+    /// A failure with an engine [`Reason`].
+    pub(crate) fn new(reason: Reason, message: impl Into<String>) -> Self {
+        Failure::with_code(reason.code(), reason.as_str(), message)
+    }
+
+    /// A failure with a code and reason the engine does not produce (405, 406, 415).
+    pub(crate) fn with_code(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Failure(json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message.into(), "reason": reason, "code": code}))
+    }
+
+    /// 400 BadRequest.
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Failure::new(Reason::BadRequest, message)
+    }
+
+    /// 404 NotFound for a path that names no resource.
+    pub(crate) fn no_route() -> Self {
+        Failure::new(Reason::NotFound, "the server could not find the requested resource")
+    }
+
+    /// 405 MethodNotAllowed.
+    pub(crate) fn method_not_allowed(method: &http::Method) -> Self {
+        Failure::with_code(405, "MethodNotAllowed", format!("the server does not allow this method on the requested resource ({method})"))
+    }
+
+    /// 415 UnsupportedMediaType.
+    pub(crate) fn unsupported_media_type(content_type: &str, allowed: &[&str]) -> Self {
+        Failure::with_code(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - accepted media types include: {}; got {content_type:?}", allowed.join(", ")),
+        )
+    }
+
+    /// 406 NotAcceptable.
+    pub(crate) fn not_acceptable(accept: &str) -> Self {
+        Failure::with_code(
+            406,
+            "NotAcceptable",
+            format!("the server was unable to respond with a content type that the client supports ({accept:?}): use application/json, application/yaml or application/vnd.kubernetes.protobuf"),
+        )
+    }
+
+    /// The HTTP code of this failure.
+    pub(crate) fn code(&self) -> u16 {
+        self.0.get("code").and_then(Value::as_u64).and_then(|c| u16::try_from(c).ok()).unwrap_or(500)
+    }
+
+    /// The reason of this failure.
+    pub(crate) fn reason(&self) -> &str {
+        self.0.get("reason").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure(e.to_status())
+    }
+}
+
+impl From<tonic::Status> for Failure {
+    fn from(s: tonic::Status) -> Self {
+        match k8s_status(&s) {
+            Some(v) if v.get("kind").and_then(Value::as_str) == Some("Status") => Failure(v),
+            _ => Failure::new(Reason::InternalError, s.message().to_string()),
+        }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut r = json_bytes(serde_json::to_vec(&self.0).unwrap_or_default(), code);
+        if code == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"fieldstore\""));
+        }
+        r
+    }
+}
+
+/// A result of a handler: a response, or the Status it fails with.
+pub(crate) type Reply = Result<Response, Failure>;
+
+/// A JSON response body.
+pub(crate) fn json_bytes(body: Vec<u8>, code: StatusCode) -> Response {
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = code;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+/// A JSON value as a 200 response.
+pub(crate) fn json(v: &Value) -> Reply {
+    Ok(json_bytes(serde_json::to_vec(v).map_err(|e| Failure::new(Reason::InternalError, e.to_string()))?, StatusCode::OK))
+}
+
+/// An encoded body ([`crate::service::body`]) as a response with `code`.
+pub(crate) fn encoded(b: pb::Body, code: StatusCode) -> Response {
+    let mut r = Response::new(Body::from(b.data));
+    *r.status_mut() = code;
+    if let Ok(v) = HeaderValue::from_str(&b.content_type) {
+        r.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+/// Adds `Warning: 299 - "…"` headers, as kube-apiserver sends them.
+pub(crate) fn with_warnings(mut r: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        let text = format!("299 - {}", serde_json::Value::String(w.clone()));
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            r.headers_mut().append(header::WARNING, v);
+        }
+    }
+    r
+}

@@ -1,0 +1,409 @@
+//! The verbs on resource paths: get, list, create, update (PUT), patch (the four patch types),
+//! delete and deletecollection, with dry runs, field validation, the `status` subresource and
+//! Table output; watches and fieldstore's history subresources are handed to [`super::watch`]
+//! and [`super::history`].
+
+use super::fallback::{to_table, IncludeObject};
+use super::negotiate::{self, Accept, PatchKind};
+use super::paths::Target;
+use super::query::{FieldValidation, Query};
+use super::reply::{encoded, with_warnings, Failure, Reply};
+use super::{history, unknown_fields, watch, Http};
+use crate::api::pb;
+use crate::service::auth::Identity;
+use crate::service::body;
+use axum::extract::Request;
+use bytes::Bytes;
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, Store, WriteOptions};
+use fieldstore_engine::{Error, Reason};
+use http::{header, Method, StatusCode};
+use serde_json::{json, Value};
+
+/// One request on a resource path.
+pub(crate) struct Ctx<'a> {
+    pub(crate) h: &'a Http,
+    pub(crate) id: Identity,
+    pub(crate) t: Target,
+    pub(crate) q: Query,
+    pub(crate) accept: Accept,
+    content_type: Option<String>,
+    user_agent: Option<String>,
+}
+
+/// Serves a request on a resource path.
+pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: Request) -> Reply {
+    let (parts, body) = req.into_parts();
+    let hdr = |n: header::HeaderName| parts.headers.get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let accept = negotiate::accept(hdr(header::ACCEPT).as_deref())?;
+    let ctx = Ctx {
+        h,
+        id,
+        q: Query::parse(parts.uri.query()),
+        accept,
+        content_type: hdr(header::CONTENT_TYPE),
+        user_agent: hdr(header::USER_AGENT),
+        t,
+    };
+    let method = parts.method;
+    let not_allowed = || Err(Failure::method_not_allowed(&method));
+    match (ctx.t.name.is_some(), ctx.t.subresource.as_deref()) {
+        (false, None) => match method {
+            Method::GET if ctx.t.watch || ctx.q.flag("watch")? => watch::serve(&ctx).await,
+            Method::GET => ctx.list().await,
+            // Writes to every namespace at once are not served, as in Kubernetes.
+            _ if ctx.t.spec.namespaced && ctx.t.namespace.is_none() => not_allowed(),
+            Method::POST => ctx.create(body).await,
+            Method::DELETE => ctx.delete_collection(body).await,
+            _ => not_allowed(),
+        },
+        (true, sub @ (None | Some("status"))) => {
+            if sub.is_some() && !ctx.t.spec.status_subresource {
+                return Err(Failure::no_route());
+            }
+            match method {
+                Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")?) => watch::serve(&ctx).await,
+                Method::GET => ctx.get().await,
+                Method::PUT => ctx.update(body).await,
+                Method::PATCH => ctx.patch(body).await,
+                Method::DELETE if sub.is_none() => ctx.delete(body).await,
+                _ => not_allowed(),
+            }
+        }
+        (true, Some(what @ ("blame" | "history" | "log"))) => match method {
+            Method::GET => history::object(&ctx, what).await,
+            _ => not_allowed(),
+        },
+        _ => Err(Failure::no_route()),
+    }
+}
+
+impl Ctx<'_> {
+    /// Fails unless the caller may do `verb` on this resource in this namespace.
+    pub(crate) fn admit(&self, verb: &str) -> Result<(), Failure> {
+        self.h.svc.auth.authorize(&self.id, verb, &self.t.spec.resource(), self.t.ns().unwrap_or(""))?;
+        Ok(())
+    }
+
+    /// Runs a store call on the blocking pool within the request deadline.
+    pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Failure> {
+        self.h.svc.call(f).await.map_err(Failure::from)
+    }
+
+    fn name(&self) -> String {
+        self.t.name.clone().unwrap_or_default()
+    }
+
+    fn ns(&self) -> Option<String> {
+        self.t.namespace.clone()
+    }
+
+    fn status(&self) -> bool {
+        self.t.subresource.as_deref() == Some("status")
+    }
+
+    /// `includeObject` of a Table request (default `Metadata`).
+    pub(crate) fn include_object(&self) -> Result<IncludeObject, Failure> {
+        match self.q.get("includeObject") {
+            None | Some("Metadata") => Ok(IncludeObject::Metadata),
+            Some("None") => Ok(IncludeObject::None),
+            Some("Object") => Ok(IncludeObject::Object),
+            Some(v) => Err(Failure::bad_request(format!("invalid includeObject {v:?}: None, Metadata or Object"))),
+        }
+    }
+
+    /// An object as the client accepts it.
+    fn respond(&self, v: &Value, code: StatusCode) -> Reply {
+        if self.accept == Accept::Table {
+            let meta = json!({"resourceVersion": v.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))});
+            let table = to_table(&self.t.spec, std::slice::from_ref(v), self.include_object()?, meta);
+            return Ok(encoded(body::encode(&table, body::JSON)?, code));
+        }
+        Ok(encoded(body::encode(v, self.accept.media_type())?, code))
+    }
+
+    /// The request body, at most `--max-request-bytes` (413 beyond).
+    async fn read(&self, b: axum::body::Body) -> Result<Bytes, Failure> {
+        read_body(b, self.h.svc.limits.max_request_bytes).await
+    }
+
+    /// A create or update body, as an object of this resource's type.
+    async fn object_body(&self, b: axum::body::Body) -> Result<Value, Failure> {
+        let media = negotiate::object_body(self.content_type.as_deref())?;
+        let data = self.read(b).await?;
+        let mut v = body::decode(Some(&pb::Body { content_type: media, data: data.to_vec() }), "body")?;
+        let Value::Object(m) = &mut v else { return Err(Failure::bad_request("the body must be a JSON object")) };
+        m.entry("apiVersion").or_insert_with(|| Value::String(self.t.spec.api_version()));
+        m.entry("kind").or_insert_with(|| Value::String(self.t.spec.kind.clone()));
+        Ok(v)
+    }
+
+    /// Checks (or fills in) the body's name against the URL's.
+    fn same_name(&self, v: &mut Value) -> Result<(), Failure> {
+        let url = self.name();
+        match v.pointer("/metadata/name").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() && n != url => {
+                Err(Failure::bad_request(format!("the name of the object ({n}) does not match the name on the URL ({url})")))
+            }
+            Some(n) if !n.is_empty() => Ok(()),
+            _ => {
+                let meta = v.as_object_mut().map(|m| m.entry("metadata").or_insert_with(|| json!({})));
+                match meta {
+                    Some(Value::Object(meta)) => {
+                        meta.insert("name".into(), Value::String(url));
+                        Ok(())
+                    }
+                    _ => Err(Failure::bad_request("metadata must be an object")),
+                }
+            }
+        }
+    }
+
+    /// Runs a write of `object`, treating fields its schema does not declare as `fieldValidation`
+    /// asks: Strict fails (400), Warn and Ignore drop them (Warn with a warning each).
+    async fn write_checked(
+        &self,
+        object: Value,
+        write: impl Fn(&Store, &Value) -> Result<Value, Error> + Send + 'static,
+    ) -> Result<(Value, Vec<String>), Failure> {
+        let validation = self.q.field_validation()?;
+        self.call(move |s| match write(&s, &object) {
+            Err(Error::Invalid(errs)) => {
+                let unknown = unknown_fields::paths(&errs);
+                if unknown.is_empty() {
+                    return Err(Error::Invalid(errs));
+                }
+                let warnings: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
+                if validation == FieldValidation::Strict {
+                    return Err(Error::BadRequest(format!("strict decoding error: {}", warnings.join(", "))));
+                }
+                let mut stripped = object.clone();
+                for p in &unknown {
+                    unknown_fields::remove(&mut stripped, p);
+                }
+                let out = write(&s, &stripped)?;
+                Ok((out, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
+            }
+            r => r.map(|o| (o, Vec::new())),
+        })
+        .await
+    }
+
+    async fn get(&self) -> Reply {
+        self.admit("get")?;
+        let opts = GetOptions { resource_version: self.q.string("resourceVersion"), resource_version_match: self.q.rv_match()? };
+        let (resource, ns, name) = (self.t.spec.resource(), self.ns(), self.name());
+        let out = self.call(move |s| s.get(&resource, ns.as_deref(), &name, &opts)).await?;
+        self.respond(&out, StatusCode::OK)
+    }
+
+    async fn list(&self) -> Reply {
+        self.admit("list")?;
+        let opts = self.q.list_options()?;
+        let (resource, ns) = (self.t.spec.resource(), self.ns());
+        let (api_version, kind) = (self.t.spec.api_version(), self.t.spec.kind.clone());
+        if self.accept == Accept::Table {
+            let include = self.include_object()?;
+            let list = self.call(move |s| s.list(&resource, ns.as_deref(), &opts)).await?;
+            let mut meta = json!({"resourceVersion": list.resource_version.to_string()});
+            if let Some(c) = &list.continue_token {
+                meta["continue"] = json!(c);
+            }
+            if let Some(n) = list.remaining_item_count {
+                meta["remainingItemCount"] = json!(n);
+            }
+            let table = to_table(&self.t.spec, &list.items, include, meta);
+            return Ok(encoded(body::encode(&table, body::JSON)?, StatusCode::OK));
+        }
+        // Pages are read as JSON text: no object is parsed and serialised again.
+        let list = self.call(move |s| s.list_json(&resource, ns.as_deref(), &opts)).await?;
+        let out = list.to_json_bytes(&api_version, &kind);
+        Ok(encoded(body::encode_json(out, &api_version, &format!("{kind}List"), self.accept.media_type())?, StatusCode::OK))
+    }
+
+    async fn create(&self, b: axum::body::Body) -> Reply {
+        self.admit("create")?;
+        let object = self.object_body(b).await?;
+        let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?);
+        let (resource, ns) = (self.t.spec.resource(), self.ns());
+        let namespace_kind = resource == "namespaces";
+        let (mut out, warnings) = self
+            .write_checked(object, move |s, o| {
+                let out = s.create(&resource, ns.as_deref(), o, &opts)?;
+                if namespace_kind && !opts.dry_run {
+                    // As Kubernetes' namespace strategy: a new namespace is Active.
+                    return activate_namespace(s, out, &opts.manager);
+                }
+                Ok(out)
+            })
+            .await?;
+        if namespace_kind && self.q.dry_run()? {
+            out["status"] = json!({"phase": "Active"});
+        }
+        Ok(with_warnings(self.respond(&out, StatusCode::CREATED)?, &warnings))
+    }
+
+    async fn update(&self, b: axum::body::Body) -> Reply {
+        self.admit("update")?;
+        let mut object = self.object_body(b).await?;
+        self.same_name(&mut object)?;
+        let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?).status(self.status());
+        let (resource, ns) = (self.t.spec.resource(), self.ns());
+        let (out, warnings) = self.write_checked(object, move |s, o| s.update(&resource, ns.as_deref(), o, &opts)).await?;
+        Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
+    }
+
+    async fn patch(&self, b: axum::body::Body) -> Reply {
+        let kind = negotiate::patch_kind(self.content_type.as_deref())?;
+        self.admit(if kind == PatchKind::Apply { "apply" } else { "patch" })?;
+        let force = self.q.flag("force")?;
+        if kind == PatchKind::Strategic && !matches!(self.t.spec.schema, SchemaSource::Builtin { .. } | SchemaSource::OpenApi { .. } | SchemaSource::SmdYaml { .. }) {
+            return Err(Failure::unsupported_media_type(
+                "application/strategic-merge-patch+json",
+                &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"],
+            ));
+        }
+        if force && kind != PatchKind::Apply {
+            return Err(Failure::new(Reason::Invalid, "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"));
+        }
+        let data = self.read(b).await?;
+        let dry_run = self.q.dry_run()?;
+        let (resource, ns, name) = (self.t.spec.resource(), self.ns(), self.name());
+        let (out, warnings) = if kind == PatchKind::Apply {
+            let Some(manager) = self.q.string("fieldManager") else {
+                return Err(Failure::new(Reason::Invalid, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+            };
+            let mut config: Value =
+                serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
+            if !config.is_object() {
+                return Err(Failure::bad_request("the apply configuration must be an object"));
+            }
+            self.same_name(&mut config)?;
+            let opts = WriteOptions::new(manager).dry_run(dry_run).force(force).status(self.status());
+            self.write_checked(config, move |s, o| s.apply(&resource, ns.as_deref(), o, &opts)).await?
+        } else {
+            let patch: Value = serde_json::from_slice(&data).map_err(|e| Failure::bad_request(format!("invalid JSON patch body: {e}")))?;
+            let patch_type = match kind {
+                PatchKind::Strategic => PatchType::Strategic,
+                PatchKind::Merge => PatchType::Merge,
+                _ => PatchType::Json,
+            };
+            let opts =
+                WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(dry_run).status(self.status());
+            self.write_checked(patch, move |s, p| s.patch(&resource, ns.as_deref(), &name, patch_type, p, &opts)).await?
+        };
+        Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
+    }
+
+    /// DeleteOptions from the body (JSON, YAML or protobuf) and the query.
+    async fn delete_options(&self, b: axum::body::Body) -> Result<DeleteOptions, Failure> {
+        let data = self.read(b).await?;
+        let body = if data.iter().all(u8::is_ascii_whitespace) {
+            json!({})
+        } else {
+            let media = negotiate::object_body(self.content_type.as_deref())?;
+            body::decode(Some(&pb::Body { content_type: media, data: data.to_vec() }), "DeleteOptions")?
+        };
+        let s = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+        let dry_run = match body.get("dryRun") {
+            None | Some(Value::Null) => self.q.dry_run()?,
+            Some(v) if v == &json!(["All"]) => true,
+            Some(v) if v == &json!([]) => self.q.dry_run()?,
+            Some(v) => return Err(Failure::bad_request(format!("Invalid dry run value {v}: only [\"All\"] is supported"))),
+        };
+        let policy = s("/propagationPolicy").or_else(|| self.q.string("propagationPolicy"));
+        if let Some(p) = policy.filter(|p| !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")) {
+            return Err(Failure::new(Reason::Invalid, format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")));
+        }
+        let grace = body.get("gracePeriodSeconds").filter(|v| !v.is_null());
+        if grace.is_some_and(|g| g.as_i64().is_none()) {
+            return Err(Failure::bad_request("gracePeriodSeconds must be an integer"));
+        }
+        if let Some(g) = self.q.get("gracePeriodSeconds") {
+            g.parse::<i64>().map_err(|_| Failure::bad_request(format!("invalid gracePeriodSeconds {g:?}")))?;
+        }
+        Ok(DeleteOptions { uid: s("/preconditions/uid"), resource_version: s("/preconditions/resourceVersion"), dry_run })
+    }
+
+    async fn delete(&self, b: axum::body::Body) -> Reply {
+        self.admit("delete")?;
+        let opts = self.delete_options(b).await?;
+        let (resource, ns, name) = (self.t.spec.resource(), self.ns(), self.name());
+        let out = self.call(move |s| s.delete(&resource, ns.as_deref(), &name, &opts)).await?;
+        let pending = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+            && out.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null());
+        if pending {
+            // Finalizers hold it: the object, with its deletionTimestamp.
+            return self.respond(&out, StatusCode::OK);
+        }
+        let mut details = json!({"name": self.name(), "kind": self.t.spec.plural});
+        if !self.t.spec.group.is_empty() {
+            details["group"] = json!(self.t.spec.group);
+        }
+        if let Some(uid) = out.pointer("/metadata/uid") {
+            details["uid"] = uid.clone();
+        }
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});
+        Ok(encoded(body::encode(&status, body::JSON)?, StatusCode::OK))
+    }
+
+    async fn delete_collection(&self, b: axum::body::Body) -> Reply {
+        self.admit("deletecollection")?;
+        let opts = self.delete_options(b).await?;
+        let list = self.q.list_options()?;
+        let (resource, ns) = (self.t.spec.resource(), self.ns());
+        let items = self.call(move |s| s.delete_collection(&resource, ns.as_deref(), &list, &opts)).await?;
+        let out = json!({"apiVersion": self.t.spec.api_version(), "kind": format!("{}List", self.t.spec.kind), "metadata": {}, "items": items});
+        Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
+    }
+}
+
+/// Sets a new namespace's `status.phase` to `Active`.
+fn activate_namespace(s: &Store, mut ns: Value, manager: &str) -> Result<Value, Error> {
+    if ns.pointer("/status/phase").is_some() {
+        return Ok(ns);
+    }
+    ns["status"] = json!({"phase": "Active"});
+    s.update("namespaces", None, &ns, &WriteOptions::new(manager).status(true))
+}
+
+/// Makes sure the namespaces Kubernetes has from the start exist: `default`, `kube-system`,
+/// `kube-public` and `kube-node-lease`, Active.
+///
+/// # Errors
+/// Those of the store.
+pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        match s.get("namespaces", None, name, &GetOptions::default()) {
+            Ok(_) => {}
+            Err(Error::NotFound { .. }) => {
+                let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}});
+                let opts = WriteOptions::new("fieldstore");
+                let created = match s.create("namespaces", None, &ns, &opts) {
+                    Ok(v) => v,
+                    Err(Error::AlreadyExists { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
+                activate_namespace(s, created, "fieldstore")?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Reads a request body of at most `limit` bytes.
+///
+/// # Errors
+/// 413 beyond the limit; 400 when the body cannot be read.
+pub(crate) async fn read_body(b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(b, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(Failure::new(
+            Reason::RequestEntityTooLarge,
+            format!("Request entity too large: the request body is larger than the limit of {limit} bytes"),
+        )),
+        Err(e) => Err(Failure::bad_request(format!("reading the request body: {e}"))),
+    }
+}
