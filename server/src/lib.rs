@@ -1,6 +1,6 @@
 //! fieldstore's server and command-line tool: the gRPC API (`api`), its service over the store
-//! (`service`), `fieldstore serve` (`serve`), and the CLI
-//! (`cli`, the `fieldstore` binary's entry point).
+//! (`service`), `fieldstore serve` (`serve`), the Kubernetes REST API's documents (`http`), and
+//! the CLI (`cli`, the `fieldstore` binary's entry point).
 
 // Every gRPC handler and the helpers it calls return `tonic::Status` (176 bytes) as their error,
 // as tonic's own examples do; boxing it would only move the allocation into each failure.
@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod http;
 pub mod metrics;
 pub mod serve;
 pub mod service;
