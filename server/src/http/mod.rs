@@ -3,4 +3,4 @@
 //! router to serve.
 
 pub mod openapi;
-// pub mod table;
+pub mod table;
