@@ -1,12 +1,15 @@
 //! Compiles `proto/fieldstore/v1/store.proto` with protox (pure Rust, no `protoc`) and
 //! tonic-build into `OUT_DIR`; `src/api.rs` includes the generated code, kept apart from ours.
-//! The encoded descriptor set is written too, for gRPC server reflection.
+//! The encoded descriptor set is written too, for gRPC server reflection. Also compiles
+//! `proto/gnostic/openapiv2.proto` (gnostic's OpenAPI v2 messages, `openapi.v2.rs`) with
+//! prost-build, for `src/http/openapi/gnostic.rs`.
 
 use std::error::Error;
 use std::path::PathBuf;
 
 const PROTO_ROOT: &str = "../proto";
 const PROTOS: &[&str] = &["fieldstore/v1/store.proto"];
+const GNOSTIC: &str = "gnostic/openapiv2.proto";
 
 fn main() -> Result<(), Box<dyn Error>> {
     for proto in PROTOS {
@@ -16,5 +19,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("fieldstore_descriptor.bin"), prost::Message::encode_to_vec(&descriptors))?;
     tonic_build::configure().build_client(true).build_server(true).compile_fds(descriptors)?;
+    println!("cargo:rerun-if-changed={PROTO_ROOT}/{GNOSTIC}");
+    prost_build::Config::new().compile_fds(protox::compile([GNOSTIC], [PROTO_ROOT])?)?;
     Ok(())
 }

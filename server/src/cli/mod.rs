@@ -14,6 +14,7 @@ mod backend;
 mod envelope;
 mod error;
 mod fields;
+mod kubeconfig;
 mod output;
 mod patch_local;
 mod provenance;
@@ -27,7 +28,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use backend::{Backend, Remote};
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use error::{CliError, Result};
 use fieldstore_engine::store::{Options, Store};
 use output::Output;
@@ -72,6 +74,9 @@ enum Command {
     PatchLocal(patch_local::PatchLocalArgs),
     /// Serve the store over gRPC (health, reflection; see `proto/fieldstore/v1/store.proto`).
     Serve(crate::serve::ServeArgs),
+    /// Print a kubeconfig for a running server's Kubernetes API (`--server URL`, default
+    /// http://127.0.0.1:7701; `--token T`; `--tls-ca FILE` for https).
+    Kubeconfig(kubeconfig::KubeconfigArgs),
     /// Store verbs, run in-process on the data directory (`--data DIR`).
     #[command(flatten)]
     Store(StoreCommand),
@@ -155,7 +160,14 @@ impl StoreCommand {
 
 /// Parses the arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    // `kubeconfig` takes `--server` from the command line only: FIELDSTORE_SERVER names the
+    // gRPC address, not the HTTP API's.
+    let server_flag = (matches.value_source("server") == Some(ValueSource::CommandLine)).then(|| cli.server.clone()).flatten();
     let mut output = None;
     let outcome = match cli.command {
         Command::Envelope(command) => envelope::run(command),
@@ -163,6 +175,7 @@ pub fn main() -> ExitCode {
         Command::Replay => replay::run(),
         Command::PatchLocal(args) => patch_local::run(args),
         Command::Serve(args) => crate::serve::run(&cli.data, &args).map_err(|e| CliError::Usage(e.to_string())),
+        Command::Kubeconfig(args) => kubeconfig::run(&args, server_flag.as_deref(), cli.token.as_deref(), cli.tls_ca.as_deref()),
         Command::Store(command) => {
             output = Some(command.output());
             let target = match cli.server {

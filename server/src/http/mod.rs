@@ -10,11 +10,12 @@
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
 //! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
-//! own paths), [`fallback`] (stand-ins for the Table and OpenAPI modules), [`reply`] (responses
-//! and `Status` failures), [`listener`] (TCP and TLS).
+//! own paths), [`openapi`] and [`documents`] (the OpenAPI documents, built once per change of the
+//! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
+//! [`listener`] (TCP and TLS).
 
 mod discovery;
-mod fallback;
+mod documents;
 mod history;
 pub mod listener;
 mod negotiate;
@@ -25,6 +26,9 @@ mod reply;
 mod verbs;
 pub use verbs::ensure_namespaces;
 mod watch;
+
+pub mod openapi;
+pub mod table;
 
 use crate::service::auth::Identity;
 use crate::service::StoreService;
@@ -40,12 +44,13 @@ use std::time::Instant;
 #[derive(Clone)]
 pub struct Http {
     svc: StoreService,
+    docs: documents::Documents,
 }
 
 impl Http {
     /// The API over the same store, auth, limits and metrics as `svc`.
     pub fn new(svc: StoreService) -> Self {
-        Http { svc }
+        Http { svc, docs: documents::Documents::default() }
     }
 
     /// The axum router of every path.
@@ -109,35 +114,42 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
-            let protobuf = req
-                .headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
-            match fallback::openapi_v2(&types(), protobuf) {
-                Some((body, content_type)) => {
-                    let mut r = Response::new(Body::from(body));
-                    r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
-                    Ok(r)
-                }
-                None => Err(Failure::no_route()),
-            }
+            let protobuf =
+                req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
+            let (body, content_type) = h.docs.v2(&types(), protobuf);
+            Ok(bytes_reply(body, content_type))
         }
         ["openapi", "v3"] => {
             get_only(req.method())?;
-            found(fallback::openapi_v3_index(&types()))
+            Ok(bytes_reply(h.docs.v3_index(&types()), "application/json"))
         }
         ["openapi", "v3", "api", v] => {
             get_only(req.method())?;
-            found(fallback::openapi_v3_group_version(&types(), "", v))
+            h.docs.v3_group_version(&types(), "", v).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         ["openapi", "v3", "apis", g, v] => {
             get_only(req.method())?;
-            found(fallback::openapi_v3_group_version(&types(), g, v))
+            h.docs.v3_group_version(&types(), g, v).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         _ => match paths::route(&path, &types())? {
             paths::Route::Resource(t) => verbs::serve(h, id, t, req).await,
             paths::Route::Other => Err(Failure::no_route()),
         },
+    }
+}
+
+/// A 200 response of shared bytes.
+fn bytes_reply(body: std::sync::Arc<Vec<u8>>, content_type: &'static str) -> Response {
+    let mut r = Response::new(Body::from(bytes::Bytes::from_owner(ArcBytes(body))));
+    r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
+    r
+}
+
+/// Shared document bytes as a response body without copying them.
+struct ArcBytes(std::sync::Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for ArcBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
     }
 }

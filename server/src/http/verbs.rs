@@ -3,7 +3,7 @@
 //! Table output; watches and fieldstore's history subresources are handed to [`super::watch`]
 //! and [`super::history`].
 
-use super::fallback::{to_table, IncludeObject};
+use super::table::{table as to_table, IncludeObject};
 use super::negotiate::{self, Accept, PatchKind};
 use super::paths::Target;
 use super::query::{FieldValidation, Query};

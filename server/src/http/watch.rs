@@ -4,7 +4,7 @@
 //! a watch that cannot start because its resourceVersion is compacted is a 200 with one ERROR
 //! event carrying the 410 Status, as kube-apiserver answers it.
 
-use super::fallback::to_table;
+use super::table::table as to_table;
 use super::negotiate::Accept;
 use super::reply::{Failure, Reply};
 use super::verbs::Ctx;
