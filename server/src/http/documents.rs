@@ -9,8 +9,10 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The media type of `/openapi/v2` in gnostic's protobuf encoding.
-pub(crate) const OPENAPI_V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The content type of `/openapi/v2` in gnostic's protobuf encoding, as kube-openapi answers both
+/// `…spec.v2@v1.0+protobuf` (the form kubectl asks for, which Go's `mime` cannot parse back) and
+/// `…spec.v2.v1.0+protobuf`.
+pub(crate) const OPENAPI_V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// The documents of one state of the registered types, built on first request.
 #[derive(Default)]

@@ -116,6 +116,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             let protobuf =
                 req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
+            // `Accept` lists protobuf first, JSON as the fallback: protobuf whenever it is named.
             let (body, content_type) = h.docs.v2(&types(), protobuf);
             Ok(bytes_reply(body, content_type))
         }
