@@ -128,8 +128,12 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
             store.register(spec)?;
         }
     }
-    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …).
-    crate::http::ensure_namespaces(&store)?;
+    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …), which kubectl and
+    // the client libraries take for granted; a gRPC-only server (`--no-http`) leaves the data as
+    // it finds it.
+    if http.is_some() {
+        crate::http::ensure_namespaces(&store)?;
+    }
     let limits = Limits {
         max_request_bytes: args.max_request_bytes,
         max_watches_per_client: args.max_watches_per_client,
@@ -164,7 +168,14 @@ struct Addrs {
 
 type TlsConfigs = (tonic::transport::ServerTlsConfig, Arc<tokio_rustls::rustls::ServerConfig>);
 
-async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, addrs: Addrs, tls: Option<TlsConfigs>, data: &Path) -> Result<(), ServeError> {
+async fn serve(
+    store: Store,
+    auth: Arc<Auth>,
+    limits: Limits,
+    addrs: Addrs,
+    tls: Option<TlsConfigs>,
+    data: &Path,
+) -> Result<(), ServeError> {
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
     let (tls, http_tls) = match tls {
         Some((g, h)) => (Some(g), Some(h)),

@@ -31,7 +31,9 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
             .arg("--data")
             .arg(dir.path().join("data"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+            // The gRPC API alone: no HTTP API, so no namespaces created at start either, and
+            // revisions count from the test's first write.
+            .args(["serve", "--listen", "127.0.0.1:0", "--no-http"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -62,7 +62,9 @@ impl Documents {
 
     /// `/openapi/v3`: the index of group-version documents.
     pub(crate) fn v3_index(&self, types: &[TypeSpec]) -> Arc<Vec<u8>> {
-        self.with(types, |b| b.v3_index.get_or_insert_with(|| Arc::new(serde_json::to_vec(&openapi::v3_index(types)).unwrap_or_default())).clone())
+        self.with(types, |b| {
+            b.v3_index.get_or_insert_with(|| Arc::new(serde_json::to_vec(&openapi::v3_index(types)).unwrap_or_default())).clone()
+        })
     }
 
     /// `/openapi/v3/api/v1` (group `""`) or `/openapi/v3/apis/GROUP/VERSION`; `None` when no
@@ -70,7 +72,9 @@ impl Documents {
     pub(crate) fn v3_group_version(&self, types: &[TypeSpec], group: &str, version: &str) -> Option<Arc<Vec<u8>>> {
         self.with(types, |b| {
             b.v3.entry((group.to_string(), version.to_string()))
-                .or_insert_with(|| openapi::v3_group_version(types, group, version).map(|d| Arc::new(serde_json::to_vec(&d).unwrap_or_default())))
+                .or_insert_with(|| {
+                    openapi::v3_group_version(types, group, version).map(|d| Arc::new(serde_json::to_vec(&d).unwrap_or_default()))
+                })
                 .clone()
         })
     }

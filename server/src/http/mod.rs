@@ -21,8 +21,8 @@ pub mod listener;
 mod negotiate;
 mod paths;
 mod query;
-mod unknown_fields;
 mod reply;
+mod unknown_fields;
 mod verbs;
 pub use verbs::ensure_namespaces;
 mod watch;
@@ -114,8 +114,11 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
-            let protobuf =
-                req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
+            let protobuf = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
             // `Accept` lists protobuf first, JSON as the fallback: protobuf whenever it is named.
             let (body, content_type) = h.docs.v2(&types(), protobuf);
             Ok(bytes_reply(body, content_type))

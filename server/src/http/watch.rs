@@ -4,9 +4,9 @@
 //! a watch that cannot start because its resourceVersion is compacted is a 200 with one ERROR
 //! event carrying the 410 Status, as kube-apiserver answers it.
 
-use super::table::table as to_table;
 use super::negotiate::Accept;
 use super::reply::{Failure, Reply};
+use super::table::table as to_table;
 use super::verbs::Ctx;
 use axum::body::Body;
 use axum::response::Response;
@@ -65,7 +65,9 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         let mut columns_sent = false;
         let send = |ev: &WatchEvent, columns_sent: &mut bool| -> bool {
             let mut event = ev.to_json(&api_version, &kind);
-            if let (Some(spec), Some(include), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&table, include, ev) {
+            if let (Some(spec), Some(include), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) =
+                (&table, include, ev)
+            {
                 let meta = json!({"resourceVersion": o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
                 let mut t = to_table(spec, std::slice::from_ref(&**o), include, meta);
                 // Column definitions come with the first event only, as kube-apiserver sends them.
