@@ -402,6 +402,12 @@ impl Registry {
         self.by_id.keys().max().map_or(1, |m| m + 1)
     }
 
+    /// The first type, in registration order, whose spec satisfies `pred` (without copying the
+    /// others: a lookup on every request must not clone every spec).
+    pub(crate) fn first(&self, pred: impl Fn(&TypeSpec) -> bool) -> Option<&Arc<Registered>> {
+        self.by_id.values().filter(|t| pred(&t.spec)).min_by_key(|t| t.id)
+    }
+
     pub(crate) fn specs(&self) -> Vec<TypeSpec> {
         let mut v: Vec<_> = self.by_id.values().map(|t| (t.id, t.spec.clone())).collect();
         v.sort_by_key(|(id, _)| *id);

@@ -49,9 +49,10 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] when no type has that name.
     pub fn find_type(&self, name: &str) -> Result<TypeSpec> {
-        self.types()
-            .into_iter()
-            .find(|t| t.is_named(name))
+        let registry = self.core().registry.read();
+        registry
+            .first(|t| t.is_named(name))
+            .map(|t| t.spec.clone())
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
     }
 
@@ -66,9 +67,10 @@ impl Store {
         if api_version.is_empty() || kind.is_empty() {
             return Err(Error::BadRequest("the object needs apiVersion and kind".into()));
         }
-        self.types()
-            .into_iter()
-            .find(|t| t.api_version() == api_version && t.kind == kind)
+        let registry = self.core().registry.read();
+        registry
+            .first(|t| t.kind == kind && t.api_version() == api_version)
+            .map(|t| t.spec.clone())
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") })
     }
 
