@@ -360,6 +360,9 @@ impl Registered {
 pub(crate) struct Registry {
     by_id: HashMap<u32, Arc<Registered>>,
     by_resource: HashMap<String, Arc<Registered>>,
+    /// Every spec in registration order, rebuilt on each registration and shared by readers that
+    /// need them all on every request (the HTTP API's routing and discovery).
+    shared: Arc<[TypeSpec]>,
 }
 
 impl Registry {
@@ -367,6 +370,13 @@ impl Registry {
         let t = Arc::new(t);
         self.by_resource.insert(t.spec.resource(), t.clone());
         self.by_id.insert(t.id, t);
+        self.shared = self.specs().into();
+    }
+
+    /// Every spec in registration order, shared: the same allocation until the next
+    /// registration, so `Arc::ptr_eq` tells whether the types changed.
+    pub(crate) fn shared(&self) -> Arc<[TypeSpec]> {
+        self.shared.clone()
     }
 
     /// The type of a resource name: `plural` or `plural.group` (one lookup), else any name

@@ -43,6 +43,14 @@ impl Store {
         self.core().registry.read().specs()
     }
 
+    /// Every registered type, in registration order, without copying them: the same allocation
+    /// until the next registration (so [`Arc::ptr_eq`] tells whether the types changed). For
+    /// callers that need them all on every request.
+    #[must_use]
+    pub fn types_shared(&self) -> std::sync::Arc<[TypeSpec]> {
+        self.core().registry.read().shared()
+    }
+
     /// The registered type a client names: by plural (`configmaps`), `plural.group`, kind
     /// (any case) or singular kind (`configmap`, `deployment.apps`).
     ///

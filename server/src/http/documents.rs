@@ -17,8 +17,9 @@ pub(crate) const OPENAPI_V2_PROTOBUF: &str = "application/com.github.proto-opena
 /// The documents of one state of the registered types, built on first request.
 #[derive(Default)]
 struct Built {
-    /// Which state of the types these are for: the types' JSON.
-    types: Vec<u8>,
+    /// Which state of the types these are for ([`fieldstore_engine::store::Store::types_shared`]:
+    /// a new allocation on every registration).
+    types: Option<Arc<[TypeSpec]>>,
     v2_json: Option<Arc<Vec<u8>>>,
     v2_protobuf: Option<Arc<Vec<u8>>>,
     v3_index: Option<Arc<Vec<u8>>>,
@@ -32,18 +33,17 @@ pub(crate) struct Documents(Arc<Mutex<Built>>);
 
 impl Documents {
     /// Runs `f` on the documents of `types`, dropping those of an earlier state of the types.
-    fn with<R>(&self, types: &[TypeSpec], f: impl FnOnce(&mut Built) -> R) -> R {
-        let key = serde_json::to_vec(types).unwrap_or_default();
+    fn with<R>(&self, types: &Arc<[TypeSpec]>, f: impl FnOnce(&mut Built) -> R) -> R {
         let mut built = self.0.lock();
-        if built.types != key {
-            *built = Built { types: key, ..Built::default() };
+        if !built.types.as_ref().is_some_and(|t| Arc::ptr_eq(t, types)) {
+            *built = Built { types: Some(types.clone()), ..Built::default() };
         }
         f(&mut built)
     }
 
     /// `/openapi/v2`: the Swagger document as JSON, or in gnostic's protobuf when `protobuf`; with
     /// its content type.
-    pub(crate) fn v2(&self, types: &[TypeSpec], protobuf: bool) -> (Arc<Vec<u8>>, &'static str) {
+    pub(crate) fn v2(&self, types: &Arc<[TypeSpec]>, protobuf: bool) -> (Arc<Vec<u8>>, &'static str) {
         self.with(types, |b| {
             let json = b.v2_json.get_or_insert_with(|| Arc::new(serde_json::to_vec(&openapi::v2(types)).unwrap_or_default())).clone();
             if !protobuf {
@@ -61,7 +61,7 @@ impl Documents {
     }
 
     /// `/openapi/v3`: the index of group-version documents.
-    pub(crate) fn v3_index(&self, types: &[TypeSpec]) -> Arc<Vec<u8>> {
+    pub(crate) fn v3_index(&self, types: &Arc<[TypeSpec]>) -> Arc<Vec<u8>> {
         self.with(types, |b| {
             b.v3_index.get_or_insert_with(|| Arc::new(serde_json::to_vec(&openapi::v3_index(types)).unwrap_or_default())).clone()
         })
@@ -69,7 +69,7 @@ impl Documents {
 
     /// `/openapi/v3/api/v1` (group `""`) or `/openapi/v3/apis/GROUP/VERSION`; `None` when no
     /// registered type is of that group-version.
-    pub(crate) fn v3_group_version(&self, types: &[TypeSpec], group: &str, version: &str) -> Option<Arc<Vec<u8>>> {
+    pub(crate) fn v3_group_version(&self, types: &Arc<[TypeSpec]>, group: &str, version: &str) -> Option<Arc<Vec<u8>>> {
         self.with(types, |b| {
             b.v3.entry((group.to_string(), version.to_string()))
                 .or_insert_with(|| {

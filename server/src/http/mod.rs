@@ -75,7 +75,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
     let path = req.uri().path().to_string();
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
-    let types = || h.svc.store.types();
+    let types = || h.svc.store.types_shared();
     let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
     match segs.as_slice() {
         ["version"] => {
