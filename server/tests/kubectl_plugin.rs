@@ -3,9 +3,9 @@
 //! discovery, calls fieldstore's HTTP paths and prints as the `fieldstore` verbs print. Run
 //! directly and, when kubectl is installed, as `kubectl fieldstore`.
 
+mod stub;
+
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
@@ -79,49 +79,23 @@ fn answer(target: &str) -> (u16, Value) {
     }
 }
 
-/// Serves [`answer`] until the process ends; records each request line's target.
+/// Serves [`answer`] to requests with the token (401 to others); records each request's target.
 fn stub() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            let mut authorized = false;
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-                if h.to_ascii_lowercase().starts_with("authorization:") && h.trim_end().ends_with(&format!("Bearer {TOKEN}")) {
-                    authorized = true;
-                }
-            }
-            let target = request_line.split_whitespace().nth(1).unwrap_or("").to_string();
-            log.lock().unwrap().push(target.clone());
-            let (code, body) = if authorized {
-                answer(&target)
-            } else {
-                (
-                    401,
-                    json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Unauthorized", "code": 401, "message": "Unauthorized"}),
-                )
-            };
-            let body = body.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+    let url = stub::serve(move |req| {
+        log.lock().unwrap().push(req.target.clone());
+        let (code, body) = if req.header("authorization") == Some(&format!("Bearer {TOKEN}")) {
+            answer(&req.target)
+        } else {
+            (
+                401,
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Unauthorized", "code": 401, "message": "Unauthorized"}),
+            )
+        };
+        (code, "application/json", body.to_string().into_bytes())
     });
-    (format!("http://{addr}"), seen)
+    (url, seen)
 }
 
 fn kubeconfig(dir: &Path, server: &str, token: &str) -> std::path::PathBuf {

@@ -24,6 +24,22 @@ use std::collections::BTreeMap;
 
 pub use gnostic::v2_protobuf;
 
+/// The media type `/openapi/v2` answers [`v2_protobuf`] with, whichever of the two accepted
+/// forms the client asked for (kube-openapi's `ReturnedContentType`): the `@` of the older
+/// form (`…spec.v2@v1.0+protobuf`, which kubectl 1.27 sends) is not valid in a `Content-Type`,
+/// and client-go fails to parse a response carrying it.
+pub const V2_PROTOBUF_CONTENT_TYPE: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// Whether an `Accept` header asks `/openapi/v2` for [`v2_protobuf`]: either form of gnostic's
+/// media type (`…spec.v2@v1.0+protobuf`, `…spec.v2.v1.0+protobuf`).
+#[must_use]
+pub fn wants_v2_protobuf(accept: &str) -> bool {
+    accept.split(',').any(|clause| {
+        let media = clause.split(';').next().unwrap_or("").trim();
+        media == "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" || media == V2_PROTOBUF_CONTENT_TYPE
+    })
+}
+
 /// The version `info` gives (Kubernetes puts its own release there).
 const INFO_VERSION: &str = "v1.33.0-fieldstore";
 
