@@ -3,6 +3,9 @@
 //! discovery, calls fieldstore's HTTP paths and prints as the `fieldstore` verbs print. Run
 //! directly and, when kubectl is installed, as `kubectl fieldstore`.
 
+// Helpers outside #[test] functions unwrap too: a panic there is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 mod stub;
 
 use serde_json::{json, Value};

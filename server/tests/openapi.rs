@@ -1,6 +1,9 @@
 //! The OpenAPI documents generated from the registered types: built-in kinds and a CRD, in the
 //! v2 and v3 forms, self-contained and carrying the markers kubectl reads.
 
+// Helpers outside #[test] functions unwrap too: a panic there is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 use fieldstore_engine::store::{builtin_types, TypeSpec};
 use fieldstore_server::http::openapi::{dangling_refs, hash, v2, v3_group_version, v3_index, wants_v2_protobuf};
 use serde_json::{json, Value};

@@ -3,6 +3,9 @@
 //! (kubectl 1.27's `--output=plaintext-openapiv2`), served by a stub with the discovery
 //! documents kubectl needs first. Skipped, with a reason, where kubectl is not installed.
 
+// Helpers outside #[test] functions unwrap too: a panic there is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 mod stub;
 
 use fieldstore_engine::store::{builtin_types, TypeSpec};

@@ -36,7 +36,7 @@ impl ApiResource {
         let name = name.to_ascii_lowercase();
         type_is_named(&name, &self.plural, &self.group, &self.kind)
             || name == self.singular
-            || self.short_names.iter().any(|s| *s == name)
+            || self.short_names.contains(&name)
             || name.strip_suffix(&format!(".{}", self.group)).is_some_and(|n| n == self.singular || self.short_names.iter().any(|s| s == n))
     }
 
