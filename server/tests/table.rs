@@ -55,6 +55,8 @@ fn pod() {
     let mut deleting = fresh;
     deleting["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:05:00Z");
     assert_eq!(render(&spec, deleting, false).1[2], json!("Terminating"));
+    // No phase yet (no defaulting in the store): Pending, as Kubernetes would have set it.
+    assert_eq!(render(&spec, json!({"metadata": meta("p"), "spec": {"containers": [{"name": "a"}]}}), false).1[2], json!("Pending"));
     let init = json!({"metadata": meta("p"), "spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]},
         "status": {"phase": "Pending", "initContainerStatuses": [{"name": "i", "state": {"running": {}}}]}});
     assert_eq!(render(&spec, init, false).1[2], json!("Init:0/1"));
