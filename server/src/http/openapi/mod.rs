@@ -8,9 +8,10 @@
 //! `x-kubernetes-list-type`/`-list-map-keys` and `-patch-strategy`/`-patch-merge-key` markers
 //! kubectl reads for client-side apply; `paths` list every operation with `x-kubernetes-action`.
 //! Each type publishes a complete schema or an object that keeps unknown fields (see
-//! `definitions`). The documents depend only on the registered types: callers build them once
-//! per change of the types and cache them.
+//! `definitions`). The documents depend only on the registered types: a router keeps a
+//! [`Cache`], whose [`Documents`] serialize each document once per set of types.
 
+mod cache;
 mod definitions;
 mod gnostic;
 mod paths;
@@ -22,6 +23,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha512};
 use std::collections::BTreeMap;
 
+pub use cache::{Cache, Documents};
 pub use gnostic::v2_protobuf;
 
 /// The media type `/openapi/v2` answers [`v2_protobuf`] with, whichever of the two accepted
