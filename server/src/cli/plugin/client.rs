@@ -81,3 +81,26 @@ impl Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(ca_pem: Option<Vec<u8>>) -> Target {
+        Target { server: "https://127.0.0.1:1".into(), token: Some("t".into()), namespace: None, ca_pem, insecure: false }
+    }
+
+    #[test]
+    fn a_kubeconfig_ca_must_hold_a_certificate() {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        assert!(Client::new(&target(Some(cert.cert.pem().into_bytes()))).is_ok());
+        assert!(Client::new(&target(None)).is_ok());
+        assert!(matches!(Client::new(&target(Some(b"not a certificate".to_vec()))), Err(CliError::Usage(_))));
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_error_not_a_panic() {
+        let c = Client::new(&Target { server: "http://127.0.0.1:1".into(), ..target(None) }).unwrap();
+        assert!(matches!(c.get("/api/v1", &[]), Err(CliError::Usage(m)) if m.contains("GET http://127.0.0.1:1/api/v1")));
+    }
+}
