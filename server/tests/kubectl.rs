@@ -66,13 +66,27 @@ fn drive(kubectl: &Path) {
     )
     .unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kubectl/kubectl.sh");
-    let out = Command::new("bash").arg(&script).arg(kubectl).env("KUBECONFIG", &config).env("HOME", dir.path()).output().unwrap();
+    // The `kubectl fieldstore` plugin, installed next to the binary, found on PATH as kubectl
+    // finds plugins.
+    let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-fieldstore")).parent().unwrap().to_path_buf();
+    let path =
+        std::env::join_paths(std::iter::once(plugin_dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())))
+            .unwrap();
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(kubectl)
+        .env("KUBECONFIG", &config)
+        .env("HOME", dir.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
     let _ = child.kill();
     let _ = child.wait();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     println!("{text}");
     assert!(out.status.success(), "kubectl script failed with {}:\n{text}", kubectl.display());
     assert!(text.contains("\nOK ("), "{text}");
+    assert!(!text.contains("PENDING"), "every step must run:\n{text}");
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The OpenAPI documents generated from the registered types: built-in kinds and a CRD, in the
 //! v2 and v3 forms, self-contained and carrying the markers kubectl reads.
 
+// Helpers outside #[test] functions unwrap too: a panic there is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 use fieldstore_engine::store::{builtin_types, TypeSpec};
-use fieldstore_server::http::openapi::{dangling_refs, hash, v2, v3_group_version, v3_index};
+use fieldstore_server::http::openapi::{dangling_refs, hash, v2, v3_group_version, v3_index, wants_v2_protobuf};
 use serde_json::{json, Value};
 
 fn widget_crd() -> Value {
@@ -153,4 +156,11 @@ fn v3_index_names_every_group_version_with_its_hash() {
     let expected = format!("/openapi/v3/apis/apps/v1?hash={}", hash(&serde_json::to_vec(&doc).unwrap()));
     assert_eq!(paths["apis/apps/v1"]["serverRelativeURL"], expected);
     assert_eq!(hash(b"").len(), 128);
+}
+
+#[test]
+fn either_gnostic_media_type_asks_for_protobuf() {
+    assert!(wants_v2_protobuf("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"));
+    assert!(wants_v2_protobuf("application/json;q=0.9, application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
+    assert!(!wants_v2_protobuf("application/json"));
 }

@@ -1,6 +1,9 @@
 //! Tables of the well-known kinds and of a CRD's printer columns: the column names kubectl
 //! prints and each cell computed from a sample object, at a fixed clock.
 
+// Helpers outside #[test] functions unwrap too: a panic there is a failed test with its message.
+#![allow(clippy::unwrap_used)]
+
 use fieldstore_engine::store::{builtin_type, TypeSpec};
 use fieldstore_server::http::table::{table_at, IncludeObject};
 use serde_json::{json, Value};
@@ -52,6 +55,8 @@ fn pod() {
     let mut deleting = fresh;
     deleting["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:05:00Z");
     assert_eq!(render(&spec, deleting, false).1[2], json!("Terminating"));
+    // No phase yet (no defaulting in the store): Pending, as Kubernetes would have set it.
+    assert_eq!(render(&spec, json!({"metadata": meta("p"), "spec": {"containers": [{"name": "a"}]}}), false).1[2], json!("Pending"));
     let init = json!({"metadata": meta("p"), "spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]},
         "status": {"phase": "Pending", "initContainerStatuses": [{"name": "i", "state": {"running": {}}}]}});
     assert_eq!(render(&spec, init, false).1[2], json!("Init:0/1"));
@@ -196,7 +201,7 @@ fn crd_printer_columns() {
     ])));
     let w = json!({"metadata": meta("w"), "spec": {"replicas": 2, "port": 8080},
         "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-    let t = table_at(&spec, &[w.clone()], IncludeObject::Object, json!({"resourceVersion": "9", "continue": "abc"}), NOW);
+    let t = table_at(&spec, std::slice::from_ref(&w), IncludeObject::Object, json!({"resourceVersion": "9", "continue": "abc"}), NOW);
     let defs = t["columnDefinitions"].as_array().unwrap();
     assert_eq!(defs.iter().map(|d| d["name"].as_str().unwrap()).collect::<Vec<_>>(), ["Name", "Replicas", "Phase", "Ready", "Port", "Age"]);
     assert_eq!(defs[2]["description"], "the phase");

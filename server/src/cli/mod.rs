@@ -8,7 +8,8 @@
 //! The modules form layers, each using only the layers before it: `error` (why a command fails)
 //! ← `stdio` (stdin, input files, stdout) ← `output` (`-o` formats, tables, ages) ← `backend`
 //! (where the store verbs run) ← the commands (`store`, `provenance`, `watch`; `envelope`,
-//! `fields`, `patch_local`, `replay`) ← this module.
+//! `fields`, `patch_local`, `replay`, `kubeconfig`) ← this module. [`plugin`] is the
+//! `kubectl-fieldstore` binary's entry point; it prints with `provenance`'s renderers.
 
 mod backend;
 mod envelope;
@@ -17,6 +18,7 @@ mod fields;
 mod kubeconfig;
 mod output;
 mod patch_local;
+pub mod plugin;
 mod provenance;
 mod replay;
 mod stdio;

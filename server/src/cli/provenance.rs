@@ -143,7 +143,14 @@ pub fn blame(store: &dyn Backend, a: &BlameArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&lines, a.output);
     }
-    let mut obj = store.get(&spec.resource, ns.as_deref(), &a.name, None)?;
+    let obj = store.get(&spec.resource, ns.as_deref(), &a.name, None)?;
+    write_stdout(render_blame(&obj, &lines).as_bytes())
+}
+
+/// The text of `blame`: the object (without `managedFields`) as YAML, each field annotated
+/// with its last change from `lines` (the blame answer: one record per leaf field).
+pub(super) fn render_blame(obj: &Value, lines: &Value) -> String {
+    let mut obj = obj.clone();
     if let Some(Value::Object(m)) = obj.get_mut("metadata") {
         m.remove("managedFields");
     }
@@ -162,7 +169,7 @@ pub fn blame(store: &dyn Backend, a: &BlameArgs) -> Result<()> {
         }
         out.push('\n');
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 fn note(notes: &HashMap<&str, &Value>, pointer: &str) -> String {
@@ -225,6 +232,11 @@ pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&t, a.output);
     }
+    write_stdout(render_history(&t).as_bytes())
+}
+
+/// The text of `history`: one line per change of a field timeline, newest first.
+pub(super) fn render_history(t: &Value) -> String {
     let mut out = String::from("REVISION\tAGE\tMANAGER\tOPERATION\tCHANGE\tPATH\tBEFORE\tAFTER\n");
     let show = |v: Option<&Value>| v.map_or_else(|| "-".to_string(), scalar);
     for e in t["events"].as_array().into_iter().flatten() {
@@ -243,7 +255,7 @@ pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
     if let Some(next) = t.get("nextBeforeRevision").and_then(Value::as_u64) {
         out.push_str(&format!("# more: --before-revision {next}\n"));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 /// `log`.
@@ -254,6 +266,11 @@ pub fn log(store: &dyn Backend, a: &LogArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&entries, a.output);
     }
+    write_stdout(render_log(&entries).as_bytes())
+}
+
+/// The text of `log`: one line per write of the object, newest first.
+pub(super) fn render_log(entries: &Value) -> String {
     let mut out = String::from("REVISION\tAGE\tEVENT\tMANAGER\tOPERATION\tFIELDS\tNOTE\n");
     for e in entries.as_array().into_iter().flatten() {
         out.push_str(&format!(
@@ -267,7 +284,7 @@ pub fn log(store: &dyn Backend, a: &LogArgs) -> Result<()> {
             s(e, "note")
         ));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 /// `owners`.
@@ -277,11 +294,16 @@ pub fn owners(store: &dyn Backend, a: &OwnersArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&owners, a.output);
     }
+    write_stdout(render_owners(&owners).as_bytes())
+}
+
+/// The text of `owners`: one line per object and manager owning the path.
+pub(super) fn render_owners(owners: &Value) -> String {
     let mut out = String::from("NAMESPACE\tNAME\tMANAGER\tPATH\n");
     for o in owners.as_array().into_iter().flatten() {
         out.push_str(&format!("{}\t{}\t{}\t{}\n", s(o, "namespace"), s(o, "name"), s(o, "manager"), s(o, "path")));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 /// `managed-by`.
@@ -291,6 +313,11 @@ pub fn managed_by(store: &dyn Backend, a: &ManagedByArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&page, a.output);
     }
+    write_stdout(render_managed_by(&page).as_bytes())
+}
+
+/// The text of `managed-by`: one line per object of a page of the manager's objects.
+pub(super) fn render_managed_by(page: &Value) -> String {
     let mut out = String::from("RESOURCE\tNAMESPACE\tNAME\tOPERATIONS\tFIELDS\n");
     for o in page["items"].as_array().into_iter().flatten() {
         let ops: Vec<&str> = o["operations"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
@@ -306,7 +333,7 @@ pub fn managed_by(store: &dyn Backend, a: &ManagedByArgs) -> Result<()> {
     if let Some(t) = page.get("continue").and_then(Value::as_str) {
         out.push_str(&format!("# more: --continue {t}\n"));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 /// `managers`.
@@ -316,11 +343,16 @@ pub fn managers(store: &dyn Backend, a: &ManagersArgs) -> Result<()> {
     if a.output != Output::Text {
         return print_value(&managers, a.output);
     }
+    write_stdout(render_managers(&managers).as_bytes())
+}
+
+/// The text of `managers`: one line per field manager with its counts.
+pub(super) fn render_managers(managers: &Value) -> String {
     let mut out = String::from("MANAGER\tOBJECTS\tFIELDS\n");
     for m in managers.as_array().into_iter().flatten() {
         out.push_str(&format!("{}\t{}\t{}\n", s(m, "manager"), u(m, "objects"), u(m, "fields")));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 /// `rename-manager`.

@@ -10,12 +10,10 @@
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
 //! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
-//! own paths), [`openapi`] and [`documents`] (the OpenAPI documents, built once per change of the
-//! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
+//! own paths), [`openapi`] (the OpenAPI documents, built once per change of the types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
 //! [`listener`] (TCP and TLS).
 
 mod discovery;
-mod documents;
 mod history;
 pub mod listener;
 mod negotiate;
@@ -44,13 +42,13 @@ use std::time::Instant;
 #[derive(Clone)]
 pub struct Http {
     svc: StoreService,
-    docs: documents::Documents,
+    docs: std::sync::Arc<openapi::Cache>,
 }
 
 impl Http {
     /// The API over the same store, auth, limits and metrics as `svc`.
     pub fn new(svc: StoreService) -> Self {
-        Http { svc, docs: documents::Documents::default() }
+        Http { svc, docs: std::sync::Arc::default() }
     }
 
     /// The axum router of every path.
@@ -114,26 +112,21 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
-            let protobuf = req
-                .headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|a| a.contains("application/com.github.proto-openapi.spec.v2"));
-            // `Accept` lists protobuf first, JSON as the fallback: protobuf whenever it is named.
-            let (body, content_type) = h.docs.v2(&types(), protobuf);
-            Ok(bytes_reply(body, content_type))
+            let docs = h.docs.documents(&types());
+            let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+            if openapi::wants_v2_protobuf(accept) {
+                Ok(bytes_reply(docs.v2_protobuf(), openapi::V2_PROTOBUF_CONTENT_TYPE))
+            } else {
+                Ok(bytes_reply(docs.v2_json(), "application/json"))
+            }
         }
         ["openapi", "v3"] => {
             get_only(req.method())?;
-            Ok(bytes_reply(h.docs.v3_index(&types()), "application/json"))
+            Ok(bytes_reply(h.docs.documents(&types()).v3_index_json(), "application/json"))
         }
-        ["openapi", "v3", "api", v] => {
+        ["openapi", "v3", rest @ ..] => {
             get_only(req.method())?;
-            h.docs.v3_group_version(&types(), "", v).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
-        }
-        ["openapi", "v3", "apis", g, v] => {
-            get_only(req.method())?;
-            h.docs.v3_group_version(&types(), g, v).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
+            h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         _ => match paths::route(&path, &types())? {
             paths::Route::Resource(t) => verbs::serve(h, id, t, req).await,

@@ -64,7 +64,7 @@ impl Catalog {
                 Names { kind: definition.clone(), list }
             }
             SchemaSource::Crd(crd) => {
-                let name = crd_type_name(&spec.group, &spec.version, &spec.kind);
+                let name = definition_name(spec);
                 let schema = crd_version_schema(crd, &spec.version);
                 self.add_kind(spec, &name, schema)
             }
@@ -73,9 +73,9 @@ impl Catalog {
                     let list = self.add_list(spec, root);
                     Names { kind: root.clone(), list }
                 }
-                None => self.add_kind(spec, &crd_type_name(&spec.group, &spec.version, &spec.kind), None),
+                None => self.add_kind(spec, &definition_name(spec), None),
             },
-            _ => self.add_kind(spec, &crd_type_name(&spec.group, &spec.version, &spec.kind), None),
+            _ => self.add_kind(spec, &definition_name(spec), None),
         }
     }
 
@@ -172,6 +172,17 @@ impl Catalog {
             }
         }
         out
+    }
+}
+
+/// The definition name of a type without a compiled-in one: the group reversed, as
+/// apiextensions-apiserver names a CRD's (`com.example.v1.Widget`), or the core group's package
+/// for a type of the core group (`io.k8s.api.core.v1.Thing`).
+fn definition_name(spec: &TypeSpec) -> String {
+    if spec.group.is_empty() {
+        format!("io.k8s.api.core.{}.{}", spec.version, spec.kind)
+    } else {
+        crd_type_name(&spec.group, &spec.version, &spec.kind)
     }
 }
 
@@ -321,5 +332,7 @@ mod tests {
         assert_eq!(def["x-kubernetes-preserve-unknown-fields"], json!(true));
         assert_eq!(def["properties"]["metadata"]["$ref"], json!(format!("{V3_PREFIX}{OBJECT_META_TYPE}")));
         assert!(c.definitions.contains_key(OBJECT_META_TYPE));
+        let core = c.add(&TypeSpec::new("", "v1", "Thing", "things"));
+        assert_eq!(core.kind, "io.k8s.api.core.v1.Thing");
     }
 }

@@ -288,7 +288,7 @@ mod tests {
         defs.iter().find(|d| d.name == name).and_then(|d| d.value.as_ref()).unwrap_or_else(|| panic!("no {name}"))
     }
 
-    fn ext<'a>(s: &'a [pb::NamedAny], name: &str) -> serde_yaml::Value {
+    fn ext(s: &[pb::NamedAny], name: &str) -> serde_yaml::Value {
         let yaml = s.iter().find(|e| e.name == name).and_then(|e| e.value.as_ref()).map(|a| a.yaml.as_str()).unwrap_or("");
         serde_yaml::from_str(yaml).unwrap_or(serde_yaml::Value::Null)
     }

@@ -8,9 +8,10 @@
 //! `x-kubernetes-list-type`/`-list-map-keys` and `-patch-strategy`/`-patch-merge-key` markers
 //! kubectl reads for client-side apply; `paths` list every operation with `x-kubernetes-action`.
 //! Each type publishes a complete schema or an object that keeps unknown fields (see
-//! `definitions`). The documents depend only on the registered types: callers build them once
-//! per change of the types and cache them.
+//! `definitions`). The documents depend only on the registered types: a router keeps a
+//! [`Cache`], whose [`Documents`] serialize each document once per set of types.
 
+mod cache;
 mod definitions;
 mod gnostic;
 mod paths;
@@ -22,7 +23,24 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha512};
 use std::collections::BTreeMap;
 
+pub use cache::{Cache, Documents};
 pub use gnostic::v2_protobuf;
+
+/// The media type `/openapi/v2` answers [`v2_protobuf`] with, whichever of the two accepted
+/// forms the client asked for (kube-openapi's `ReturnedContentType`): the `@` of the older
+/// form (`…spec.v2@v1.0+protobuf`, which kubectl 1.27 sends) is not valid in a `Content-Type`,
+/// and client-go fails to parse a response carrying it.
+pub const V2_PROTOBUF_CONTENT_TYPE: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// Whether an `Accept` header asks `/openapi/v2` for [`v2_protobuf`]: either form of gnostic's
+/// media type (`…spec.v2@v1.0+protobuf`, `…spec.v2.v1.0+protobuf`).
+#[must_use]
+pub fn wants_v2_protobuf(accept: &str) -> bool {
+    accept.split(',').any(|clause| {
+        let media = clause.split(';').next().unwrap_or("").trim();
+        media == "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" || media == V2_PROTOBUF_CONTENT_TYPE
+    })
+}
 
 /// The version `info` gives (Kubernetes puts its own release there).
 const INFO_VERSION: &str = "v1.33.0-fieldstore";

@@ -269,13 +269,18 @@ fn endpoints(o: &Value, now: i64) -> Vec<Value> {
     vec![name_of(o), json!(or_none(shown)), age_of(o, now)]
 }
 
-/// The pod's status as `printPod` derives it: the reason, else the phase, overridden by the
-/// first failing init container (`Init:…`) or the last waiting or terminated container's
-/// reason, and `Terminating` once deletion started.
+/// The pod's status as `printPod` derives it: the reason, else the phase (`Pending` when
+/// unset), overridden by the first failing init container (`Init:…`) or the last waiting or
+/// terminated container's reason, and `Terminating` once deletion started.
 fn pod_status(o: &Value) -> String {
     let mut reason = text(o, "/status/reason").to_string();
     if reason.is_empty() {
         reason = text(o, "/status/phase").to_string();
+    }
+    if reason.is_empty() {
+        // kube-apiserver's pod strategy sets `Pending` on create; a store without that
+        // defaulting prints what Kubernetes would.
+        reason = "Pending".into();
     }
     let inits = items(o, "/status/initContainerStatuses");
     let init_total = len(o, "/spec/initContainers");
