@@ -157,7 +157,14 @@ struct Addrs {
 
 type TlsConfigs = (tonic::transport::ServerTlsConfig, Arc<tokio_rustls::rustls::ServerConfig>);
 
-async fn serve(store: Store, auth: Arc<Auth>, limits: Limits, addrs: Addrs, tls: Option<TlsConfigs>, data: &Path) -> Result<(), ServeError> {
+async fn serve(
+    store: Store,
+    auth: Arc<Auth>,
+    limits: Limits,
+    addrs: Addrs,
+    tls: Option<TlsConfigs>,
+    data: &Path,
+) -> Result<(), ServeError> {
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
     let (tls, http_tls) = match tls {
         Some((g, h)) => (Some(g), Some(h)),

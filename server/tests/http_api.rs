@@ -40,7 +40,11 @@ impl Resp {
     /// Asserts a failure: the code and a `Status` of that code and reason.
     fn status(&self, code: u16, reason: &str) -> Value {
         let s = self.json();
-        assert_eq!((self.code, s["kind"].as_str(), s["code"].as_u64(), s["reason"].as_str()), (code, Some("Status"), Some(code as u64), Some(reason)), "{s}");
+        assert_eq!(
+            (self.code, s["kind"].as_str(), s["code"].as_u64(), s["reason"].as_str()),
+            (code, Some("Status"), Some(code as u64), Some(reason)),
+            "{s}"
+        );
         assert_eq!(s["status"], "Failure");
         s
     }
@@ -219,12 +223,24 @@ async fn bad_bodies_are_400_and_write_nothing() {
         ("application/vnd.kubernetes.protobuf", b"k8s\x00\xff\xff\xff".to_vec()),
         ("application/vnd.kubernetes.protobuf", b"not an envelope".to_vec()),
         ("application/json", serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}})).unwrap()),
-        ("application/json", serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}})).unwrap()),
-        ("application/json", serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": deep})).unwrap()),
+        (
+            "application/json",
+            serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}})).unwrap(),
+        ),
+        (
+            "application/json",
+            serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": deep})).unwrap(),
+        ),
     ];
     for (ct, body) in bodies {
         let r = s.send("POST", CMS, &[("content-type", ct)], body.clone()).await;
-        assert!(r.code == 400 || r.code == 422, "{ct} {}: {} {}", String::from_utf8_lossy(&body).chars().take(40).collect::<String>(), r.code, String::from_utf8_lossy(&r.body));
+        assert!(
+            r.code == 400 || r.code == 422,
+            "{ct} {}: {} {}",
+            String::from_utf8_lossy(&body).chars().take(40).collect::<String>(),
+            r.code,
+            String::from_utf8_lossy(&r.body)
+        );
         assert_eq!(r.json()["kind"], "Status");
     }
     for (ct, body) in [
@@ -257,14 +273,19 @@ async fn patches_apply_noops_and_field_managers() {
     assert!(smp["metadata"]["resourceVersion"] != merge["metadata"]["resourceVersion"]);
     // A patch that changes nothing keeps the resourceVersion and managedFields.
     let again = s.patch(&path, "application/merge-patch+json", &json!({"data": {"m": "1"}})).await.json();
-    assert_eq!((&again["metadata"]["resourceVersion"], &again["metadata"]["managedFields"]), (&jp["metadata"]["resourceVersion"], &jp["metadata"]["managedFields"]));
+    assert_eq!(
+        (&again["metadata"]["resourceVersion"], &again["metadata"]["managedFields"]),
+        (&jp["metadata"]["resourceVersion"], &jp["metadata"]["managedFields"])
+    );
     // Server-side apply: needs a fieldManager (422), conflicts (409) unless forced, no-op keeps the resourceVersion.
     let apply = |manager: &str, force: bool, v: &str| {
         let q = format!("{path}?fieldManager={manager}{}", if force { "&force=true" } else { "" });
         let body = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: \"{v}\"\n");
         async move { s.send("PATCH", &q, &[("content-type", "application/apply-patch+yaml")], body).await }
     };
-    s.send("PATCH", &path, &[("content-type", "application/apply-patch+yaml")], "apiVersion: v1\nkind: ConfigMap\n").await.status(422, "Invalid");
+    s.send("PATCH", &path, &[("content-type", "application/apply-patch+yaml")], "apiVersion: v1\nkind: ConfigMap\n")
+        .await
+        .status(422, "Invalid");
     // The same value as the live one is shared ownership, not a conflict; another value conflicts.
     assert_eq!(apply("ssa", false, "1").await.code, 200);
     let first = apply("ssa", false, "3").await;
@@ -305,7 +326,9 @@ async fn delete_with_and_without_finalizers() {
     let a = s.post(CMS, &cm("a", json!({}))).await.json();
     // A uid precondition that does not hold: 409.
     let pre = json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "not-it"}});
-    s.send("DELETE", &format!("{CMS}/a"), &[("content-type", "application/json")], serde_json::to_vec(&pre).unwrap()).await.status(409, "Conflict");
+    s.send("DELETE", &format!("{CMS}/a"), &[("content-type", "application/json")], serde_json::to_vec(&pre).unwrap())
+        .await
+        .status(409, "Conflict");
     // A dry run deletes nothing.
     assert_eq!(s.send("DELETE", &format!("{CMS}/a?dryRun=All"), &[], Bytes::new()).await.code, 200);
     assert_eq!(s.get(&format!("{CMS}/a")).await.code, 200);
@@ -367,7 +390,8 @@ async fn paged_lists_selectors_tables_and_protobuf() {
     // Events are listable by involvedObject fields (kubectl describe).
     let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"}, "involvedObject": {"kind": "ConfigMap", "name": "c1", "namespace": "default"}, "reason": "Test", "message": "m"});
     assert_eq!(s.post("/api/v1/namespaces/default/events", &ev).await.code, 201);
-    let evs = s.get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc1%2CinvolvedObject.kind%3DConfigMap").await.json();
+    let evs =
+        s.get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc1%2CinvolvedObject.kind%3DConfigMap").await.json();
     assert_eq!(evs["items"].as_array().unwrap().len(), 1);
     assert_eq!(s.get("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc2").await.json()["items"], json!([]));
     // Tables.
@@ -384,12 +408,26 @@ async fn paged_lists_selectors_tables_and_protobuf() {
     assert!(pb.body.starts_with(b"k8s\x00"));
     let mut body = pb.body.clone();
     // The same bytes create a copy under another name only if the name differs: create it elsewhere.
-    let created = s.send("POST", "/api/v1/namespaces/other/configmaps", &[("content-type", "application/vnd.kubernetes.protobuf")], std::mem::take(&mut body)).await;
+    let created = s
+        .send(
+            "POST",
+            "/api/v1/namespaces/other/configmaps",
+            &[("content-type", "application/vnd.kubernetes.protobuf")],
+            std::mem::take(&mut body),
+        )
+        .await;
     assert_eq!(created.code, 400, "the envelope's namespace (default) is not the path's: {}", String::from_utf8_lossy(&created.body));
     let list_pb = s.send("GET", CMS, &[("accept", "application/vnd.kubernetes.protobuf")], Bytes::new()).await;
     assert!(list_pb.body.starts_with(b"k8s\x00"));
     // YAML in.
-    let y = s.send("POST", CMS, &[("content-type", "application/yaml")], "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  a: b\n").await;
+    let y = s
+        .send(
+            "POST",
+            CMS,
+            &[("content-type", "application/yaml")],
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yml\ndata:\n  a: b\n",
+        )
+        .await;
     assert_eq!((y.code, y.json()["data"]["a"].clone()), (201, json!("b")));
 }
 
@@ -407,8 +445,13 @@ async fn watches_stream_events_bookmarks_and_410() {
     assert_eq!(lines[1]["object"]["data"]["k"], "2");
     // The legacy /watch/ path, a watch-list with its initial-events-end bookmark.
     s.post(CMS, &cm("b", json!({}))).await;
-    let (_, lines) =
-        s.watch_lines(&format!("/api/v1/watch/namespaces/default/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"), 2, &[]).await;
+    let (_, lines) = s
+        .watch_lines(
+            "/api/v1/watch/namespaces/default/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+            2,
+            &[],
+        )
+        .await;
     assert_eq!((lines[0]["type"].as_str(), lines[0]["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("b")));
     assert_eq!(lines[1]["type"], "BOOKMARK");
     assert_eq!(lines[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
@@ -460,8 +503,13 @@ async fn crds_register_their_types() {
     let path = "/apis/example.com/v1/namespaces/default/widgets";
     assert_eq!(s.post(path, &w).await.code, 201);
     // Strategic merge patch is for built-in kinds: 415 here.
-    s.patch(&format!("{path}/w"), "application/strategic-merge-patch+json", &json!({"spec": {"size": 4}})).await.status(415, "UnsupportedMediaType");
-    assert_eq!(s.patch(&format!("{path}/w"), "application/merge-patch+json", &json!({"spec": {"size": 4}})).await.json()["spec"]["size"], 4);
+    s.patch(&format!("{path}/w"), "application/strategic-merge-patch+json", &json!({"spec": {"size": 4}}))
+        .await
+        .status(415, "UnsupportedMediaType");
+    assert_eq!(
+        s.patch(&format!("{path}/w"), "application/merge-patch+json", &json!({"spec": {"size": 4}})).await.json()["spec"]["size"],
+        4
+    );
     // The status subresource.
     let st = s.patch(&format!("{path}/w/status"), "application/merge-patch+json", &json!({"status": {"ready": true}})).await.json();
     assert_eq!(st["status"]["ready"], true);
@@ -475,7 +523,13 @@ async fn crds_register_their_types() {
 async fn history_and_owner_paths() {
     let server = Server::start(&[]);
     let s = &server;
-    s.send("POST", &format!("{CMS}?fieldManager=alice"), &[("content-type", "application/json")], serde_json::to_vec(&cm("a", json!({"k": "1"}))).unwrap()).await;
+    s.send(
+        "POST",
+        &format!("{CMS}?fieldManager=alice"),
+        &[("content-type", "application/json")],
+        serde_json::to_vec(&cm("a", json!({"k": "1"}))).unwrap(),
+    )
+    .await;
     s.patch(&format!("{CMS}/a?fieldManager=bob"), "application/merge-patch+json", &json!({"data": {"k": "2"}})).await;
     let blame = s.get(&format!("{CMS}/a/blame")).await.json();
     assert!(blame.as_array().unwrap().iter().any(|l| l.to_string().contains("bob")), "{blame}");
@@ -505,7 +559,14 @@ async fn authentication_authorization_and_deadlines() {
         "- {users: [admin], verbs: ['*'], resources: ['*'], namespaces: ['*']}\n- {users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: [default]}\n",
     )
     .unwrap();
-    let server = Server::start(&["--token-file", tokens.to_str().unwrap(), "--authz-file", authz.to_str().unwrap(), "--request-deadline-seconds", "1"]);
+    let server = Server::start(&[
+        "--token-file",
+        tokens.to_str().unwrap(),
+        "--authz-file",
+        authz.to_str().unwrap(),
+        "--request-deadline-seconds",
+        "1",
+    ]);
     let s = &server;
     let r = s.get(CMS).await;
     r.status(401, "Unauthorized");
@@ -529,7 +590,10 @@ async fn watches_per_client_are_limited() {
     let s = &server;
     // Two open watches per client: the third is refused with 429.
     let open = |n: usize| {
-        let req = http::Request::builder().uri(format!("{}{CMS}?watch=1&timeoutSeconds={}", s.base, 30 + n)).body(Full::new(Bytes::new())).unwrap();
+        let req = http::Request::builder()
+            .uri(format!("{}{CMS}?watch=1&timeoutSeconds={}", s.base, 30 + n))
+            .body(Full::new(Bytes::new()))
+            .unwrap();
         s.client.request(req)
     };
     let (w1, w2) = (open(1).await.unwrap(), open(2).await.unwrap());

@@ -66,13 +66,7 @@ fn drive(kubectl: &Path) {
     )
     .unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kubectl/kubectl.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(kubectl)
-        .env("KUBECONFIG", &config)
-        .env("HOME", dir.path())
-        .output()
-        .unwrap();
+    let out = Command::new("bash").arg(&script).arg(kubectl).env("KUBECONFIG", &config).env("HOME", dir.path()).output().unwrap();
     let _ = child.kill();
     let _ = child.wait();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

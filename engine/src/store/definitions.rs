@@ -23,12 +23,15 @@ pub(crate) fn prepare(object: &mut Value) -> Result<TypeSpec> {
     let versions: Vec<Value> = object
         .pointer("/spec/versions")
         .and_then(Value::as_array)
-        .map(|vs| vs.iter().filter(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false)).filter_map(|v| v.get("name").cloned()).collect())
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
+                .filter_map(|v| v.get("name").cloned())
+                .collect()
+        })
         .unwrap_or_default();
     let time = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
-    let condition = |kind: &str, reason: &str, message: &str| {
-        json!({"type": kind, "status": "True", "lastTransitionTime": time, "reason": reason, "message": message})
-    };
+    let condition = |kind: &str, reason: &str, message: &str| json!({"type": kind, "status": "True", "lastTransitionTime": time, "reason": reason, "message": message});
     if let Value::Object(m) = object {
         m.insert(
             "status".into(),

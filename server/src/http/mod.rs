@@ -20,8 +20,8 @@ pub mod listener;
 mod negotiate;
 mod paths;
 mod query;
-mod unknown_fields;
 mod reply;
+mod unknown_fields;
 mod verbs;
 pub use verbs::ensure_namespaces;
 mod watch;
@@ -136,8 +136,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             found(fallback::openapi_v3_group_version(&types(), g, v))
         }
         _ => match paths::route(&path, &types())? {
-            paths::Route::Resource(t) => verbs::serve(h, id, t, req).await,
-            paths::Route::Other => Err(Failure::no_route()),
+            Some(t) => verbs::serve(h, id, t, req).await,
+            None => Err(Failure::no_route()),
         },
     }
 }

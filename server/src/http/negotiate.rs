@@ -86,8 +86,12 @@ pub(crate) enum PatchKind {
 }
 
 /// Media types of PATCH bodies.
-pub(crate) const PATCH_TYPES: [&str; 4] =
-    ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"];
+pub(crate) const PATCH_TYPES: [&str; 4] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
 
 /// The patch type a PATCH's `Content-Type` names.
 ///

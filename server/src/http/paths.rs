@@ -26,25 +26,17 @@ impl Target {
     }
 }
 
-/// A parsed path: discovery of a group-version, or a resource.
-#[derive(Debug)]
-pub(crate) enum Route {
-    /// Not a resource path.
-    Other,
-    /// A resource path.
-    Resource(Target),
-}
-
-/// Resolves a path against the registered `types`.
+/// Resolves a path against the registered `types`: the resource it names, or `None` for a
+/// path that is not a resource path.
 ///
 /// # Errors
 /// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
-pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Route, Failure> {
+pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Option<Target>, Failure> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
-        _ => return Ok(Route::Other),
+        _ => return Ok(None),
     };
     if rest.iter().any(|s| s.is_empty()) {
         return Err(Failure::no_route());
@@ -72,7 +64,7 @@ pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Route, Failure> {
     if name.is_some() && spec.namespaced && namespace.is_none() {
         return Err(Failure::no_route());
     }
-    Ok(Route::Resource(Target { spec, namespace, name, subresource, watch }))
+    Ok(Some(Target { spec, namespace, name, subresource, watch }))
 }
 
 #[cfg(test)]
@@ -81,10 +73,7 @@ mod tests {
     use fieldstore_engine::store::builtin_types;
 
     fn target(p: &str) -> Target {
-        match route(p, &builtin_types()).unwrap() {
-            Route::Resource(t) => t,
-            Route::Other => panic!("{p} is not a resource path"),
-        }
+        route(p, &builtin_types()).unwrap().unwrap_or_else(|| panic!("{p} is not a resource path"))
     }
 
     #[test]
@@ -101,7 +90,7 @@ mod tests {
         assert_eq!((t.ns(), t.name.as_deref()), (None, None));
         let t = target("/api/v1/namespaces/a/pods/p/status");
         assert_eq!(t.subresource.as_deref(), Some("status"));
-        assert!(matches!(route("/version", &builtin_types()), Ok(Route::Other)));
+        assert!(matches!(route("/version", &builtin_types()), Ok(None)));
         for bad in ["/api/v1/nothings", "/api/v1/namespaces/a/nodes", "/api/v1/pods/p", "/apis/apps/v2/deployments", "/api/v1/a/b/c/d"] {
             assert_eq!(route(bad, &builtin_types()).unwrap_err().code(), 404, "{bad}");
         }

@@ -61,7 +61,9 @@ impl Query {
     /// # Errors
     /// 400 for anything else.
     pub(crate) fn number(&self, k: &str) -> Result<Option<u64>, Failure> {
-        self.get(k).map(|v| v.parse::<u64>().map_err(|_| Failure::bad_request(format!("invalid {k} {v:?}: a non-negative integer")))).transpose()
+        self.get(k)
+            .map(|v| v.parse::<u64>().map_err(|_| Failure::bad_request(format!("invalid {k} {v:?}: a non-negative integer"))))
+            .transpose()
     }
 
     /// `dryRun`: `All`, or nothing.

@@ -45,7 +45,10 @@ impl Failure {
         Failure::with_code(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types include: {}; got {content_type:?}", allowed.join(", ")),
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}; got {content_type:?}",
+                allowed.join(", ")
+            ),
         )
     }
 

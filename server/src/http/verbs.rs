@@ -257,24 +257,31 @@ impl Ctx<'_> {
         let kind = negotiate::patch_kind(self.content_type.as_deref())?;
         self.admit(if kind == PatchKind::Apply { "apply" } else { "patch" })?;
         let force = self.q.flag("force")?;
-        if kind == PatchKind::Strategic && !matches!(self.t.spec.schema, SchemaSource::Builtin { .. } | SchemaSource::OpenApi { .. } | SchemaSource::SmdYaml { .. }) {
+        if kind == PatchKind::Strategic
+            && !matches!(self.t.spec.schema, SchemaSource::Builtin { .. } | SchemaSource::OpenApi { .. } | SchemaSource::SmdYaml { .. })
+        {
             return Err(Failure::unsupported_media_type(
                 "application/strategic-merge-patch+json",
                 &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"],
             ));
         }
         if force && kind != PatchKind::Apply {
-            return Err(Failure::new(Reason::Invalid, "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"));
+            return Err(Failure::new(
+                Reason::Invalid,
+                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+            ));
         }
         let data = self.read(b).await?;
         let dry_run = self.q.dry_run()?;
         let (resource, ns, name) = (self.t.spec.resource(), self.ns(), self.name());
         let (out, warnings) = if kind == PatchKind::Apply {
             let Some(manager) = self.q.string("fieldManager") else {
-                return Err(Failure::new(Reason::Invalid, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+                return Err(Failure::new(
+                    Reason::Invalid,
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                ));
             };
-            let mut config: Value =
-                serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
+            let mut config: Value = serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
             if !config.is_object() {
                 return Err(Failure::bad_request("the apply configuration must be an object"));
             }
@@ -288,8 +295,7 @@ impl Ctx<'_> {
                 PatchKind::Merge => PatchType::Merge,
                 _ => PatchType::Json,
             };
-            let opts =
-                WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(dry_run).status(self.status());
+            let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(dry_run).status(self.status());
             self.write_checked(patch, move |s, p| s.patch(&resource, ns.as_deref(), &name, patch_type, p, &opts)).await?
         };
         Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
@@ -313,7 +319,10 @@ impl Ctx<'_> {
         };
         let policy = s("/propagationPolicy").or_else(|| self.q.string("propagationPolicy"));
         if let Some(p) = policy.filter(|p| !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")) {
-            return Err(Failure::new(Reason::Invalid, format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")));
+            return Err(Failure::new(
+                Reason::Invalid,
+                format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""),
+            ));
         }
         let grace = body.get("gracePeriodSeconds").filter(|v| !v.is_null());
         if grace.is_some_and(|g| g.as_i64().is_none()) {
@@ -353,7 +362,8 @@ impl Ctx<'_> {
         let list = self.q.list_options()?;
         let (resource, ns) = (self.t.spec.resource(), self.ns());
         let items = self.call(move |s| s.delete_collection(&resource, ns.as_deref(), &list, &opts)).await?;
-        let out = json!({"apiVersion": self.t.spec.api_version(), "kind": format!("{}List", self.t.spec.kind), "metadata": {}, "items": items});
+        let out =
+            json!({"apiVersion": self.t.spec.api_version(), "kind": format!("{}List", self.t.spec.kind), "metadata": {}, "items": items});
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
     }
 }
@@ -377,7 +387,8 @@ pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
         match s.get("namespaces", None, name, &GetOptions::default()) {
             Ok(_) => {}
             Err(Error::NotFound { .. }) => {
-                let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}});
+                let ns =
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "spec": {"finalizers": ["kubernetes"]}});
                 let opts = WriteOptions::new("fieldstore");
                 let created = match s.create("namespaces", None, &ns, &opts) {
                     Ok(v) => v,

@@ -65,7 +65,9 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         let mut columns_sent = false;
         let send = |ev: &WatchEvent, columns_sent: &mut bool| -> bool {
             let mut event = ev.to_json(&api_version, &kind);
-            if let (Some(spec), Some(include), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&table, include, ev) {
+            if let (Some(spec), Some(include), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) =
+                (&table, include, ev)
+            {
                 let meta = json!({"resourceVersion": o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
                 let mut t = to_table(spec, std::slice::from_ref(&**o), include, meta);
                 // Column definitions come with the first event only, as kube-apiserver sends them.
