@@ -135,7 +135,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             found(fallback::openapi_v3_group_version(&types(), g, v))
         }
-        _ => match paths::route(&path, &types())? {
+        _ => match paths::route(&path, |r| h.svc.store.resource_type(r))? {
             Some(t) => verbs::serve(h, id, t, req).await,
             None => Err(Failure::no_route()),
         },

@@ -281,7 +281,11 @@ impl Ctx<'_> {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             };
-            let mut config: Value = serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
+            // JSON is YAML, and far cheaper to parse: clients (client-go, kubectl) send JSON.
+            let mut config: Value = match serde_json::from_slice(&data) {
+                Ok(v) => v,
+                Err(_) => serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?,
+            };
             if !config.is_object() {
                 return Err(Failure::bad_request("the apply configuration must be an object"));
             }
