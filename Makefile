@@ -41,15 +41,17 @@ demo: setup
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
-# benches use), the embedding example (built by `cargo test`), then an independent client: Python
-# grpcio against a live server (the binary is the one `cargo test` built for the server's
-# integration tests; a separate `cargo build -p` would resolve features differently and rebuild
-# the engine).
+# benches use), the embedding example (built by `cargo test`), then independent clients against a
+# live server: Python grpcio, and the official Kubernetes Python client over the HTTP API (the
+# binary is the one `cargo test` built for the server's integration tests; a separate
+# `cargo build -p` would resolve features differently and rebuild the engine).
 test: setup
 	$(CARGO) test --workspace --release
 	$(CARGO) run --release --example embed
 	sh tests/python/ensure_grpcio.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
+	sh tests/python/ensure_k8s_client.sh
+	python3 tests/python/test_k8s_client.py target/release/fieldstore
 
 # The guard rails CI runs before the tests: rustfmt (rustfmt.toml) and clippy with every warning
 # an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.
