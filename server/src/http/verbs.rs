@@ -410,15 +410,32 @@ pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
 /// Reads a request body of at most `limit` bytes.
 ///
 /// # Errors
-/// 413 beyond the limit; 400 when the body cannot be read.
-pub(crate) async fn read_body(b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
+/// 413 beyond the limit (the rest of the body, up to [`DRAIN_BYTES`], is read and dropped first,
+/// so that a client still sending it reads the answer rather than a reset connection); 400 when
+/// the body cannot be read.
+pub(crate) async fn read_body(mut b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
     use http_body_util::BodyExt;
-    match http_body_util::Limited::new(b, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(Failure::new(
+    let mut out = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = b.frame().await {
+        let frame = frame.map_err(|e| Failure::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > DRAIN_BYTES {
+            break;
+        }
+        if seen <= limit {
+            out.extend_from_slice(&data);
+        }
+    }
+    if seen > limit {
+        return Err(Failure::new(
             Reason::RequestEntityTooLarge,
             format!("Request entity too large: the request body is larger than the limit of {limit} bytes"),
-        )),
-        Err(e) => Err(Failure::bad_request(format!("reading the request body: {e}"))),
+        ));
     }
+    Ok(out.freeze())
 }
+
+/// How much of an oversized body is read (and dropped) before the 413 is sent.
+const DRAIN_BYTES: usize = 64 << 20;
