@@ -484,7 +484,7 @@ async fn crds_register_their_types() {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"]},
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"], "categories": ["all", "gadgets"]},
             "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
@@ -498,6 +498,7 @@ async fn crds_register_their_types() {
     let d = s.get("/apis/example.com/v1").await.json();
     assert_eq!(d["resources"][0]["name"], "widgets");
     assert_eq!(d["resources"][0]["shortNames"], json!(["wd"]));
+    assert_eq!(d["resources"][0]["categories"], json!(["all", "gadgets"]));
     assert!(s.get("/apis").await.json()["groups"].as_array().unwrap().iter().any(|g| g["name"] == "example.com"));
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}});
     let path = "/apis/example.com/v1/namespaces/default/widgets";

@@ -34,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use http::{header, Method};
 use reply::{json, Failure, Reply};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// The HTTP API's state: the gRPC service it shares the store, auth, limits and metrics with.
@@ -93,7 +94,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["api", v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), "", v))
+            found(discovery::resource_list(&types(), &HashMap::new(), "", v))
         }
         ["apis", "fieldstore.io", "v1", what] => {
             get_only(req.method())?;
@@ -105,7 +106,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["apis", g, v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), g, v))
+            let categories = h.svc.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
+            found(discovery::resource_list(&types(), &categories, g, v))
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
