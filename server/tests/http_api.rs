@@ -317,6 +317,14 @@ async fn field_validation_strict_warn_ignore() {
     assert_eq!(ignore.code, 201);
     assert!(!ignore.headers.contains_key("warning"));
     s.post(&format!("{CMS}?fieldValidation=Loose"), &other).await.status(400, "BadRequest");
+    // Nested ones, below another undeclared field's siblings, inside a keyed list.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"alsoBad": true, "containers": [{"name": "a", "image": "x", "bogus": 1}]}});
+    let warn = s.post("/api/v1/namespaces/default/pods", &pod).await;
+    assert_eq!(warn.code, 201, "{}", String::from_utf8_lossy(&warn.body));
+    let all: Vec<&str> = warn.headers.get_all("warning").iter().map(|v| v.to_str().unwrap()).collect();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(warn.json()["spec"]["containers"][0], json!({"name": "a", "image": "x"}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

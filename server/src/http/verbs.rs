@@ -167,24 +167,30 @@ impl Ctx<'_> {
         write: impl Fn(&Store, &Value) -> Result<Value, Error> + Send + 'static,
     ) -> Result<(Value, Vec<String>), Failure> {
         let validation = self.q.field_validation()?;
-        self.call(move |s| match write(&s, &object) {
-            Err(Error::Invalid(errs)) => {
+        self.call(move |s| {
+            let mut object = object;
+            let mut warnings = Vec::new();
+            // Validation reports what it meets first (an undeclared field hides what is below its
+            // siblings): strip, write again, a bounded number of times.
+            for _ in 0..MAX_VALIDATION_ROUNDS {
+                let errs = match write(&s, &object) {
+                    Err(Error::Invalid(errs)) => errs,
+                    r => return r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })),
+                };
                 let unknown = unknown_fields::paths(&errs);
                 if unknown.is_empty() {
                     return Err(Error::Invalid(errs));
                 }
-                let warnings: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
+                let found: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
                 if validation == FieldValidation::Strict {
-                    return Err(Error::BadRequest(format!("strict decoding error: {}", warnings.join(", "))));
+                    return Err(Error::BadRequest(format!("strict decoding error: {}", found.join(", "))));
                 }
-                let mut stripped = object.clone();
                 for p in &unknown {
-                    unknown_fields::remove(&mut stripped, p);
+                    unknown_fields::remove(&mut object, p);
                 }
-                let out = write(&s, &stripped)?;
-                Ok((out, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
+                warnings.extend(found);
             }
-            r => r.map(|o| (o, Vec::new())),
+            write(&s, &object).map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
         })
         .await
     }
@@ -371,6 +377,9 @@ impl Ctx<'_> {
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
     }
 }
+
+/// How many times a write is retried with the undeclared fields its validation found removed.
+const MAX_VALIDATION_ROUNDS: usize = 16;
 
 /// Sets a new namespace's `status.phase` to `Active`.
 fn activate_namespace(s: &Store, mut ns: Value, manager: &str) -> Result<Value, Error> {
