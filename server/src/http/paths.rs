@@ -33,7 +33,10 @@ impl Target {
 /// # Errors
 /// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
 pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Result<Option<Target>, Failure> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // Segments are percent-decoded (`system%3Anode` is `system:node`).
+    let decoded: Vec<String> =
+        path.trim_matches('/').split('/').map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()).collect();
+    let segs: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
@@ -94,6 +97,8 @@ mod tests {
         assert_eq!((t.name.as_deref(), t.subresource.as_deref()), (Some("default"), Some("status")));
         let t = target("/apis/apps/v1/watch/namespaces/a/deployments");
         assert!(t.watch && t.name.is_none());
+        let t = target("/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Abasic-user");
+        assert_eq!(t.name.as_deref(), Some("system:basic-user"));
         let t = target("/api/v1/pods");
         assert_eq!((t.ns(), t.name.as_deref()), (None, None));
         let t = target("/api/v1/namespaces/a/pods/p/status");
