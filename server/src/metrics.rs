@@ -50,12 +50,12 @@ impl Metrics {
     pub fn render(&self, revision: u64, compacted: u64) -> String {
         let mut out = String::new();
         out.push_str(
-            "# HELP fieldstore_requests_total gRPC requests by method and status code.\n# TYPE fieldstore_requests_total counter\n",
+            "# HELP fieldstore_requests_total Requests by method (gRPC method, or HTTP <METHOD> for the Kubernetes API) and status code.\n# TYPE fieldstore_requests_total counter\n",
         );
         for ((m, c), n) in self.requests.lock().iter() {
             out.push_str(&format!("fieldstore_requests_total{{method=\"{m}\",code=\"{c}\"}} {n}\n"));
         }
-        out.push_str("# HELP fieldstore_request_duration_seconds gRPC request latency (to the response headers for streams).\n# TYPE fieldstore_request_duration_seconds histogram\n");
+        out.push_str("# HELP fieldstore_request_duration_seconds Request latency by method (to the response headers for streams).\n# TYPE fieldstore_request_duration_seconds histogram\n");
         for (m, h) in self.latency.lock().iter() {
             for (i, b) in BUCKETS.iter().enumerate() {
                 out.push_str(&format!("fieldstore_request_duration_seconds_bucket{{method=\"{m}\",le=\"{b}\"}} {}\n", h.counts[i]));

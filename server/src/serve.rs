@@ -56,10 +56,6 @@ pub struct ServeArgs {
     /// Serve Prometheus metrics on `http://ADDR/metrics`.
     #[arg(long)]
     metrics: Option<SocketAddr>,
-    /// Store built-in objects in their Kubernetes protobuf encoding, as kube-apiserver stores
-    /// them in etcd (about half the bytes; reads cost more: engine/STORAGE.md).
-    #[arg(long)]
-    protobuf_storage: bool,
     /// Serve TLS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -118,21 +114,19 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     }
     let store = Store::open(
         data,
-        Options::default()
-            .max_depth(args.max_depth)
-            .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
-            .protobuf_storage(args.protobuf_storage),
+        Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
     )?;
     for file in &args.types {
         for spec in types_file(file)? {
             store.register(spec)?;
         }
     }
-    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …), which kubectl and
-    // the client libraries take for granted; a gRPC-only server (`--no-http`) leaves the data as
-    // it finds it.
-    if http.is_some() {
-        crate::http::ensure_namespaces(&store)?;
+    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …), for the
+    // Kubernetes API's clients; a store that refuses them (a tiny --max-depth) still serves.
+    if !args.no_http {
+        if let Err(e) = crate::http::ensure_namespaces(&store) {
+            tracing::warn!(error = %e, "cannot create the default namespaces");
+        }
     }
     let limits = Limits {
         max_request_bytes: args.max_request_bytes,

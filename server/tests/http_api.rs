@@ -317,6 +317,14 @@ async fn field_validation_strict_warn_ignore() {
     assert_eq!(ignore.code, 201);
     assert!(!ignore.headers.contains_key("warning"));
     s.post(&format!("{CMS}?fieldValidation=Loose"), &other).await.status(400, "BadRequest");
+    // Nested ones, below another undeclared field's siblings, inside a keyed list.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"alsoBad": true, "containers": [{"name": "a", "image": "x", "bogus": 1}]}});
+    let warn = s.post("/api/v1/namespaces/default/pods", &pod).await;
+    assert_eq!(warn.code, 201, "{}", String::from_utf8_lossy(&warn.body));
+    let all: Vec<&str> = warn.headers.get_all("warning").iter().map(|v| v.to_str().unwrap()).collect();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(warn.json()["spec"]["containers"][0], json!({"name": "a", "image": "x"}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -445,8 +453,13 @@ async fn watches_stream_events_bookmarks_and_410() {
     assert_eq!(lines[1]["object"]["data"]["k"], "2");
     // The legacy /watch/ path, a watch-list with its initial-events-end bookmark.
     s.post(CMS, &cm("b", json!({}))).await;
-    let (_, lines) =
-        s.watch_lines(&format!("/api/v1/watch/namespaces/default/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"), 2, &[]).await;
+    let (_, lines) = s
+        .watch_lines(
+            "/api/v1/watch/namespaces/default/configmaps?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+            2,
+            &[],
+        )
+        .await;
     assert_eq!((lines[0]["type"].as_str(), lines[0]["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("b")));
     assert_eq!(lines[1]["type"], "BOOKMARK");
     assert_eq!(lines[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
@@ -479,7 +492,7 @@ async fn crds_register_their_types() {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"]},
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"], "categories": ["all", "gadgets"]},
             "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
@@ -493,6 +506,7 @@ async fn crds_register_their_types() {
     let d = s.get("/apis/example.com/v1").await.json();
     assert_eq!(d["resources"][0]["name"], "widgets");
     assert_eq!(d["resources"][0]["shortNames"], json!(["wd"]));
+    assert_eq!(d["resources"][0]["categories"], json!(["all", "gadgets"]));
     assert!(s.get("/apis").await.json()["groups"].as_array().unwrap().iter().any(|g| g["name"] == "example.com"));
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}});
     let path = "/apis/example.com/v1/namespaces/default/widgets";
@@ -594,4 +608,33 @@ async fn watches_per_client_are_limited() {
     let (w1, w2) = (open(1).await.unwrap(), open(2).await.unwrap());
     assert_eq!((w1.status().as_u16(), w2.status().as_u16()), (200, 200));
     s.get(&format!("{CMS}?watch=1")).await.status(429, "TooManyRequests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_the_given_certificate() {
+    use tokio_rustls::rustls;
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_file, key_file) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_file, cert.cert.pem()).unwrap();
+    std::fs::write(&key_file, cert.key_pair.serialize_pem()).unwrap();
+    let server = Server::start(&["--tls-cert", cert_file.to_str().unwrap(), "--tls-key", key_file.to_str().unwrap()]);
+    let addr = server.base.strip_prefix("https://").unwrap_or_else(|| panic!("not https: {}", server.base)).to_string();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.unwrap();
+    tokio::spawn(conn);
+    let req = http::Request::get("/api/v1/namespaces/default").header("host", "localhost").body(Full::new(Bytes::new())).unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["metadata"]["name"], "default");
 }

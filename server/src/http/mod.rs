@@ -36,6 +36,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use http::{header, Method};
 use reply::{json, Failure, Reply};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// The HTTP API's state: the gRPC service it shares the store, auth, limits and metrics with.
@@ -96,7 +97,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["api", v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), "", v))
+            found(discovery::resource_list(&types(), &HashMap::new(), "", v))
         }
         ["apis", "fieldstore.io", "v1", what] => {
             get_only(req.method())?;
@@ -108,7 +109,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["apis", g, v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), g, v))
+            let categories = h.svc.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
+            found(discovery::resource_list(&types(), &categories, g, v))
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
@@ -128,9 +130,9 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
-        _ => match paths::route(&path, &types())? {
-            paths::Route::Resource(t) => verbs::serve(h, id, t, req).await,
-            paths::Route::Other => Err(Failure::no_route()),
+        _ => match paths::route(&path, |r| h.svc.store.resource_type(r))? {
+            Some(t) => verbs::serve(h, id, t, req).await,
+            None => Err(Failure::no_route()),
         },
     }
 }

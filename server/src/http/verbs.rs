@@ -167,24 +167,30 @@ impl Ctx<'_> {
         write: impl Fn(&Store, &Value) -> Result<Value, Error> + Send + 'static,
     ) -> Result<(Value, Vec<String>), Failure> {
         let validation = self.q.field_validation()?;
-        self.call(move |s| match write(&s, &object) {
-            Err(Error::Invalid(errs)) => {
+        self.call(move |s| {
+            let mut object = object;
+            let mut warnings = Vec::new();
+            // Validation reports what it meets first (an undeclared field hides what is below its
+            // siblings): strip, write again, a bounded number of times.
+            for _ in 0..MAX_VALIDATION_ROUNDS {
+                let errs = match write(&s, &object) {
+                    Err(Error::Invalid(errs)) => errs,
+                    r => return r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })),
+                };
                 let unknown = unknown_fields::paths(&errs);
                 if unknown.is_empty() {
                     return Err(Error::Invalid(errs));
                 }
-                let warnings: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
+                let found: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
                 if validation == FieldValidation::Strict {
-                    return Err(Error::BadRequest(format!("strict decoding error: {}", warnings.join(", "))));
+                    return Err(Error::BadRequest(format!("strict decoding error: {}", found.join(", "))));
                 }
-                let mut stripped = object.clone();
                 for p in &unknown {
-                    unknown_fields::remove(&mut stripped, p);
+                    unknown_fields::remove(&mut object, p);
                 }
-                let out = write(&s, &stripped)?;
-                Ok((out, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
+                warnings.extend(found);
             }
-            r => r.map(|o| (o, Vec::new())),
+            write(&s, &object).map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
         })
         .await
     }
@@ -281,7 +287,11 @@ impl Ctx<'_> {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             };
-            let mut config: Value = serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
+            // JSON is YAML, and far cheaper to parse: clients (client-go, kubectl) send JSON.
+            let mut config: Value = match serde_json::from_slice(&data) {
+                Ok(v) => v,
+                Err(_) => serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?,
+            };
             if !config.is_object() {
                 return Err(Failure::bad_request("the apply configuration must be an object"));
             }
@@ -368,6 +378,9 @@ impl Ctx<'_> {
     }
 }
 
+/// How many times a write is retried with the undeclared fields its validation found removed.
+const MAX_VALIDATION_ROUNDS: usize = 16;
+
 /// Sets a new namespace's `status.phase` to `Active`.
 fn activate_namespace(s: &Store, mut ns: Value, manager: &str) -> Result<Value, Error> {
     if ns.pointer("/status/phase").is_some() {
@@ -409,19 +422,22 @@ pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
 /// unread), so that the client, still sending, receives the 413 rather than a reset connection.
 ///
 /// # Errors
-/// 413 beyond the limit; 400 when the body cannot be read.
-pub(crate) async fn read_body(mut body: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
+/// 413 beyond the limit (the rest of the body, up to [`DRAIN_BYTES`], is read and dropped first,
+/// so that a client still sending it reads the answer rather than a reset connection); 400 when
+/// the body cannot be read.
+pub(crate) async fn read_body(mut b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
     use http_body_util::BodyExt;
     let mut out = bytes::BytesMut::new();
     let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = b.frame().await {
         let frame = frame.map_err(|e| Failure::bad_request(format!("reading the request body: {e}")))?;
-        let Ok(chunk) = frame.into_data() else { continue };
-        seen = seen.saturating_add(chunk.len());
-        if seen <= limit {
-            out.extend_from_slice(&chunk);
-        } else if seen > limit.saturating_add(DRAIN_LIMIT) {
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > DRAIN_BYTES {
             break;
+        }
+        if seen <= limit {
+            out.extend_from_slice(&data);
         }
     }
     if seen > limit {
@@ -433,5 +449,5 @@ pub(crate) async fn read_body(mut body: axum::body::Body, limit: usize) -> Resul
     Ok(out.freeze())
 }
 
-/// How much of a too-large body is read and discarded before the connection is given up.
-const DRAIN_LIMIT: usize = 64 << 20;
+/// How much of an oversized body is read (and dropped) before the 413 is sent.
+const DRAIN_BYTES: usize = 64 << 20;
