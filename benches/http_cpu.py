@@ -6,7 +6,12 @@ Usage: benches/http_cpu.py PATH_TO_FIELDSTORE_BINARY [N]
 Starts `fieldstore serve` with both APIs, then sends N sequential creates and N sequential
 applies (each changing a field) of ConfigMaps over each API, every client on one kept-alive
 connection, and reports the server process's CPU time (utime + stime from /proc/PID/stat) per
-request. Needs grpcio and grpcio-tools (tests/python/ensure_grpcio.sh)."""
+request. Needs grpcio and grpcio-tools (tests/python/ensure_packages.sh).
+
+With CALLGRIND=1 the server runs under `valgrind --tool=callgrind` and each phase reports the
+server's instructions per request instead (counters zeroed before the phase, dumped after it):
+exact counts, unaffected by what else the machine runs (use a smaller N: callgrind is ~50x
+slower)."""
 
 import http.client
 import json
@@ -14,6 +19,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import glob
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 from test_grpc_client import generate_stubs  # noqa: E402
@@ -38,8 +45,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         generate_stubs(os.path.join(tmp, "stubs"))
         from fieldstore.v1 import store_pb2, store_pb2_grpc
-        proc = subprocess.Popen([binary, "--data", os.path.join(tmp, "data"), "serve", "--listen", "127.0.0.1:0",
-                                 "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        callgrind = os.environ.get("CALLGRIND") == "1"
+        out = os.path.join(tmp, "cg.out")
+        wrap = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] if callgrind else []
+        proc = subprocess.Popen(wrap + [binary, "--data", os.path.join(tmp, "data"), "serve", "--listen", "127.0.0.1:0",
+                                "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = proc.stdout.readline()
         grpc_addr = line.split()[3]
         http_addr = line.split("kubernetes API http://")[1].split(",")[0].split(")")[0].strip()
@@ -73,12 +83,23 @@ def main():
             h("POST", "/api/v1/namespaces/default/configmaps", "application/json", cm("hw", "0"))
             results = {}
             for name, f in [("grpc create", g_create), ("http create", h_create), ("grpc apply", g_apply), ("http apply", h_apply)]:
+                if callgrind:
+                    subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
                 before = cpu(proc.pid)
                 for i in range(n):
                     f(i)
-                results[name] = (cpu(proc.pid) - before) / n * 1e6
-            for name, us in results.items():
-                print(f"{name:12} {us:8.1f} us server CPU per request (N={n})")
+                if callgrind:
+                    subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+                    time.sleep(1)
+                    dump = max(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
+                    with open(dump) as d:
+                        total = next(int(l.split()[1]) for l in d if l.startswith("summary:"))
+                    results[name] = total / n
+                else:
+                    results[name] = (cpu(proc.pid) - before) / n * 1e6
+            unit = "instructions" if callgrind else "us server CPU"
+            for name, v in results.items():
+                print(f"{name:12} {v:10.1f} {unit} per request (N={n})")
         finally:
             proc.terminate()
             proc.wait()
