@@ -134,3 +134,36 @@ pub(crate) fn with_warnings(mut r: Response, warnings: &[String]) -> Response {
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every engine failure answers with Kubernetes' code and a whole `Status`; a damaged record
+    /// (which no request can provoke on a healthy store) is a 500 InternalError.
+    #[test]
+    fn engine_errors_answer_with_kubernetes_codes_and_a_status_body() {
+        let cases = [
+            (Error::Corrupt("object body: truncated".into()), 500, "InternalError"),
+            (Error::Closed, 500, "InternalError"),
+            (Error::NotFound { resource: "configmaps".into(), name: "x".into() }, 404, "NotFound"),
+            (Error::BadRequest("bad".into()), 400, "BadRequest"),
+            (Error::TooLarge { size: 10, limit: 5 }, 413, "RequestEntityTooLarge"),
+        ];
+        for (error, code, reason) in cases {
+            let r = Failure::from(error).into_response();
+            assert_eq!(r.status().as_u16(), code, "{reason}");
+            assert_eq!(r.headers()[header::CONTENT_TYPE], "application/json");
+            let body = status_body(r);
+            assert_eq!((body["kind"].as_str(), body["status"].as_str()), (Some("Status"), Some("Failure")));
+            assert_eq!((body["code"].as_u64(), body["reason"].as_str()), (Some(u64::from(code)), Some(reason)));
+            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        }
+    }
+
+    fn status_body(r: Response) -> Value {
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let bytes = rt.block_on(http_body_util::BodyExt::collect(r.into_body())).expect("body").to_bytes();
+        serde_json::from_slice(&bytes).expect("a JSON Status")
+    }
+}
