@@ -22,6 +22,8 @@ mod paths;
 mod query;
 mod reply;
 mod unknown_fields;
+pub mod ui;
+mod ui_api;
 mod verbs;
 pub use verbs::ensure_namespaces;
 mod watch;
@@ -95,6 +97,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             found(discovery::resource_list(&types(), "", v))
         }
+        ["apis", "fieldstore.io", "v1", what @ ("access" | "renamemanager" | "release")] => ui_api::admin(h, &id, what, req).await,
         ["apis", "fieldstore.io", "v1", what] => {
             get_only(req.method())?;
             history::index(h, &id, what, req.uri().query()).await
@@ -136,6 +139,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             found(fallback::openapi_v3_group_version(&types(), g, v))
         }
         _ => match paths::route(&path, &types())? {
+            Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,
             None => Err(Failure::no_route()),
         },
