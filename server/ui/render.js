@@ -66,20 +66,29 @@ R.short = (v, max) => {
 
 // ---- YAML ----
 
-const PLAIN = /^[A-Za-z_./][A-Za-z0-9_./-]*( [A-Za-z0-9_./-]+)*$/;
 const RESERVED = /^(true|false|yes|no|on|off|null|~|y|n)$/i;
+const NUMBERISH = /^[-+]?(\.?[0-9]|\.inf|\.nan|0x|0o)/i;
+
+/** Whether a string can be written as a YAML plain scalar and read back as the same string. */
+function plain(s) {
+  return (
+    s !== "" &&
+    s === s.trim() &&
+    !/^[-?:,[\]{}#&*!|>'"%@`]/.test(s) &&
+    !/: | #|:$|[\u0000-\u001f\u007f]/.test(s) &&
+    !RESERVED.test(s) &&
+    !NUMBERISH.test(s)
+  );
+}
 
 function scalar(v) {
   if (v === null) return "null";
-  if (typeof v === "string") {
-    if (v === "" || !PLAIN.test(v) || RESERVED.test(v)) return JSON.stringify(v);
-    return v;
-  }
+  if (typeof v === "string") return plain(v) ? v : JSON.stringify(v);
   return String(v);
 }
 
 function key(k) {
-  return PLAIN.test(k) && !RESERVED.test(k) ? k : JSON.stringify(k);
+  return plain(k) ? k : JSON.stringify(k);
 }
 
 const ptr = (p, k) => p + "/" + String(k).replace(/~/g, "~0").replace(/\//g, "~1");
