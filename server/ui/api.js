@@ -46,17 +46,23 @@ function askToken(message) {
   document.getElementById("token-message").textContent = message || "This server requires a bearer token.";
   input.value = "";
   tokenAsked = new Promise((resolve, reject) => {
-    const done = () => {
-      dlg.removeEventListener("close", done);
+    // The answer is the form's submit or the dialog's cancel (see confirmDialog in pages.js).
+    const form = dlg.querySelector("form");
+    const finish = (ok) => {
+      form.removeEventListener("submit", onSubmit);
+      dlg.removeEventListener("cancel", onCancel);
       tokenAsked = null;
-      if (dlg.returnValue === "ok" && input.value.trim()) {
+      if (ok && input.value.trim()) {
         setToken(input.value.trim());
         resolve();
       } else {
         reject(new ApiError(401, { message: "no token given" }));
       }
     };
-    dlg.addEventListener("close", done);
+    const onSubmit = (e) => finish(!!e.submitter && e.submitter.value === "ok");
+    const onCancel = () => finish(false);
+    form.addEventListener("submit", onSubmit);
+    dlg.addEventListener("cancel", onCancel);
   });
   dlg.showModal();
   input.focus();

@@ -47,7 +47,9 @@
 
   async function blameView(ctx) {
     const started = performance.now();
+    ctx.started = started;
     const [obj, blame] = await Promise.all([FS.get(ctx.path, ctx.signal), FS.get(ctx.path + "/blame", ctx.signal)]);
+    document.body.dataset.fetchMs = (performance.now() - started).toFixed(0);
     ctx.obj = obj;
     ctx.el.innerHTML = R.str(html`
       <div class="split">
@@ -125,26 +127,44 @@
     const index = indexBlame(blame);
     ctx.index = index;
     ctx.lines = lines;
-    // Blocks of lines that the browser lays out only when scrolled into view.
-    const BLOCK = 250;
-    const parts = [];
-    lines.forEach((l, i) => {
-      if (i % BLOCK === 0) parts.push(i ? '</div><div class="block">' : '<div class="block">');
+    // Blocks of lines that the browser lays out only when scrolled into view; the first block is
+    // rendered at once, the others in the background, a block per task, so that a large object's
+    // page is usable at once.
+    const BLOCK = 400;
+    const row = (l, i) => {
       const b = blameOf(index, l.pointer);
       const own = b && b.owners.length ? b.owners.join(", ") : "";
       const fieldPath = (b && b.pointer === l.pointer ? b.path : index.paths.get(l.pointer)) || (b && b.path) || "";
       const when = b && b.time ? `${b.time}, revision ${b.revision}` : "";
-      parts.push(
+      return (
         `<div class="ln" role="listitem" tabindex="${i ? -1 : 0}" data-i="${i}" data-pointer="${esc(l.pointer)}" data-path="${esc(fieldPath)}">` +
-          `<span class="g-m">${b && b.manager ? R.str(R.chip(b.manager)) : ""}</span>` +
-          `<span class="g-op">${b ? esc(b.operation || "") + (b.subresource ? "/" + esc(b.subresource) : "") : ""}</span>` +
-          `<span class="g-age" title="${esc(when)}">${b && b.unixMillis ? R.age(b.unixMillis) : ""}</span>` +
-          `<span class="g-own" title="${esc(own)}">${esc(own)}</span>` +
-          `<code class="y">${esc(l.text)}</code></div>`,
+        `<span class="g-m">${b && b.manager ? `<span class="chip" style="--c:${R.colour(b.manager)}">${esc(b.manager)}</span>` : ""}</span>` +
+        `<span class="g-op">${b ? esc(b.operation || "") + (b.subresource ? "/" + esc(b.subresource) : "") : ""}</span>` +
+        `<span class="g-age" title="${esc(when)}">${b && b.unixMillis ? R.age(b.unixMillis) : ""}</span>` +
+        `<span class="g-own" title="${esc(own)}">${esc(own)}</span>` +
+        `<code class="y">${esc(l.text)}</code></div>`
       );
-    });
-    if (lines.length) parts.push("</div>");
-    code.innerHTML = parts.join("");
+    };
+    const block = (from) => {
+      const parts = ['<div class="block">'];
+      for (let i = from; i < Math.min(lines.length, from + BLOCK); i++) parts.push(row(lines[i], i));
+      parts.push("</div>");
+      return parts.join("");
+    };
+    const generation = (ctx.generation = (ctx.generation || 0) + 1);
+    code.innerHTML = block(0);
+    code.dataset.complete = lines.length <= BLOCK ? "true" : "false";
+    const rest = (from) => {
+      if (ctx.generation !== generation || ctx.signal.aborted) return;
+      if (from >= lines.length) {
+        code.dataset.complete = "true";
+        document.body.dataset.renderAllMs = (performance.now() - ctx.started).toFixed(0);
+        return;
+      }
+      code.insertAdjacentHTML("beforeend", block(from));
+      setTimeout(() => rest(from + BLOCK), 0);
+    };
+    setTimeout(() => rest(BLOCK), 0);
     if (!code.dataset.wired) {
       code.dataset.wired = "1";
       code.addEventListener("click", (e) => {

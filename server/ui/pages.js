@@ -112,7 +112,7 @@
     main.querySelector("#pick").addEventListener("change", (e) => {
       location.hash = "#/owners?" + new URLSearchParams({ type: e.target.value });
     });
-    main.addEventListener("click", (e) => {
+    main.querySelector("section[aria-labelledby=mgr-h]").addEventListener("click", (e) => {
       const b = e.target.closest("button[data-act]");
       if (b) (b.dataset.act === "rename" ? rename : release)(b.dataset.manager, t);
     });
@@ -166,11 +166,18 @@
     dlg.querySelector("button[value=ok]").textContent = action;
     dlg.returnValue = "";
     return new Promise((resolve) => {
-      dlg.addEventListener(
-        "close",
-        () => resolve(dlg.returnValue === "ok" ? new FormData(dlg.querySelector("form")) : null),
-        { once: true },
-      );
+      // The answer of this showing: its form's submit (which button) or its cancel (Escape).
+      // Not the close event: that is queued, and one of an earlier showing may still come.
+      const form = dlg.querySelector("form");
+      const finish = (ok) => {
+        form.removeEventListener("submit", onSubmit);
+        dlg.removeEventListener("cancel", onCancel);
+        resolve(ok ? new FormData(form) : null);
+      };
+      const onSubmit = (e) => finish(!!e.submitter && e.submitter.value === "ok");
+      const onCancel = () => finish(false);
+      form.addEventListener("submit", onSubmit);
+      dlg.addEventListener("cancel", onCancel);
       dlg.showModal();
       const first = dlg.querySelector(".body input");
       (first || dlg.querySelector("button[value=cancel]")).focus();

@@ -42,7 +42,7 @@ R.colour = (manager) => {
 /** A manager's name on its colour. */
 R.chip = (manager) =>
   manager
-    ? R.html`<span class="chip" style="--c:${R.colour(manager)}"><span class="sw" aria-hidden="true"></span>${manager}</span>`
+    ? R.html`<span class="chip" style="--c:${R.colour(manager)}">${manager}</span>`
     : R.html`<span class="chip none">—</span>`;
 
 /** How long ago, short (`42s`, `5m`, `3h`, `12d`). */
