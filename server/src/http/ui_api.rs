@@ -83,11 +83,7 @@ pub(crate) async fn admin(h: &Http, id: &Identity, what: &str, req: Request) -> 
             let r: Release = body(req).await?;
             let resource = if r.resource.is_empty() { None } else { Some(h.svc.store.find_type(&r.resource)?.resource()) };
             let selector = Some(r.label_selector).filter(|l| !l.is_empty());
-            let n = h
-                .svc
-                .call(move |s| s.release(&r.manager, resource.as_deref(), selector.as_deref()))
-                .await
-                .map_err(Failure::from)?;
+            let n = h.svc.call(move |s| s.release(&r.manager, resource.as_deref(), selector.as_deref())).await.map_err(Failure::from)?;
             json(&json!({"count": n}))
         }
         (_, m) => Err(Failure::method_not_allowed(&m)),
