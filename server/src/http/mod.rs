@@ -9,7 +9,7 @@
 //! store call runs on the blocking pool within the request deadline (504 beyond).
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
-//! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
+//! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`] (fieldstore's
 //! own paths), [`fallback`] (stand-ins for the Table and OpenAPI modules), [`reply`] (responses
 //! and `Status` failures), [`listener`] (TCP and TLS).
 
@@ -21,6 +21,7 @@ mod negotiate;
 mod paths;
 mod query;
 mod reply;
+mod scale;
 mod unknown_fields;
 mod verbs;
 pub use verbs::ensure_namespaces;
