@@ -125,8 +125,13 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
             store.register(spec)?;
         }
     }
-    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …).
-    crate::http::ensure_namespaces(&store)?;
+    // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …), for the
+    // Kubernetes API's clients; a store that refuses them (a tiny --max-depth) still serves.
+    if !args.no_http {
+        if let Err(e) = crate::http::ensure_namespaces(&store) {
+            tracing::warn!(error = %e, "cannot create the default namespaces");
+        }
+    }
     let limits = Limits {
         max_request_bytes: args.max_request_bytes,
         max_watches_per_client: args.max_watches_per_client,

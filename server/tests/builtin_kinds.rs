@@ -89,7 +89,7 @@ fn builtin_kinds_work_over_grpc() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
         .arg("--data")
         .arg(dir.path().join("data"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-http"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -31,7 +31,7 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
             .arg("--data")
             .arg(dir.path().join("data"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--no-http"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

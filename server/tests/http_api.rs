@@ -205,6 +205,22 @@ async fn verbs_and_their_errors() {
     assert_eq!(s.post(&format!("{CMS}?dryRun=All"), &cm("dry", json!({}))).await.code, 201);
     s.get(&format!("{CMS}/dry")).await.status(404, "NotFound");
     s.post(&format!("{CMS}?dryRun=Maybe"), &cm("dry", json!({}))).await.status(400, "BadRequest");
+    // The scale subresource of a Deployment.
+    let dep = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+    assert_eq!(s.post("/apis/apps/v1/namespaces/default/deployments", &dep).await.code, 201);
+    let scale = s.get("/apis/apps/v1/namespaces/default/deployments/d/scale").await.json();
+    assert_eq!(
+        (scale["kind"].as_str(), scale["spec"]["replicas"].as_i64(), scale["status"]["selector"].as_str()),
+        (Some("Scale"), Some(1), Some("app=d"))
+    );
+    let scaled = s
+        .patch("/apis/apps/v1/namespaces/default/deployments/d/scale", "application/merge-patch+json", &json!({"spec": {"replicas": 4}}))
+        .await;
+    assert_eq!(scaled.json()["spec"]["replicas"], 4);
+    assert_eq!(s.get("/apis/apps/v1/namespaces/default/deployments/d").await.json()["spec"]["replicas"], 4);
+    s.get(&format!("{CMS}/a/scale")).await.status(404, "NotFound");
     // A cluster-scoped resource under a namespace is no path.
     s.get("/api/v1/namespaces/default/nodes").await.status(404, "NotFound");
 }
@@ -317,6 +333,14 @@ async fn field_validation_strict_warn_ignore() {
     assert_eq!(ignore.code, 201);
     assert!(!ignore.headers.contains_key("warning"));
     s.post(&format!("{CMS}?fieldValidation=Loose"), &other).await.status(400, "BadRequest");
+    // Nested ones, below another undeclared field's siblings, inside a keyed list.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"alsoBad": true, "containers": [{"name": "a", "image": "x", "bogus": 1}]}});
+    let warn = s.post("/api/v1/namespaces/default/pods", &pod).await;
+    assert_eq!(warn.code, 201, "{}", String::from_utf8_lossy(&warn.body));
+    let all: Vec<&str> = warn.headers.get_all("warning").iter().map(|v| v.to_str().unwrap()).collect();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(warn.json()["spec"]["containers"][0], json!({"name": "a", "image": "x"}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -484,7 +508,7 @@ async fn crds_register_their_types() {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"]},
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "shortNames": ["wd"], "categories": ["all", "gadgets"]},
             "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
@@ -498,6 +522,7 @@ async fn crds_register_their_types() {
     let d = s.get("/apis/example.com/v1").await.json();
     assert_eq!(d["resources"][0]["name"], "widgets");
     assert_eq!(d["resources"][0]["shortNames"], json!(["wd"]));
+    assert_eq!(d["resources"][0]["categories"], json!(["all", "gadgets"]));
     assert!(s.get("/apis").await.json()["groups"].as_array().unwrap().iter().any(|g| g["name"] == "example.com"));
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 3}});
     let path = "/apis/example.com/v1/namespaces/default/widgets";
@@ -599,4 +624,33 @@ async fn watches_per_client_are_limited() {
     let (w1, w2) = (open(1).await.unwrap(), open(2).await.unwrap());
     assert_eq!((w1.status().as_u16(), w2.status().as_u16()), (200, 200));
     s.get(&format!("{CMS}?watch=1")).await.status(429, "TooManyRequests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_the_given_certificate() {
+    use tokio_rustls::rustls;
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_file, key_file) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_file, cert.cert.pem()).unwrap();
+    std::fs::write(&key_file, cert.key_pair.serialize_pem()).unwrap();
+    let server = Server::start(&["--tls-cert", cert_file.to_str().unwrap(), "--tls-key", key_file.to_str().unwrap()]);
+    let addr = server.base.strip_prefix("https://").unwrap_or_else(|| panic!("not https: {}", server.base)).to_string();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.unwrap();
+    tokio::spawn(conn);
+    let req = http::Request::get("/api/v1/namespaces/default").header("host", "localhost").body(Full::new(Bytes::new())).unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["metadata"]["name"], "default");
 }

@@ -251,7 +251,7 @@ fn a_data_directory_held_by_a_server_says_so() {
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_fieldstore"))
         .arg("--data")
         .arg(&data)
-        .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-http"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()

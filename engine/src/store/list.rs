@@ -140,6 +140,9 @@ impl Store {
         };
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
+        if let Some(f) = &fields {
+            f.check(&t.spec.resource())?;
+        }
         let filtered = labels.as_ref().is_some_and(|l| !l.is_empty()) || fields.as_ref().is_some_and(|f| !f.is_empty());
         let filter = {
             let labels = labels.as_ref().filter(|l| !l.is_empty());

@@ -116,11 +116,47 @@ fn split_top_level(s: &str) -> Vec<&str> {
 }
 
 /// A parsed field selector: `metadata.name` and `metadata.namespace` (matched on the key,
-/// before an object is read), and any other field path (`involvedObject.name`, `spec.nodeName`,
-/// `status.phase`, …) matched on the object: its value as a string, `""` when absent, as the
-/// field selectors kube-apiserver supports for each kind compare them.
+/// before an object is read), and the other field labels kube-apiserver supports for a kind
+/// (`involvedObject.name` of events, `spec.nodeName` of pods, …; see [`FieldSelector::check`])
+/// matched on the object: its value as a string, `""` when absent.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
+
+/// The field labels kube-apiserver supports for a resource besides `metadata.name` and
+/// `metadata.namespace` (its registry strategies' `GetAttrs`/field label conversions).
+fn supported(resource: &str) -> &'static [&'static str] {
+    match resource {
+        "events" => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "type",
+        ],
+        "pods" => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        "secrets" => &["type"],
+        "namespaces" => &["status.phase"],
+        "nodes" => &["spec.unschedulable"],
+        "replicationcontrollers" | "replicasets.apps" => &["status.replicas"],
+        "jobs.batch" => &["status.successful"],
+        "services" => &["spec.clusterIP", "spec.type"],
+        _ => &[],
+    }
+}
 
 /// Whether a requirement is on the object's key (name, namespace) rather than its body.
 fn on_key(field: &str) -> bool {
@@ -154,6 +190,18 @@ impl FieldSelector {
             reqs.push((field.to_string(), eq, value.trim().to_string()));
         }
         Ok(FieldSelector(reqs))
+    }
+
+    /// Fails unless every field label is one kube-apiserver supports for `resource` (`plural`
+    /// or `plural.group`).
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] naming the first unsupported label.
+    pub(crate) fn check(&self, resource: &str) -> Result<()> {
+        match self.0.iter().find(|(f, _, _)| !on_key(f) && !supported(resource).contains(&f.as_str())) {
+            Some((f, _, _)) => Err(Error::BadRequest(format!("field label not supported: {f}"))),
+            None => Ok(()),
+        }
     }
 
     /// Whether the requirements on the name and namespace hold.
@@ -229,5 +277,8 @@ mod tests {
         assert!(FieldSelector::parse("count=2,reason!=x,missing=").unwrap().matches_object(&ev));
         assert!(!FieldSelector::parse("metadata.name=x").unwrap().needs_object());
         assert!(FieldSelector::parse("a..b=1").is_err());
+        assert!(f.check("events").is_ok());
+        assert!(f.check("configmaps").is_err());
+        assert!(FieldSelector::parse("metadata.name=a").unwrap().check("configmaps").is_ok());
     }
 }

@@ -43,6 +43,14 @@ impl Store {
         self.core().registry.read().specs()
     }
 
+    /// The type registered under exactly this resource name (`plural` for the core group,
+    /// `plural.group` otherwise), without copying the others as [`Store::types`] does: the
+    /// lookup of a request path.
+    #[must_use]
+    pub fn resource_type(&self, resource: &str) -> Option<TypeSpec> {
+        self.core().registry.read().get(resource).map(|t| t.spec.clone())
+    }
+
     /// The registered type a client names: by plural (`configmaps`), `plural.group`, kind
     /// (any case) or singular kind (`configmap`, `deployment.apps`).
     ///

@@ -162,6 +162,9 @@ impl Store {
         }
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
+        if let Some(f) = &fields {
+            f.check(&t.spec.resource())?;
+        }
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.inner.core.clone();
         if let Some(r) = rv.filter(|&r| r > 0) {

@@ -2,9 +2,9 @@
 //! for every registered type. Aggregated discovery (`as=APIGroupDiscoveryList`) is not served:
 //! clients that ask for it also accept plain JSON, and fall back to these documents.
 
-use fieldstore_engine::store::TypeSpec;
+use fieldstore_engine::store::{ListOptions, Store, TypeSpec};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The verbs of every resource.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -80,9 +80,30 @@ pub(crate) fn group(types: &[TypeSpec], name: &str) -> Option<Value> {
     Some(g)
 }
 
+/// The categories of custom resources, by resource name (`plural.group`), from the stored
+/// CustomResourceDefinitions' `spec.names.categories` (a type does not keep them).
+pub(crate) fn crd_categories(store: &Store) -> HashMap<String, Vec<String>> {
+    let crds =
+        store.list("customresourcedefinitions.apiextensions.k8s.io", None, &ListOptions::default()).map(|l| l.items).unwrap_or_default();
+    crds.iter()
+        .filter_map(|c| {
+            let s = |p: &str| c.pointer(p).and_then(Value::as_str).unwrap_or("");
+            let cats: Vec<String> =
+                c.pointer("/spec/names/categories")?.as_array()?.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+            Some((format!("{}.{}", s("/spec/names/plural"), s("/spec/group")), cats))
+        })
+        .collect()
+}
+
 /// `/api/v1` or `/apis/GROUP/VERSION`, when the group-version has types: each resource with
-/// its verbs, names, scope and categories, and its `status` subresource.
-pub(crate) fn resource_list(types: &[TypeSpec], group: &str, version: &str) -> Option<Value> {
+/// its verbs, names, scope and categories (`crd_categories` for custom resources), and its
+/// `status` subresource.
+pub(crate) fn resource_list(
+    types: &[TypeSpec],
+    crd_categories: &HashMap<String, Vec<String>>,
+    group: &str,
+    version: &str,
+) -> Option<Value> {
     let mut resources = Vec::new();
     for t in types.iter().filter(|t| t.group == group && t.version == version) {
         let mut r = json!({
@@ -94,8 +115,14 @@ pub(crate) fn resource_list(types: &[TypeSpec], group: &str, version: &str) -> O
         }
         if ALL.contains(&t.resource().as_str()) {
             r["categories"] = json!(["all"]);
+        } else if let Some(cats) = crd_categories.get(&t.resource()).filter(|c| !c.is_empty()) {
+            r["categories"] = json!(cats);
         }
         resources.push(r);
+        if super::scale::SCALABLE.contains(&t.resource().as_str()) {
+            resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+        }
         if t.status_subresource {
             resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "kind": t.kind, "verbs": ["get", "patch", "update"]}));
@@ -116,7 +143,7 @@ mod tests {
     #[test]
     fn builtin_discovery() {
         let types = builtin_types();
-        let core = resource_list(&types, "", "v1").unwrap();
+        let core = resource_list(&types, &HashMap::new(), "", "v1").unwrap();
         let pods = core["resources"].as_array().unwrap().iter().find(|r| r["name"] == "pods").unwrap();
         assert_eq!(pods["shortNames"], json!(["po"]));
         assert_eq!(pods["categories"], json!(["all"]));
@@ -124,6 +151,6 @@ mod tests {
         let apps = group(&types, "apps").unwrap();
         assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
         assert!(group_list(&types)["groups"].as_array().unwrap().iter().all(|g| g["name"] != ""));
-        assert!(resource_list(&types, "apps", "v9").is_none());
+        assert!(resource_list(&types, &HashMap::new(), "apps", "v9").is_none());
     }
 }

@@ -1,7 +1,15 @@
 //! Stand-ins for the Table and OpenAPI modules (`table.rs`, `openapi.rs`), written on another
-//! branch: a NAME/AGE Table, and 404 for the OpenAPI documents. When those modules are merged,
-//! [`to_table`] calls `super::table::table` and the `openapi_*` functions call
-//! `super::openapi::{v2, v2_protobuf, v3_index, v3_group_version}`.
+//! branch: a NAME/AGE Table, and 404 for the OpenAPI documents. When those modules are merged:
+//! - [`to_table`]'s body becomes `super::table::table(spec, objects, include_object.into(), list_meta)`
+//!   (or [`IncludeObject`] is replaced by `super::table::IncludeObject`, same variants);
+//! - [`openapi_v2`] becomes `let doc = super::openapi::v2(types); Some(if protobuf {
+//!   (super::openapi::v2_protobuf(&doc), "application/com.github.proto-openapi.spec.v2@v1.0+protobuf") }
+//!   else { (serde_json::to_vec(&doc).unwrap_or_default(), "application/json") })`;
+//! - [`openapi_v3_index`] becomes `Some(super::openapi::v3_index(types))`, and
+//!   [`openapi_v3_group_version`] `super::openapi::v3_group_version(types, group, version)`.
+//!
+//! `server/tests/kubectl/kubectl.sh` then runs `explain`, `diff` and client-side validation too
+//! (it checks `/openapi/v3`).
 
 use fieldstore_engine::store::TypeSpec;
 use serde_json::{json, Value};

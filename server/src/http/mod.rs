@@ -9,7 +9,7 @@
 //! store call runs on the blocking pool within the request deadline (504 beyond).
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
-//! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
+//! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`] (fieldstore's
 //! own paths), [`fallback`] (stand-ins for the Table and OpenAPI modules), [`reply`] (responses
 //! and `Status` failures), [`listener`] (TCP and TLS).
 
@@ -21,6 +21,7 @@ mod negotiate;
 mod paths;
 mod query;
 mod reply;
+mod scale;
 pub mod ui;
 mod ui_api;
 mod unknown_fields;
@@ -36,6 +37,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use http::{header, Method};
 use reply::{json, Failure, Reply};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// The HTTP API's state: the gRPC service it shares the store, auth, limits and metrics with.
@@ -95,7 +97,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["api", v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), "", v))
+            found(discovery::resource_list(&types(), &HashMap::new(), "", v))
         }
         ["apis", "fieldstore.io", "v1", what @ ("access" | "renamemanager" | "release")] => ui_api::admin(h, &id, what, req).await,
         ["apis", "fieldstore.io", "v1", what] => {
@@ -108,7 +110,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["apis", g, v] => {
             get_only(req.method())?;
-            found(discovery::resource_list(&types(), g, v))
+            let categories = h.svc.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
+            found(discovery::resource_list(&types(), &categories, g, v))
         }
         ["openapi", "v2"] => {
             get_only(req.method())?;
@@ -138,7 +141,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             found(fallback::openapi_v3_group_version(&types(), g, v))
         }
-        _ => match paths::route(&path, &types())? {
+        _ => match paths::route(&path, |r| h.svc.store.resource_type(r))? {
             Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,
             None => Err(Failure::no_route()),

@@ -26,13 +26,17 @@ impl Target {
     }
 }
 
-/// Resolves a path against the registered `types`: the resource it names, or `None` for a
-/// path that is not a resource path.
+/// Resolves a path against the registered types (`lookup` finds one by its resource name,
+/// `plural` or `plural.group`): the resource it names, or `None` for a path that is not a
+/// resource path.
 ///
 /// # Errors
 /// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
-pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Option<Target>, Failure> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Result<Option<Target>, Failure> {
+    // Segments are percent-decoded (`system%3Anode` is `system:node`).
+    let decoded: Vec<String> =
+        path.trim_matches('/').split('/').map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()).collect();
+    let segs: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
@@ -45,7 +49,10 @@ pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Option<Target>, Fa
         ["watch", rest @ ..] => (true, rest),
         _ => (false, rest),
     };
-    let in_gv = |plural: &str| types.iter().find(|t| t.group == group && t.version == version && t.plural == plural);
+    let in_gv = |plural: &str| {
+        let resource = if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") };
+        lookup(&resource).filter(|t| t.version == version && t.plural == plural)
+    };
     // `namespaces/NS/RESOURCE…`, unless the third segment is a subresource of the namespace.
     let (namespace, rest) = match rest {
         ["namespaces", ns, r, more @ ..] if !more.is_empty() || in_gv(r).is_some() => (Some(ns.to_string()), &rest[2..]),
@@ -57,7 +64,7 @@ pub(crate) fn route(path: &str, types: &[TypeSpec]) -> Result<Option<Target>, Fa
         [p, n, s] => (*p, Some(n.to_string()), Some(s.to_string())),
         _ => return Err(Failure::no_route()),
     };
-    let spec = in_gv(plural).ok_or_else(Failure::no_route)?.clone();
+    let spec = in_gv(plural).ok_or_else(Failure::no_route)?;
     if namespace.is_some() && !spec.namespaced {
         return Err(Failure::no_route());
     }
@@ -72,8 +79,12 @@ mod tests {
     use super::*;
     use fieldstore_engine::store::builtin_types;
 
+    fn lookup(resource: &str) -> Option<TypeSpec> {
+        builtin_types().into_iter().find(|t| t.resource() == resource)
+    }
+
     fn target(p: &str) -> Target {
-        route(p, &builtin_types()).unwrap().unwrap_or_else(|| panic!("{p} is not a resource path"))
+        route(p, lookup).unwrap().unwrap_or_else(|| panic!("{p} is not a resource path"))
     }
 
     #[test]
@@ -86,13 +97,15 @@ mod tests {
         assert_eq!((t.name.as_deref(), t.subresource.as_deref()), (Some("default"), Some("status")));
         let t = target("/apis/apps/v1/watch/namespaces/a/deployments");
         assert!(t.watch && t.name.is_none());
+        let t = target("/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Abasic-user");
+        assert_eq!(t.name.as_deref(), Some("system:basic-user"));
         let t = target("/api/v1/pods");
         assert_eq!((t.ns(), t.name.as_deref()), (None, None));
         let t = target("/api/v1/namespaces/a/pods/p/status");
         assert_eq!(t.subresource.as_deref(), Some("status"));
-        assert!(matches!(route("/version", &builtin_types()), Ok(None)));
+        assert!(matches!(route("/version", lookup), Ok(None)));
         for bad in ["/api/v1/nothings", "/api/v1/namespaces/a/nodes", "/api/v1/pods/p", "/apis/apps/v2/deployments", "/api/v1/a/b/c/d"] {
-            assert_eq!(route(bad, &builtin_types()).unwrap_err().code(), 404, "{bad}");
+            assert_eq!(route(bad, lookup).unwrap_err().code(), 404, "{bad}");
         }
     }
 }

@@ -8,7 +8,7 @@ use super::negotiate::{self, Accept, PatchKind};
 use super::paths::Target;
 use super::query::{FieldValidation, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
-use super::{history, unknown_fields, watch, Http};
+use super::{history, scale, unknown_fields, watch, Http};
 use crate::api::pb;
 use crate::service::auth::Identity;
 use crate::service::body;
@@ -70,6 +70,7 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: Request) -> Re
                 _ => not_allowed(),
             }
         }
+        (true, Some("scale")) if scale::SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(&ctx, &method, body).await,
         (true, Some(what @ ("blame" | "history" | "log"))) => match method {
             Method::GET => history::object(&ctx, what).await,
             _ => not_allowed(),
@@ -88,6 +89,16 @@ impl Ctx<'_> {
     /// Runs a store call on the blocking pool within the request deadline.
     pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Failure> {
         self.h.svc.call(f).await.map_err(Failure::from)
+    }
+
+    /// The request's `Content-Type`.
+    pub(crate) fn content_type(&self) -> Option<&str> {
+        self.content_type.as_deref()
+    }
+
+    /// The field manager of a non-apply write: `fieldManager`, else from the User-Agent.
+    pub(crate) fn field_manager(&self) -> String {
+        self.q.field_manager(self.user_agent.as_deref())
     }
 
     fn name(&self) -> String {
@@ -167,24 +178,30 @@ impl Ctx<'_> {
         write: impl Fn(&Store, &Value) -> Result<Value, Error> + Send + 'static,
     ) -> Result<(Value, Vec<String>), Failure> {
         let validation = self.q.field_validation()?;
-        self.call(move |s| match write(&s, &object) {
-            Err(Error::Invalid(errs)) => {
+        self.call(move |s| {
+            let mut object = object;
+            let mut warnings = Vec::new();
+            // Validation reports what it meets first (an undeclared field hides what is below its
+            // siblings): strip, write again, a bounded number of times.
+            for _ in 0..MAX_VALIDATION_ROUNDS {
+                let errs = match write(&s, &object) {
+                    Err(Error::Invalid(errs)) => errs,
+                    r => return r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })),
+                };
                 let unknown = unknown_fields::paths(&errs);
                 if unknown.is_empty() {
                     return Err(Error::Invalid(errs));
                 }
-                let warnings: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
+                let found: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
                 if validation == FieldValidation::Strict {
-                    return Err(Error::BadRequest(format!("strict decoding error: {}", warnings.join(", "))));
+                    return Err(Error::BadRequest(format!("strict decoding error: {}", found.join(", "))));
                 }
-                let mut stripped = object.clone();
                 for p in &unknown {
-                    unknown_fields::remove(&mut stripped, p);
+                    unknown_fields::remove(&mut object, p);
                 }
-                let out = write(&s, &stripped)?;
-                Ok((out, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
+                warnings.extend(found);
             }
-            r => r.map(|o| (o, Vec::new())),
+            write(&s, &object).map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
         })
         .await
     }
@@ -281,7 +298,11 @@ impl Ctx<'_> {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             };
-            let mut config: Value = serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?;
+            // JSON is YAML, and far cheaper to parse: clients (client-go, kubectl) send JSON.
+            let mut config: Value = match serde_json::from_slice(&data) {
+                Ok(v) => v,
+                Err(_) => serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?,
+            };
             if !config.is_object() {
                 return Err(Failure::bad_request("the apply configuration must be an object"));
             }
@@ -368,6 +389,9 @@ impl Ctx<'_> {
     }
 }
 
+/// How many times a write is retried with the undeclared fields its validation found removed.
+const MAX_VALIDATION_ROUNDS: usize = 16;
+
 /// Sets a new namespace's `status.phase` to `Active`.
 fn activate_namespace(s: &Store, mut ns: Value, manager: &str) -> Result<Value, Error> {
     if ns.pointer("/status/phase").is_some() {
@@ -406,15 +430,32 @@ pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
 /// Reads a request body of at most `limit` bytes.
 ///
 /// # Errors
-/// 413 beyond the limit; 400 when the body cannot be read.
-pub(crate) async fn read_body(b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
+/// 413 beyond the limit (the rest of the body, up to [`DRAIN_BYTES`], is read and dropped first,
+/// so that a client still sending it reads the answer rather than a reset connection); 400 when
+/// the body cannot be read.
+pub(crate) async fn read_body(mut b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
     use http_body_util::BodyExt;
-    match http_body_util::Limited::new(b, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(Failure::new(
+    let mut out = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = b.frame().await {
+        let frame = frame.map_err(|e| Failure::bad_request(format!("reading the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > DRAIN_BYTES {
+            break;
+        }
+        if seen <= limit {
+            out.extend_from_slice(&data);
+        }
+    }
+    if seen > limit {
+        return Err(Failure::new(
             Reason::RequestEntityTooLarge,
             format!("Request entity too large: the request body is larger than the limit of {limit} bytes"),
-        )),
-        Err(e) => Err(Failure::bad_request(format!("reading the request body: {e}"))),
+        ));
     }
+    Ok(out.freeze())
 }
+
+/// How much of an oversized body is read (and dropped) before the 413 is sent.
+const DRAIN_BYTES: usize = 64 << 20;
