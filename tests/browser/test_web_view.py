@@ -370,6 +370,18 @@ def main():
         b.wait("(document.querySelector('.ln[data-pointer=\"/spec/replicas\"] .y') || {textContent: ''}).textContent.trim() === 'replicas: 7'", "the page to follow the write")
         check(b.eval("document.body.dataset.state") == "ready" and b.eval("document.body.dataset.liveRevision") == r6, f"updated in place to revision {r6}")
 
+        print("timeline paging")
+        server.apply(f"{DEPLOY}/scaled", deployment("scaled", 1), "deployer")
+        for n in range(2, 27):
+            server.apply(f"{DEPLOY}/scaled", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "scaled"}, "spec": {"replicas": n}}, "autoscaler", force=True)
+        b.hash("#/object?type=apps/v1/deployments&ns=default&name=scaled&field=.spec.replicas")
+        b.wait("document.querySelectorAll('#events tr[data-revision]').length === 20 && !document.getElementById('older').hidden", "the first page of 20 changes")
+        b.eval("document.getElementById('older').click(); true")
+        b.wait("document.querySelectorAll('#events tr[data-revision]').length === 26", "the second page")
+        last = b.eval("[...document.querySelectorAll('#events tr[data-revision]')].slice(-1)[0].cells[4].textContent.trim()")
+        check(last == "added 1" and b.eval("document.getElementById('older').hidden"), f"26 changes over two pages, the oldest last: {last}")
+        check(b.eval("document.querySelectorAll('#chart svg circle').length") == 26, "the chart covers every loaded change")
+
         print("large object")
         env = [{"name": f"VAR_{i:05d}", "value": f"value-{i}"} for i in range(10000)]
         server.apply(f"{DEPLOY}/big", deployment("big", 1, env=env), "deployer")
