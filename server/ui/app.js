@@ -8,6 +8,7 @@
 
   async function route() {
     if (current) current.abort();
+    if (current) document.getElementById("status").textContent = "";
     const ctl = new AbortController();
     current = ctl;
     const hash = location.hash.replace(/^#\/?/, "");
@@ -35,9 +36,9 @@
 
   document.getElementById("forget-token").addEventListener("click", () => {
     FS.setToken("");
-    document.getElementById("status").textContent = "Token forgotten.";
     FS.types = null;
     route();
+    document.getElementById("status").textContent = "Token forgotten.";
   });
   window.addEventListener("hashchange", route);
   route();

@@ -198,8 +198,8 @@
     if (!f || !f.get("to")) return;
     try {
       const r = await FS.post("/apis/fieldstore.io/v1/renamemanager", { from: manager, to: f.get("to") });
+      await FS.route();
       announce(`Renamed ${manager} to ${f.get("to")} in ${r.count} object${r.count === 1 ? "" : "s"}.`);
-      FS.route();
     } catch (err) {
       announce(`Rename failed: ${err.message}`);
     }
@@ -215,8 +215,8 @@
     if (!f) return;
     try {
       const r = await FS.post("/apis/fieldstore.io/v1/release", { manager, resource: t ? FS.resourceName(t) : "", labelSelector: f.get("labelSelector") || "" });
+      await FS.route();
       announce(`Released ${manager} in ${r.count} object${r.count === 1 ? "" : "s"}.`);
-      FS.route();
     } catch (err) {
       announce(`Release failed: ${err.message}`);
     }

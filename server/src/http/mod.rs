@@ -11,7 +11,8 @@
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
 //! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`] (fieldstore's
 //! own paths), [`fallback`] (stand-ins for the Table and OpenAPI modules), [`reply`] (responses
-//! and `Status` failures), [`listener`] (TCP and TLS).
+//! and `Status` failures), [`listener`] (TCP and TLS), [`ui`] (the web view at `/ui/`) and
+//! `ui_api` (the calls only the web view needs).
 
 mod discovery;
 mod fallback;
