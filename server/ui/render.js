@@ -36,7 +36,11 @@ R.colour = (manager) => {
     h ^= manager.charCodeAt(i);
     h = Math.imul(h, 16777619) >>> 0;
   }
-  return `hsl(${h % 360} 70% 82%)`;
+  // Twelve well-separated hues (neighbours in the list are far apart on the wheel), then a second
+  // lightness, so that the managers of one object rarely look alike.
+  const HUES = [210, 30, 120, 290, 0, 170, 55, 250, 90, 330, 190, 15];
+  const light = (h >>> 8) % 2 ? 80 : 87;
+  return `hsl(${HUES[h % HUES.length]} 70% ${light}%)`;
 };
 
 /** A manager's name on its colour. */
