@@ -26,7 +26,10 @@
       document.body.dataset.state = "ready";
     } catch (err) {
       if (ctl.signal.aborted) return;
-      main.innerHTML = FS.R.str(FS.R.html`<h1>Cannot show this page</h1><p class="error" role="alert">${err.message}</p>`);
+      const signIn = err.status === 401 ? FS.R.html`<p><button type="button" id="sign-in" class="primary">Sign in</button></p>` : "";
+      main.innerHTML = FS.R.str(FS.R.html`<h1>Cannot show this page</h1><p class="error" role="alert">${err.message}</p>${signIn}`);
+      const b = main.querySelector("#sign-in");
+      if (b) b.addEventListener("click", () => FS.askToken(null).then(route, () => {}));
       document.body.dataset.state = "error";
     } finally {
       main.removeAttribute("aria-busy");

@@ -416,6 +416,10 @@ def main():
         b = browser
         b.send("Page.navigate", url=server.url + "/ui/")
         b.wait("document.getElementById('token-dialog') && document.getElementById('token-dialog').open", "the token prompt after a 401")
+        b.eval("document.querySelector('#token-dialog button[value=cancel]').click(); true")
+        b.wait("!!document.getElementById('sign-in')", "a sign-in button after the prompt was cancelled")
+        b.eval("document.getElementById('sign-in').click(); true")
+        b.wait("document.getElementById('token-dialog').open", "the token prompt again")
         b.eval("document.getElementById('token-input').focus(); true")
         b.type_text("s3cret")
         b.key("Enter")
