@@ -44,13 +44,17 @@ demo: setup
 # benches use), the embedding example (built by `cargo test`), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
 # binary is the one `cargo test` built for the server's integration tests; a separate
-# `cargo build -p` would resolve features differently and rebuild the engine).
+# `cargo build -p` would resolve features differently and rebuild the engine). Then the web view
+# in headless chromium (installed when missing; skipped with the reason when it cannot be), its
+# screenshots kept out of the tree (`docs/` holds the committed ones).
 test: setup
 	$(CARGO) test --workspace --release
 	$(CARGO) run --release --example embed
 	sh tests/python/ensure_packages.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
 	python3 tests/python/test_k8s_client.py target/release/fieldstore
+	sh tests/browser/ensure_browser.sh
+	python3 tests/browser/test_web_view.py target/release/fieldstore --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 
 # The guard rails CI runs before the tests: rustfmt (rustfmt.toml) and clippy with every warning
 # an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.

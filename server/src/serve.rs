@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// Do not serve the Kubernetes HTTP API.
     #[arg(long)]
     no_http: bool,
+    /// Serve the web view of history at `/ui/` on the HTTP API's listener (default: on when that
+    /// listener is loopback; `--ui=false` turns it off).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", require_equals = true)]
+    ui: Option<bool>,
     /// More types: CustomResourceDefinitions (YAML, several documents allowed, or JSON), or an
     /// API server's OpenAPI document (v2 or v3).
     #[arg(long = "types")]
@@ -143,7 +147,8 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
         }
         _ => None,
     };
-    let addrs = Addrs { listen: args.listen, http, metrics: args.metrics };
+    let ui = args.ui.unwrap_or_else(|| http.is_some_and(|a| a.ip().is_loopback()));
+    let addrs = Addrs { listen: args.listen, http, metrics: args.metrics, ui };
     runtime.block_on(serve(store.clone(), Arc::new(auth), limits, addrs, tls, data))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
@@ -158,6 +163,8 @@ struct Addrs {
     listen: SocketAddr,
     http: Option<SocketAddr>,
     metrics: Option<SocketAddr>,
+    /// Whether the HTTP listener serves the web view.
+    ui: bool,
 }
 
 type TlsConfigs = (tonic::transport::ServerTlsConfig, Arc<tokio_rustls::rustls::ServerConfig>);
@@ -198,7 +205,10 @@ async fn serve(
                 .await
                 .map_err(|e| ServeError::Io(format!("cannot listen on {addr} for the HTTP API: {e}")))?;
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
-            let router = crate::http::Http::new(service.clone()).router();
+            let mut router = crate::http::Http::new(service.clone()).router();
+            if addrs.ui {
+                router = router.merge(crate::http::ui::router());
+            }
             tokio::spawn(crate::http::listener::serve(l, router, http_tls, stop_rx));
             Some(a)
         }
@@ -221,6 +231,9 @@ async fn serve(
     let mut extra = String::new();
     if let Some(h) = http_local {
         extra.push_str(&format!(", kubernetes API {scheme}://{h}"));
+        if addrs.ui {
+            extra.push_str(&format!(", web view {scheme}://{h}/ui/"));
+        }
     }
     if let Some(m) = metrics_local {
         extra.push_str(&format!(", metrics http://{m}/metrics"));

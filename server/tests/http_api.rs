@@ -205,6 +205,22 @@ async fn verbs_and_their_errors() {
     assert_eq!(s.post(&format!("{CMS}?dryRun=All"), &cm("dry", json!({}))).await.code, 201);
     s.get(&format!("{CMS}/dry")).await.status(404, "NotFound");
     s.post(&format!("{CMS}?dryRun=Maybe"), &cm("dry", json!({}))).await.status(400, "BadRequest");
+    // The scale subresource of a Deployment.
+    let dep = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}});
+    assert_eq!(s.post("/apis/apps/v1/namespaces/default/deployments", &dep).await.code, 201);
+    let scale = s.get("/apis/apps/v1/namespaces/default/deployments/d/scale").await.json();
+    assert_eq!(
+        (scale["kind"].as_str(), scale["spec"]["replicas"].as_i64(), scale["status"]["selector"].as_str()),
+        (Some("Scale"), Some(1), Some("app=d"))
+    );
+    let scaled = s
+        .patch("/apis/apps/v1/namespaces/default/deployments/d/scale", "application/merge-patch+json", &json!({"spec": {"replicas": 4}}))
+        .await;
+    assert_eq!(scaled.json()["spec"]["replicas"], 4);
+    assert_eq!(s.get("/apis/apps/v1/namespaces/default/deployments/d").await.json()["spec"]["replicas"], 4);
+    s.get(&format!("{CMS}/a/scale")).await.status(404, "NotFound");
     // A cluster-scoped resource under a namespace is no path.
     s.get("/api/v1/namespaces/default/nodes").await.status(404, "NotFound");
 }

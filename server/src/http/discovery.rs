@@ -119,6 +119,10 @@ pub(crate) fn resource_list(
             r["categories"] = json!(cats);
         }
         resources.push(r);
+        if super::scale::SCALABLE.contains(&t.resource().as_str()) {
+            resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+        }
         if t.status_subresource {
             resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "kind": t.kind, "verbs": ["get", "patch", "update"]}));

@@ -9,9 +9,11 @@
 //! store call runs on the blocking pool within the request deadline (504 beyond).
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
-//! [`verbs`] (get, list, create, update, patch, delete), [`watch`], [`history`] (fieldstore's
-//! own paths), [`openapi`] (the OpenAPI documents, built once per change of the types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
-//! [`listener`] (TCP and TLS).
+//! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`]
+//! (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
+//! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
+//! [`listener`] (TCP and TLS), [`ui`] (the web view at `/ui/`) and `ui_api` (the calls only the
+//! web view needs).
 
 mod discovery;
 mod history;
@@ -20,6 +22,9 @@ mod negotiate;
 mod paths;
 mod query;
 mod reply;
+mod scale;
+pub mod ui;
+mod ui_api;
 mod unknown_fields;
 mod verbs;
 pub use verbs::ensure_namespaces;
@@ -99,6 +104,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             found(discovery::resource_list(&types(), &HashMap::new(), "", v))
         }
+        ["apis", "fieldstore.io", "v1", what @ ("access" | "renamemanager" | "release")] => ui_api::admin(h, &id, what, req).await,
         ["apis", "fieldstore.io", "v1", what] => {
             get_only(req.method())?;
             history::index(h, &id, what, req.uri().query()).await
@@ -131,6 +137,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         _ => match paths::route(&path, |r| h.svc.store.resource_type(r))? {
+            Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,
             None => Err(Failure::no_route()),
         },

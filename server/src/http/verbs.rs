@@ -8,7 +8,7 @@ use super::paths::Target;
 use super::query::{FieldValidation, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
 use super::table::{table as to_table, IncludeObject};
-use super::{history, unknown_fields, watch, Http};
+use super::{history, scale, unknown_fields, watch, Http};
 use crate::api::pb;
 use crate::service::auth::Identity;
 use crate::service::body;
@@ -70,6 +70,7 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: Request) -> Re
                 _ => not_allowed(),
             }
         }
+        (true, Some("scale")) if scale::SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(&ctx, &method, body).await,
         (true, Some(what @ ("blame" | "history" | "log"))) => match method {
             Method::GET => history::object(&ctx, what).await,
             _ => not_allowed(),
@@ -88,6 +89,16 @@ impl Ctx<'_> {
     /// Runs a store call on the blocking pool within the request deadline.
     pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Failure> {
         self.h.svc.call(f).await.map_err(Failure::from)
+    }
+
+    /// The request's `Content-Type`.
+    pub(crate) fn content_type(&self) -> Option<&str> {
+        self.content_type.as_deref()
+    }
+
+    /// The field manager of a non-apply write: `fieldManager`, else from the User-Agent.
+    pub(crate) fn field_manager(&self) -> String {
+        self.q.field_manager(self.user_agent.as_deref())
     }
 
     fn name(&self) -> String {

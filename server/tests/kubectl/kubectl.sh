@@ -118,6 +118,11 @@ run 0 "$K" describe pod p1; has '^Name: +p1'; has 'Image: +nginx:1\.27'; lacks '
 run 0 "$K" describe cm web; has '^Name: +web'; has '^Events: +<none>'; lacks 'error'
 run 0 "$K" get pods -o wide; has '^p1 '
 
+# A Deployment scaled through its scale subresource.
+run 0 "$K" create deployment dep --image=nginx:1.27; has '^deployment.apps/dep created'
+run 0 "$K" scale deployment dep --replicas=3; has '^deployment.apps/dep scaled'
+run 0 "$K" get deploy dep -o 'jsonpath={.spec.replicas}'; has '^3$'
+
 # A CRD, then its resources.
 run 0 "$K" apply $V -f "$HERE/crd.yaml"; has 'customresourcedefinition.apiextensions.k8s.io/widgets.example.com created'
 run 0 "$K" api-resources --api-group=example.com; has '^widgets +wd +example.com/v1 +true +Widget'
