@@ -30,8 +30,9 @@ setup:
 	fi; \
 	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
 
-# The main job: the gRPC server on the embedded data directory $(DATA), 127.0.0.1:7700, with the
-# built-in Kubernetes kinds (README, "Built-in kinds"). Stop it with Ctrl-C.
+# The main job: the server on the embedded data directory $(DATA) — gRPC on 127.0.0.1:7700, the
+# Kubernetes HTTP API (kubectl, client libraries) and the web view (/ui/) on 127.0.0.1:7701 — with
+# the built-in Kubernetes kinds (README, "Built-in kinds"). Stop it with Ctrl-C.
 run: setup
 	$(CARGO) run --release -p fieldstore-server -- --data $(DATA) serve
 
