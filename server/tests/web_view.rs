@@ -6,101 +6,25 @@
 // Test support unwraps: a failed setup is a failed test.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/http_server.rs"]
+mod http_server;
+
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
+use http_server::{Resp, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 
-struct Server {
-    child: Child,
-    base: String,
-    client: Client<HttpConnector, Full<Bytes>>,
-    _dir: tempfile::TempDir,
-}
-
-struct Resp {
-    code: u16,
-    headers: http::HeaderMap,
-    body: Vec<u8>,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
-    }
-
-    /// Asserts a failure: the code and a `Status` of that code and reason.
-    fn status(&self, code: u16, reason: &str) {
-        let s = self.json();
-        assert_eq!(
-            (self.code, s["kind"].as_str(), s["code"].as_u64(), s["reason"].as_str()),
-            (code, Some("Status"), Some(u64::from(code)), Some(reason)),
-            "{s}"
-        );
-    }
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn fieldstore serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let base = line.split("kubernetes API ").nth(1).unwrap_or_else(|| panic!("no HTTP address in {line:?}"));
-        let base = base.split([',', ')']).next().unwrap().trim().to_string();
-        Server { child, base, client: Client::builder(TokioExecutor::new()).build_http(), _dir: dir }
-    }
-
-    async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Resp {
-        let mut b = http::Request::builder().method(method).uri(format!("{}{path}", self.base));
-        for (k, v) in headers {
-            b = b.header(*k, *v);
-        }
-        let resp = self.client.request(b.body(Full::new(body.into())).unwrap()).await.unwrap();
-        let code = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = resp.into_body().collect().await.unwrap().to_bytes().to_vec();
-        Resp { code, headers, body }
-    }
-
-    async fn get(&self, path: &str) -> Resp {
-        self.send("GET", path, &[], Bytes::new()).await
-    }
-
-    async fn post(&self, path: &str, body: &str) -> Resp {
-        self.send("POST", path, &[("content-type", "application/json")], body.to_string()).await
-    }
-
-    async fn apply(&self, path: &str, manager: &str, v: &Value) -> Value {
-        let r = self
-            .send(
-                "PATCH",
-                &format!("{path}?fieldManager={manager}&force=true"),
-                &[("content-type", "application/apply-patch+yaml")],
-                serde_json::to_vec(v).unwrap(),
-            )
-            .await;
-        assert_eq!(r.code / 100, 2, "{}", String::from_utf8_lossy(&r.body));
-        r.json()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Server-side applies `v` at `path` as `manager` (forced); the object written.
+async fn apply(s: &Server, path: &str, manager: &str, v: &Value) -> Value {
+    let r = s
+        .send(
+            "PATCH",
+            &format!("{path}?fieldManager={manager}&force=true"),
+            &[("content-type", "application/apply-patch+yaml")],
+            serde_json::to_vec(v).unwrap(),
+        )
+        .await;
+    assert_eq!(r.code / 100, 2, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
 }
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
@@ -138,8 +62,8 @@ async fn the_ui_is_served_on_loopback_and_can_be_turned_off() {
 async fn object_at_a_revision() {
     let s = Server::start(&[]);
     let path = format!("{CMS}/c");
-    let r1 = rv(&s.apply(&path, "a", &cm(json!({"x": "1"}))).await);
-    let r2 = rv(&s.apply(&path, "b", &cm(json!({"x": "2", "y": "3"}))).await);
+    let r1 = rv(&apply(&s, &path, "a", &cm(json!({"x": "1"}))).await);
+    let r2 = rv(&apply(&s, &path, "b", &cm(json!({"x": "2", "y": "3"}))).await);
     let at1 = s.get(&format!("{path}/at?revision={r1}")).await;
     assert_eq!(at1.code, 200);
     assert_eq!((at1.json()["data"].clone(), rv(&at1.json())), (json!({"x": "1"}), r1));
@@ -147,22 +71,22 @@ async fn object_at_a_revision() {
     s.get(&format!("{path}/at?revision={}", r1 - 1)).await.status(404, "NotFound");
     s.get(&format!("{path}/at")).await.status(400, "BadRequest");
     s.get(&format!("{path}/at?revision=x")).await.status(400, "BadRequest");
-    assert_eq!(s.post(&format!("{path}/at?revision={r1}"), "{}").await.code, 405);
+    assert_eq!(s.post_text(&format!("{path}/at?revision={r1}"), "{}").await.code, 405);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rename_and_release_managers() {
     let s = Server::start(&[]);
     let path = format!("{CMS}/c");
-    s.apply(&path, "a", &cm(json!({"x": "1"}))).await;
-    s.apply(&path, "b", &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"y": "2"}})).await;
+    apply(&s, &path, "a", &cm(json!({"x": "1"}))).await;
+    apply(&s, &path, "b", &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"y": "2"}})).await;
     let access = s.get("/apis/fieldstore.io/v1/access?verb=admin").await.json();
     assert_eq!(access, json!({"user": "anonymous", "allowed": true}));
     s.get("/apis/fieldstore.io/v1/access").await.status(400, "BadRequest");
-    s.post("/apis/fieldstore.io/v1/renamemanager", "{\"from\": \"a\"}").await.status(400, "BadRequest");
-    s.post("/apis/fieldstore.io/v1/renamemanager", "not json").await.status(400, "BadRequest");
+    s.post_text("/apis/fieldstore.io/v1/renamemanager", "{\"from\": \"a\"}").await.status(400, "BadRequest");
+    s.post_text("/apis/fieldstore.io/v1/renamemanager", "not json").await.status(400, "BadRequest");
     assert_eq!(s.get("/apis/fieldstore.io/v1/renamemanager").await.code, 405);
-    let renamed = s.post("/apis/fieldstore.io/v1/renamemanager", "{\"from\": \"a\", \"to\": \"c\"}").await;
+    let renamed = s.post_text("/apis/fieldstore.io/v1/renamemanager", "{\"from\": \"a\", \"to\": \"c\"}").await;
     assert_eq!(renamed.json(), json!({"count": 1}));
     let managers: Vec<String> = s
         .get("/apis/fieldstore.io/v1/managers?resource=configmaps")
@@ -174,9 +98,9 @@ async fn rename_and_release_managers() {
         .map(|m| m["manager"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(managers, ["b", "c"]);
-    let released = s.post("/apis/fieldstore.io/v1/release", "{\"manager\": \"b\", \"resource\": \"configmaps\"}").await;
+    let released = s.post_text("/apis/fieldstore.io/v1/release", "{\"manager\": \"b\", \"resource\": \"configmaps\"}").await;
     assert_eq!(released.json(), json!({"count": 1}));
-    s.post("/apis/fieldstore.io/v1/release", "{\"manager\": \"c\", \"resource\": \"nothings\"}").await.status(404, "NotFound");
+    s.post_text("/apis/fieldstore.io/v1/release", "{\"manager\": \"c\", \"resource\": \"nothings\"}").await.status(404, "NotFound");
     let managers = s.get("/apis/fieldstore.io/v1/managers?resource=configmaps").await.json();
     assert_eq!(managers.as_array().unwrap().len(), 1, "{managers}");
 }
