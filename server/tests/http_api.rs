@@ -465,22 +465,9 @@ async fn history_and_owner_paths() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authentication_authorization_and_deadlines() {
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "admintoken,admin,1\nreadtoken,reader,2\n").unwrap();
-    let authz = dir.path().join("authz.yaml");
-    std::fs::write(
-        &authz,
-        "- {users: [admin], verbs: ['*'], resources: ['*'], namespaces: ['*']}\n- {users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: [default]}\n",
-    )
-    .unwrap();
-    let server = Server::start(&[
-        "--token-file",
-        tokens.to_str().unwrap(),
-        "--authz-file",
-        authz.to_str().unwrap(),
-        "--request-deadline-seconds",
-        "1",
-    ]);
+    let mut flags = http_server::auth_flags(dir.path(), "default");
+    flags.extend(["--request-deadline-seconds".to_string(), "1".to_string()]);
+    let server = Server::start(&flags.iter().map(String::as_str).collect::<Vec<_>>());
     let s = &server;
     let r = s.get(CMS).await;
     r.status(401, "Unauthorized");

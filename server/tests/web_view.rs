@@ -108,15 +108,8 @@ async fn rename_and_release_managers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_needs_no_token_but_every_call_does() {
     let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "admintoken,admin,1\nreadtoken,reader,2\n").unwrap();
-    let authz = dir.path().join("authz.yaml");
-    std::fs::write(
-        &authz,
-        "- {users: [admin], verbs: ['*'], resources: ['*'], namespaces: ['*']}\n- {users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: ['*']}\n",
-    )
-    .unwrap();
-    let s = Server::start(&["--token-file", tokens.to_str().unwrap(), "--authz-file", authz.to_str().unwrap()]);
+    let flags = http_server::auth_flags(dir.path(), "'*'");
+    let s = Server::start(&flags.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(s.get("/ui/").await.code, 200);
     s.get("/apis/fieldstore.io/v1/access?verb=admin").await.status(401, "Unauthorized");
     s.get(&format!("{CMS}/c/at?revision=1")).await.status(401, "Unauthorized");

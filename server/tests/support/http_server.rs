@@ -127,3 +127,20 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A token file (`admintoken` for user `admin`, `readtoken` for `reader`) and authorization rules
+/// (admin may do everything; reader may get, list and watch in `reader_namespaces`), written in
+/// `dir`; the `serve` flags that use them.
+pub fn auth_flags(dir: &std::path::Path, reader_namespaces: &str) -> Vec<String> {
+    let tokens = dir.join("tokens.csv");
+    std::fs::write(&tokens, "admintoken,admin,1\nreadtoken,reader,2\n").unwrap();
+    let authz = dir.join("authz.yaml");
+    std::fs::write(
+        &authz,
+        format!(
+            "- {{users: [admin], verbs: ['*'], resources: ['*'], namespaces: ['*']}}\n- {{users: [reader], verbs: [get, list, watch], resources: ['*'], namespaces: [{reader_namespaces}]}}\n"
+        ),
+    )
+    .unwrap();
+    vec!["--token-file".into(), tokens.display().to_string(), "--authz-file".into(), authz.display().to_string()]
+}
