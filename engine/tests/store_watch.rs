@@ -160,3 +160,76 @@ fn a_slow_watcher_is_ended_without_blocking_writers() {
     assert!(slow.is_ended());
     assert!(slow.next().is_none());
 }
+
+/// Watches as tasks: 200 watches awaited on one single-threaded runtime (no thread per watch)
+/// while a writer thread commits; each sees every change once and in order, idle ones get
+/// bookmarks from the runtime's timer, and one whose buffer overflowed ends with 410.
+#[test]
+fn async_watches_on_one_thread_see_every_change_once_in_order() {
+    let s = store(Options::default().bookmark_interval(Duration::from_millis(100)).watch_buffer(400));
+    let w = WriteOptions::new("t");
+    s.apply("configmaps", Some("ns"), &cm("seed", 0), &w).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let watches: Vec<_> = (0..200).map(|_| s.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap()).collect();
+    let mut idle = s
+        .watch(
+            "configmaps",
+            Some("other"),
+            &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() },
+        )
+        .unwrap();
+    let writer = {
+        let s: Store = (*s).clone();
+        std::thread::spawn(move || {
+            for i in 1..=300 {
+                s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 5), i), &WriteOptions::new("t")).unwrap();
+            }
+        })
+    };
+    let seen: Vec<Vec<u64>> = rt.block_on(async {
+        let tasks: Vec<_> = watches
+            .into_iter()
+            .map(|mut watch| {
+                tokio::spawn(async move {
+                    let mut revs = Vec::new();
+                    while revs.len() < 300 {
+                        match tokio::time::timeout(T, watch.next_async(tokio::time::sleep)).await.expect("an event in time") {
+                            Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => revs.push(e.revision().unwrap()),
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    }
+                    revs
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    writer.join().unwrap();
+    for revs in &seen {
+        assert_eq!(*revs, (2..=301).collect::<Vec<u64>>());
+    }
+    // Nothing written in "other": the idle watch hears bookmarks, at the latest revision.
+    let b = rt.block_on(async { tokio::time::timeout(T, idle.next_async(tokio::time::sleep)).await.unwrap() });
+    assert!(matches!(b, Some(WatchEvent::Bookmark { revision: 301, .. })), "{b:?}");
+
+    // A watch that is not polled overflows its buffer and ends with 410 when polled again.
+    let small = store(Options::default().watch_buffer(4));
+    small.apply("configmaps", Some("ns"), &cm("a", 0), &w).unwrap();
+    let mut slow = small.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap();
+    for i in 1..20 {
+        small.apply("configmaps", Some("ns"), &cm("a", i), &w).unwrap();
+    }
+    let ended = rt.block_on(async {
+        let mut events = Vec::new();
+        while let Some(e) = slow.next_async(tokio::time::sleep).await {
+            events.push(e);
+        }
+        events
+    });
+    assert!(ended.len() <= 5, "{ended:?}");
+    assert!(matches!(ended.last(), Some(WatchEvent::Error(Error::Expired(_)))), "{ended:?}");
+}

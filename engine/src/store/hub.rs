@@ -1,7 +1,7 @@
 //! The watch hub: the committer's fan-out of committed changes to every open watch.
 
 use super::keys::EventType;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use flume::{Receiver, Sender, TrySendError};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -75,7 +75,7 @@ impl Hub {
     }
 
     pub(super) fn register(&mut self, type_id: u32, namespace: Option<String>, capacity: usize) -> (u64, Receiver<Msg>, Arc<AtomicBool>) {
-        let (tx, rx) = crossbeam_channel::bounded(capacity);
+        let (tx, rx) = flume::bounded(capacity);
         let overflowed = Arc::new(AtomicBool::new(false));
         self.next_id += 1;
         self.slots.push(Slot { id: self.next_id, type_id, namespace, tx, overflowed: overflowed.clone() });

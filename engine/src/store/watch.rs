@@ -25,11 +25,14 @@ use super::selectors::{parse_rv, FieldSelector, LabelSelector};
 use super::types::Registered;
 use super::{object, validate, Store};
 use crate::{Error, Result};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use flume::{Receiver, RecvTimeoutError, TryRecvError};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 /// The annotation of the bookmark that ends the initial events of a watch-list.
@@ -237,6 +240,55 @@ impl Watch {
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<WatchEvent> {
         let deadline = Instant::now() + timeout;
         loop {
+            if let Some(e) = self.ready() {
+                return Some(e);
+            }
+            if self.ended {
+                return None;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            let wait = self.bookmark_wait(now).map_or(deadline - now, |b| b.min(deadline - now));
+            match self.rx.recv_timeout(wait) {
+                Ok(m) => self.receive(m),
+                Err(RecvTimeoutError::Timeout) => self.idle(),
+                Err(RecvTimeoutError::Disconnected) => self.disconnected(),
+            }
+        }
+    }
+
+    /// The next event, awaited on any executor: what a server's watch stream polls, so that a
+    /// watch is a task rather than a thread. `sleep` makes the executor's timer future (e.g.
+    /// `tokio::time::sleep`), used for idle bookmarks. `None` once the watch has ended.
+    ///
+    /// Replaying the change log (a watch from an old resourceVersion) and the initial events
+    /// read the database in between awaits, in chunks of at most 256 changes.
+    pub async fn next_async<F: Future<Output = ()>>(&mut self, mut sleep: impl FnMut(Duration) -> F) -> Option<WatchEvent> {
+        loop {
+            if let Some(e) = self.ready() {
+                return Some(e);
+            }
+            if self.ended {
+                return None;
+            }
+            let received = match self.bookmark_wait(Instant::now()) {
+                None => Some(self.rx.recv_async().await),
+                Some(wait) => first_of(self.rx.recv_async(), sleep(wait)).await,
+            };
+            match received {
+                Some(Ok(m)) => self.receive(m),
+                Some(Err(flume::RecvError::Disconnected)) => self.disconnected(),
+                None => self.idle(),
+            }
+        }
+    }
+
+    /// The next event that is ready without waiting: pending events, the next replay chunk,
+    /// what the hub already sent. `None` when the watch must wait (or has ended).
+    fn ready(&mut self) -> Option<WatchEvent> {
+        loop {
             if let Some(e) = self.pending.pop_front() {
                 self.last_sent = Instant::now();
                 return Some(e);
@@ -248,53 +300,62 @@ impl Watch {
                 self.replay_chunk(next, end);
                 continue;
             }
-            let now = Instant::now();
-            if now >= deadline {
-                return None;
+            match self.rx.try_recv() {
+                Ok(m) => self.receive(m),
+                Err(TryRecvError::Disconnected) => self.disconnected(),
+                Err(TryRecvError::Empty) => return None,
             }
-            let mut wait = deadline - now;
-            let interval = self.core.options.bookmark_interval;
-            if self.allow_bookmarks {
-                wait = wait.min((self.last_sent + interval).saturating_duration_since(now));
-            }
-            match self.rx.recv_timeout(wait) {
-                Ok(Msg::Change(c)) => {
-                    if c.revision <= self.last {
-                        continue;
-                    }
-                    self.last = c.revision;
-                    if let Some(e) = self.event_for(c.event, &c.object, c.prev.as_deref()) {
-                        self.pending.push_back(e);
-                    }
+        }
+    }
+
+    /// How long until an idle bookmark is due (`None` when bookmarks are not allowed).
+    fn bookmark_wait(&self, now: Instant) -> Option<Duration> {
+        self.allow_bookmarks.then(|| (self.last_sent + self.core.options.bookmark_interval).saturating_duration_since(now))
+    }
+
+    /// Takes a message of the hub.
+    fn receive(&mut self, m: Msg) {
+        match m {
+            Msg::Change(c) => {
+                if c.revision <= self.last {
+                    return;
                 }
-                Ok(Msg::Bookmark(rev)) => {
-                    self.last = self.last.max(rev);
-                    if self.allow_bookmarks {
-                        self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if self.allow_bookmarks && Instant::now() >= self.last_sent + interval {
-                        // Under the hub lock, an empty channel means every published change has
-                        // been received.
-                        let hub = self.core.hub.lock();
-                        if self.rx.is_empty() {
-                            self.last = self.last.max(self.core.visible.load(Ordering::SeqCst));
-                            drop(hub);
-                            self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
-                        }
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.ended = true;
-                    if self.overflowed.load(Ordering::SeqCst) {
-                        self.pending.push_back(WatchEvent::Error(Error::Expired(format!(
-                            "watch closed: the watcher fell more than {} events behind; watch again from resourceVersion {}",
-                            self.core.options.watch_buffer, self.last
-                        ))));
-                    }
+                self.last = c.revision;
+                if let Some(e) = self.event_for(c.event, &c.object, c.prev.as_deref()) {
+                    self.pending.push_back(e);
                 }
             }
+            Msg::Bookmark(rev) => {
+                self.last = self.last.max(rev);
+                if self.allow_bookmarks {
+                    self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+                }
+            }
+        }
+    }
+
+    /// Nothing came within the wait: a bookmark at the visible revision when one is due.
+    fn idle(&mut self) {
+        if self.allow_bookmarks && Instant::now() >= self.last_sent + self.core.options.bookmark_interval {
+            // Under the hub lock, an empty channel means every published change has been
+            // received.
+            let hub = self.core.hub.lock();
+            if self.rx.is_empty() {
+                self.last = self.last.max(self.core.visible.load(Ordering::SeqCst));
+                drop(hub);
+                self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+            }
+        }
+    }
+
+    /// The hub dropped this watch: the store closed, or the watcher fell too far behind (410).
+    fn disconnected(&mut self) {
+        self.ended = true;
+        if self.overflowed.load(Ordering::SeqCst) {
+            self.pending.push_back(WatchEvent::Error(Error::Expired(format!(
+                "watch closed: the watcher fell more than {} events behind; watch again from resourceVersion {}",
+                self.core.options.watch_buffer, self.last
+            ))));
         }
     }
 
@@ -414,4 +475,20 @@ impl Drop for Watch {
     fn drop(&mut self) {
         self.core.hub.lock().remove(self.id);
     }
+}
+
+/// Awaits `a` and `b` together: `Some` with `a`'s output when `a` completes first, `None` when
+/// `b` does. (Both are dropped then; a flume receive dropped before completing takes nothing.)
+async fn first_of<A: Future, B: Future>(a: A, b: B) -> Option<A::Output> {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        if b.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
 }

@@ -5,8 +5,8 @@
 //! event carrying the 410 Status, as kube-apiserver answers it.
 
 use super::negotiate::Accept;
-use super::reply::{Failure, Reply};
-use super::table::table as to_table;
+use super::reply::Reply;
+use super::table::{table as to_table, IncludeObject};
 use super::verbs::Ctx;
 use axum::body::Body;
 use axum::response::Response;
@@ -15,7 +15,7 @@ use fieldstore_engine::store::{WatchEvent, WatchOptions};
 use fieldstore_engine::Reason;
 use http::{header, HeaderValue};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a watch without `timeoutSeconds` lasts (kube-apiserver picks 30 to 60 minutes).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -42,69 +42,83 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
     let (resource, ns) = (ctx.t.spec.resource(), ctx.t.namespace.clone());
     let started = ctx.call(move |s| s.watch(&resource, ns.as_deref(), &opts)).await;
     let (api_version, kind) = (ctx.t.spec.api_version(), ctx.t.spec.kind.clone());
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::convert::Infallible>>(256);
-    let mut watch = match started {
+    let watch = match started {
         Ok(w) => w,
         // A start before the compacted revision: 200, then the 410 as an ERROR event.
         Err(f) if f.reason() == Reason::Expired.as_str() => {
             let line = line(&json!({"type": "ERROR", "object": f.0}));
-            let _ = tx.try_send(Ok(line));
-            drop(tx);
-            return Ok(stream(rx));
+            return Ok(stream_response(Body::from(line)));
         }
         Err(f) => return Err(f),
     };
-    let shutdown = ctx.h.svc.shutdown.clone();
-    let store = ctx.h.svc.store.clone();
-    let allow_bookmarks = ctx.q.flag("allowWatchBookmarks")?;
-    // A thread of its own per watch, as the gRPC watches: they are long-lived, and the
-    // blocking pool is what unary requests run on.
-    let spawned = std::thread::Builder::new().name("fieldstore-http-watch".into()).spawn(move || {
-        let _slot = slot;
-        let end = Instant::now() + timeout;
-        let mut columns_sent = false;
-        let send = |ev: &WatchEvent, columns_sent: &mut bool| -> bool {
-            let mut event = ev.to_json(&api_version, &kind);
-            if let (Some(spec), Some(include), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) =
-                (&table, include, ev)
-            {
-                let meta = json!({"resourceVersion": o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
-                let mut t = to_table(spec, std::slice::from_ref(&**o), include, meta);
-                // Column definitions come with the first event only, as kube-apiserver sends them.
-                if *columns_sent {
-                    t["columnDefinitions"] = json!([]);
-                }
-                *columns_sent = true;
-                event["object"] = t;
-            }
-            tx.blocking_send(Ok(line(&event))).is_ok()
-        };
-        loop {
-            if *shutdown.borrow() {
-                if allow_bookmarks {
-                    // The server is stopping: a last bookmark tells the client where to resume.
-                    send(&WatchEvent::Bookmark { revision: store.revision(), initial_events_end: false }, &mut columns_sent);
-                }
-                return;
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            match watch.next_timeout(left.min(Duration::from_millis(200))) {
-                Some(ev) => {
-                    let is_error = matches!(ev, WatchEvent::Error(_));
-                    if !send(&ev, &mut columns_sent) || is_error {
-                        return;
-                    }
-                }
-                None if watch.is_ended() || tx.is_closed() => return,
-                None => {}
-            }
+    let stream = HttpWatch {
+        watch,
+        _slot: slot,
+        shutdown: ctx.h.svc.shutdown.clone(),
+        store: ctx.h.svc.store.clone(),
+        allow_bookmarks: ctx.q.flag("allowWatchBookmarks")?,
+        end: tokio::time::Instant::now() + timeout,
+        api_version,
+        kind,
+        table: table.zip(include),
+        columns_sent: false,
+        done: false,
+    };
+    // Polled by the connection's task: a watch is a task, not a thread.
+    Ok(stream_response(Body::from_stream(futures_util::stream::unfold(stream, HttpWatch::next))))
+}
+
+/// One HTTP watch stream: the store's watch and how its events are written.
+struct HttpWatch {
+    watch: fieldstore_engine::store::Watch,
+    _slot: crate::service::WatchSlot,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    store: fieldstore_engine::store::Store,
+    allow_bookmarks: bool,
+    /// When the watch ends (`timeoutSeconds`).
+    end: tokio::time::Instant,
+    api_version: String,
+    kind: String,
+    /// Events as Table rows (`as=Table`): the type and whether objects are included.
+    table: Option<(fieldstore_engine::store::TypeSpec, IncludeObject)>,
+    /// Column definitions come with the first event only, as kube-apiserver sends them.
+    columns_sent: bool,
+    /// The last line was sent (an error, or the bookmark of a stopping server).
+    done: bool,
+}
+
+impl HttpWatch {
+    /// The next line of the stream, and the stream; `None` once it has ended.
+    async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Self)> {
+        if self.done {
+            return None;
         }
-    });
-    spawned.map_err(|e| Failure::new(Reason::InternalError, format!("cannot start the watch: {e}")))?;
-    Ok(stream(rx))
+        let ev = tokio::select! {
+            biased;
+            Ok(_) = self.shutdown.wait_for(|stop| *stop) => {
+                // The server is stopping: a last bookmark tells the client where to resume.
+                self.done = true;
+                if !self.allow_bookmarks {
+                    return None;
+                }
+                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
+            }
+            () = tokio::time::sleep_until(self.end) => return None,
+            ev = self.watch.next_async(tokio::time::sleep) => ev?,
+        };
+        self.done |= matches!(ev, WatchEvent::Error(_));
+        let mut event = ev.to_json(&self.api_version, &self.kind);
+        if let (Some((spec, include)), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&self.table, &ev) {
+            let meta = json!({"resourceVersion": o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
+            let mut t = to_table(spec, std::slice::from_ref(&**o), *include, meta);
+            if self.columns_sent {
+                t["columnDefinitions"] = json!([]);
+            }
+            self.columns_sent = true;
+            event["object"] = t;
+        }
+        Some((Ok(line(&event)), self))
+    }
 }
 
 /// One event as a line of compact JSON.
@@ -115,8 +129,7 @@ fn line(event: &Value) -> Bytes {
 }
 
 /// The streaming 200 response of a watch.
-fn stream(rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::convert::Infallible>>) -> Response {
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx));
+fn stream_response(body: Body) -> Response {
     let mut r = Response::new(body);
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));

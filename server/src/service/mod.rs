@@ -24,7 +24,6 @@ use status::{refused, to_grpc, IntoGrpc};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 /// Request limits; every one is enforced with a Kubernetes-style error.
@@ -253,6 +252,48 @@ impl Drop for WatchSlot {
     }
 }
 
+/// One gRPC watch stream: the store's watch and how its events are encoded.
+struct WatchStream {
+    watch: fieldstore_engine::store::Watch,
+    _slot: WatchSlot,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    store: Store,
+    api_version: String,
+    kind: String,
+    accept: String,
+    encodings: Arc<EventEncodings>,
+    /// The last message was sent (an error, or the bookmark of a stopping server).
+    done: bool,
+}
+
+impl WatchStream {
+    /// The next message of the stream, and the stream; `None` once it has ended.
+    async fn next(mut self) -> Option<(Result<pb::WatchEvent, Status>, Self)> {
+        if self.done {
+            return None;
+        }
+        let ev = tokio::select! {
+            biased;
+            // The server is stopping: a last bookmark tells the client where to resume.
+            Ok(_) = self.shutdown.wait_for(|stop| *stop) => {
+                self.done = true;
+                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
+            }
+            ev = self.watch.next_async(tokio::time::sleep) => ev?,
+        };
+        self.done |= matches!(ev, WatchEvent::Error(_));
+        let encoded = match &ev {
+            // Object events: every watcher of the change shares one encoding.
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => self.encodings.get_or_encode(o, &self.accept),
+            _ => body::encode(&ev.to_json(&self.api_version, &self.kind)["object"], &self.accept),
+        };
+        let msg = encoded
+            .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
+            .grpc();
+        Some((msg, self))
+    }
+}
+
 #[tonic::async_trait]
 impl store_server::Store for StoreService {
     async fn create(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
@@ -342,7 +383,7 @@ impl store_server::Store for StoreService {
         Ok(Response::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &req.get_ref().accept).grpc()?) }))
     }
 
-    type WatchStream = ReceiverStream<Result<pb::WatchEvent, Status>>;
+    type WatchStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<pb::WatchEvent, Status>> + Send>>;
 
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
         let r = req.get_ref().clone();
@@ -358,51 +399,22 @@ impl store_server::Store for StoreService {
         };
         let resource = spec.resource();
         let ns = r.namespace.clone();
-        let mut watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
-        let (tx, rx) = tokio::sync::mpsc::channel(256);
-        let shutdown = self.shutdown.clone();
-        let store = self.store.clone();
-        let (api_version, kind, accept) = (spec.api_version(), spec.kind.clone(), r.accept.clone());
-        let encodings = self.encodings.clone();
-        // A thread of its own per watch: watches are long-lived, and tokio's blocking pool (512
-        // threads) is what unary requests run on.
-        let spawned = std::thread::Builder::new().name("fieldstore-watch".into()).spawn(move || {
-            let _slot = slot;
-            let send = |ev: &WatchEvent| -> bool {
-                let encoded = match ev {
-                    // Object events: every watcher of the change shares one encoding.
-                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => encodings.get_or_encode(o, &accept),
-                    _ => body::encode(&ev.to_json(&api_version, &kind)["object"], &accept),
-                };
-                let msg = encoded
-                    .map(|b| pb::WatchEvent {
-                        r#type: ev.type_name().into(),
-                        object: Some(b),
-                        resource_version: ev.revision().unwrap_or(0),
-                    })
-                    .grpc();
-                tx.blocking_send(msg).is_ok()
-            };
-            loop {
-                if *shutdown.borrow() {
-                    // The server is stopping: a last bookmark tells the client where to resume.
-                    send(&WatchEvent::Bookmark { revision: store.revision(), initial_events_end: false });
-                    return;
-                }
-                match watch.next_timeout(Duration::from_millis(200)) {
-                    Some(ev) => {
-                        let is_error = matches!(ev, WatchEvent::Error(_));
-                        if !send(&ev) || is_error {
-                            return;
-                        }
-                    }
-                    None if watch.is_ended() || tx.is_closed() => return,
-                    None => {}
-                }
-            }
-        });
-        spawned.map_err(|e| Status::internal(format!("cannot start the watch: {e}")))?;
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
+        let stream = WatchStream {
+            watch,
+            _slot: slot,
+            shutdown: self.shutdown.clone(),
+            store: self.store.clone(),
+            api_version: spec.api_version(),
+            kind: spec.kind.clone(),
+            accept: r.accept,
+            encodings: self.encodings.clone(),
+            done: false,
+        };
+        // The stream is polled by the connection's task: a watch is a task, not a thread, and
+        // a client that stops reading stops the polling, so its hub buffer fills and it ends
+        // with 410 without holding anyone back.
+        Ok(Response::new(Box::pin(futures_util::stream::unfold(stream, WatchStream::next))))
     }
 
     async fn compact(&self, req: Request<pb::CompactRequest>) -> Result<Response<pb::CompactResponse>, Status> {

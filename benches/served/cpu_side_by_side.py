@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Server CPU per create and per listed object, etcd 3.4 and `fieldstore serve` side by side: the
+workload of `../shared/oracle/etcd/side_by_side.py` (its own functions, loaded from that file, as
+its `watch_side_by_side.py` does), with each server's CPU time (utime + stime of the process, from
+/proc/PID/stat) read before and after each phase. side_by_side.py reports throughput only; the
+issue's "server CPU per create" comes from this script.
+
+Usage (from a copy of oracle/etcd, after its ./setup.sh):
+  PROCS=8 .venv/bin/python /path/to/cpu_side_by_side.py FIELDSTORE_BIN PROTO_DIR [N=20000] [ROUNDS=2]
+Fresh servers per round, alternating which goes first; prints one line per server and round and a
+JSON summary."""
+import json, os, shutil, sys, time
+
+HERE = os.getcwd()  # the oracle/etcd copy: run-etcd.sh, _gen/ and side_by_side.py are there
+src = open(os.path.join(HERE, "side_by_side.py")).read().split("res = {")[0]
+__file__ = os.path.join(HERE, "side_by_side.py")
+exec(src)
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().split(")")[1].split()
+    return (int(f[11]) + int(f[12])) / TICK
+
+
+def etcd_pid():
+    state = open(os.environ.get("ETCD_ORACLE_STATE", "/tmp/etcd-oracle.current")).read().strip()
+    return int(open(state + "/etcd.pid").read())
+
+
+def phase(kind, target, pid):
+    c0 = cpu(pid)
+    rate = creates(kind, target)
+    c1 = cpu(pid)
+    lrate = list_all(kind, target)
+    c2 = cpu(pid)
+    return {"create/s": rate, "cpu us/create": 1e6 * (c1 - c0) / N, "list/s": lrate, "cpu us/listed": 1e6 * (c2 - c1) / N}
+
+
+out = {"etcd": [], "fieldstore": []}
+for r in range(ROUNDS):
+    for kind in (("etcd", "fieldstore") if r % 2 == 0 else ("fieldstore", "etcd")):
+        if kind == "etcd":
+            t = start_etcd()
+            try:
+                out[kind].append(phase(kind, t, etcd_pid()))
+            finally:
+                stop_etcd()
+        else:
+            p, d, t = start_fs()
+            try:
+                out[kind].append(phase(kind, t, p.pid))
+            finally:
+                p.terminate(); p.wait(20); shutil.rmtree(d, ignore_errors=True)
+        print(kind, f"round {r + 1}:", {k: round(v, 1) for k, v in out[kind][-1].items()}, flush=True)
+print(json.dumps(out))
+for k in ("create/s", "cpu us/create", "list/s", "cpu us/listed"):
+    ratios = [f[k] / e[k] for f, e in zip(out["fieldstore"], out["etcd"])]
+    print(f"N={N}, {PROCS} client processes: {k} fieldstore/etcd = {', '.join('%.2f' % x for x in ratios)}")
