@@ -56,17 +56,19 @@ use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteO
 use fieldstore_server::api::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 #[path = "support/grpc_watchers.rs"]
 mod grpc_watchers;
 use grpc_watchers::*;
+#[path = "support/spawned_server.rs"]
+mod spawned_server;
+use spawned_server::*;
 
 // The `fieldstore` binary runs on mimalloc; so does the bench (the embedded store runs here).
 #[global_allocator]
@@ -187,147 +189,6 @@ impl WriterOut {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The server process.
-
-struct Server {
-    child: Child,
-    addr: String,
-    _stdout: BufReader<ChildStdout>,
-    dir: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(bin: &Path, watchers: usize) -> Server {
-        let dir = tempdir("grpc");
-        let log = std::fs::File::create(dir.path().join("server.log")).expect("server log");
-        let mut cmd = Command::new(bin);
-        cmd.arg("--data").arg(dir.path().join("data")).args(["serve", "--listen", "127.0.0.1:0", "--no-http"]);
-        if watchers > 100 {
-            cmd.arg("--max-watches-per-client").arg(watchers.to_string());
-        }
-        let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", bin.display()));
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let addr = match line.strip_prefix("fieldstore: serving on ").and_then(|r| r.split_whitespace().next()) {
-            Some(a) => a.to_string(),
-            None => {
-                let _ = child.kill();
-                let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-                panic!("the server printed no address (first line {line:?}); its log:\n{log}");
-            }
-        };
-        Server { child, addr, _stdout: stdout, dir }
-    }
-
-    fn cpu(&self) -> Duration {
-        cpu_of(&format!("/proc/{}/stat", self.child.id()))
-    }
-
-    async fn client(&self) -> StoreClient<Channel> {
-        let ch = Channel::from_shared(format!("http://{}", self.addr)).unwrap().connect().await.expect("connect to the server");
-        StoreClient::new(ch).max_decoding_message_size(64 << 20)
-    }
-
-    /// SIGTERM; the exit status (None: still running after 15 s) and how long it took.
-    fn terminate(&mut self) -> (Option<ExitStatus>, Duration) {
-        let t = Instant::now();
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill -TERM");
-        while t.elapsed() < Duration::from_secs(15) {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return (Some(s), t.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        (None, t.elapsed())
-    }
-
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join("\n")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn tempdir(tag: &str) -> tempfile::TempDir {
-    // Under target/tmp: the workspace's file system (fsync costs what it costs there), not /tmp.
-    tempfile::Builder::new().prefix(&format!("grpc-load-{tag}-")).tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir")
-}
-
-/// CPU time (user + system, every thread) of a process, from its `/proc/PID/stat`.
-fn cpu_of(stat: &str) -> Duration {
-    let stat = std::fs::read_to_string(stat).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<u64> = rest.split_whitespace().map(|s| s.parse().unwrap_or(0)).collect();
-    // Fields 14 (utime) and 15 (stime) of proc(5); `rest` starts at field 3. Ticks of 10 ms.
-    Duration::from_millis((f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10)
-}
-
-fn own_cpu() -> Duration {
-    cpu_of("/proc/self/stat")
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-}
-
-/// Warns when a source file the server is built from is newer than its binary.
-fn check_binary(bin: &Path) {
-    let Ok(built) = std::fs::metadata(bin).and_then(|m| m.modified()) else {
-        eprintln!(
-            "grpc_load: no server binary at {}.\nBuild it first: cargo build --release -p fieldstore-server (or set GRPC_LOAD_SERVER to a fieldstore binary).",
-            bin.display()
-        );
-        std::process::exit(2);
-    };
-    fn newest(dir: &Path, acc: &mut Option<(SystemTime, PathBuf)>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                newest(&p, acc);
-            } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
-                if acc.as_ref().is_none_or(|(t, _)| m > *t) {
-                    *acc = Some((m, p));
-                }
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut acc = None;
-    for d in ["server/src", "server/build.rs", "engine/src", "codec/src", "proto"] {
-        let p = root.join(d);
-        if p.is_file() {
-            if let Ok(m) = std::fs::metadata(&p).and_then(|m| m.modified()) {
-                if acc.as_ref().is_none_or(|(t, _)| m > *t) {
-                    acc = Some((m, p));
-                }
-            }
-        } else {
-            newest(&p, &mut acc);
-        }
-    }
-    if let Some((t, p)) = acc {
-        if t > built {
-            eprintln!(
-                "grpc_load: WARNING: {} is newer than {}; rebuild with cargo build --release -p fieldstore-server",
-                p.display(),
-                bin.display()
-            );
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Phases.
 
 struct Shutdown {
@@ -392,7 +253,7 @@ fn merge(name: &str, outs: Vec<WriterOut>, revisions: u64) -> (PhaseResult, Hash
 }
 
 fn open_store() -> (tempfile::TempDir, Store) {
-    let dir = tempdir("embedded");
+    let dir = tempdir("grpc-load", "embedded");
     let store = Store::open(dir.path().join("data"), Options::default()).expect("open store");
     (dir, store)
 }
@@ -462,7 +323,8 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
 }
 
 async fn grpc_phase(cfg: &Config, watchers: usize) -> PhaseResult {
-    let mut server = Server::start(&cfg.server, watchers);
+    let extra = if watchers > 100 { vec!["--max-watches-per-client".to_string(), watchers.to_string()] } else { Vec::new() };
+    let mut server = Server::start(&cfg.server, "grpc-load", &extra);
     let mut control = server.client().await;
     let setup = pb::WriteRequest {
         resource: RESOURCE.into(),
@@ -740,7 +602,7 @@ fn main() {
     let phases = std::env::var("GRPC_LOAD_PHASES").unwrap_or_else(|_| "embedded,embedded+W,grpc,grpc+W".into());
     let on = |p: &str| phases.split(',').any(|x| x.trim() == p) && (!p.ends_with("+W") || cfg.watchers > 0);
     if on("grpc") || on("grpc+W") {
-        check_binary(&cfg.server);
+        check_binary(&cfg.server, "grpc_load");
     }
     let load_start = loadavg();
     println!("grpc_load: server {}, load average {load_start}", cfg.server.display());

@@ -137,7 +137,15 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
         max_watches_per_client: args.max_watches_per_client,
         request_deadline: Duration::from_secs(args.request_deadline_seconds.max(1)),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| ServeError::Io(e.to_string()))?;
+    // Store calls block (the commit waits for its group's fsync), so they run on the blocking
+    // pool; its threads are kept for an hour rather than tokio's 10 s, because a thread that
+    // ends is started again by the next burst of requests, and a new thread costs more than the
+    // request (its stack, the allocator's per-thread heap on fresh pages).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_keep_alive(Duration::from_secs(3600))
+        .build()
+        .map_err(|e| ServeError::Io(e.to_string()))?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| ServeError::Io(format!("reading {}: {e}", p.display())));

@@ -307,13 +307,12 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         {
             let mut hub = core.hub.lock();
             core.visible.store(rev, Ordering::SeqCst);
-            hub.broadcast(&events);
+            hub.broadcast(events);
             core.advanced.notify_all();
         }
         // Writers hear first; then the events (and the previous versions they carry) go.
         for (reply, outcome) in replies {
             let _ = reply.send(outcome);
         }
-        drop(events);
     }
 }

@@ -1,9 +1,9 @@
 //! The watch hub: the committer's fan-out of committed changes to every open watch.
 
 use super::keys::EventType;
-use flume::{Receiver, Sender, TrySendError};
+use flume::{Receiver, Sender};
 use serde_json::Value;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A committed change as watchers see it.
@@ -19,10 +19,21 @@ pub(crate) struct ChangeEvent {
 
 /// What a watch receives from the hub.
 pub(crate) enum Msg {
-    /// A committed change.
-    Change(Arc<ChangeEvent>),
+    /// A committed group of changes, shared by every watcher it concerns (one message and one
+    /// wake-up per watcher per group), with how many of them concern this watcher.
+    Changes(Arc<[Arc<ChangeEvent>]>, usize),
     /// A bookmark the store was asked for ([`Store::request_bookmark`](super::Store::request_bookmark)).
     Bookmark(u64),
+}
+
+impl Msg {
+    /// The events this message counts against the watcher's buffer.
+    pub(crate) fn weight(&self) -> usize {
+        match self {
+            Msg::Changes(_, n) => *n,
+            Msg::Bookmark(_) => 1,
+        }
+    }
 }
 
 struct Slot {
@@ -30,7 +41,34 @@ struct Slot {
     type_id: u32,
     namespace: Option<String>,
     tx: Sender<Msg>,
+    /// Events sent and not yet received by the watch (it subtracts what it takes).
+    queued: Arc<AtomicUsize>,
+    capacity: usize,
     overflowed: Arc<AtomicBool>,
+}
+
+impl Slot {
+    fn wants(&self, e: &ChangeEvent) -> bool {
+        e.type_id == self.type_id && self.namespace.as_ref().is_none_or(|ns| *ns == e.namespace)
+    }
+
+    /// Queues `msg` unless that takes the watcher past its buffer; `false` drops the slot.
+    fn offer(&self, msg: Msg) -> bool {
+        let n = msg.weight();
+        if self.queued.load(Ordering::SeqCst) + n > self.capacity {
+            self.overflowed.store(true, Ordering::SeqCst);
+            return false;
+        }
+        self.queued.fetch_add(n, Ordering::SeqCst);
+        self.tx.send(msg).is_ok()
+    }
+}
+
+/// A watch's end of the hub: its messages and the count of events queued for it.
+pub(crate) struct Inbox {
+    pub rx: Receiver<Msg>,
+    pub queued: Arc<AtomicUsize>,
+    pub overflowed: Arc<AtomicBool>,
 }
 
 /// The open watches, fed by the committer.
@@ -41,31 +79,24 @@ pub(crate) struct Hub {
 }
 
 impl Hub {
-    /// Sends the changes to every interested watcher without blocking; a watcher whose buffer
-    /// is full is dropped (its watch ends with an error once it drained what it has).
-    pub(crate) fn broadcast(&mut self, events: &[Arc<ChangeEvent>]) {
+    /// Sends a committed group to every interested watcher without blocking; a watcher whose
+    /// buffer would overflow is dropped (its watch ends with an error once it drained what it
+    /// has).
+    pub(crate) fn broadcast(&mut self, events: Vec<Arc<ChangeEvent>>) {
+        let group: Arc<[Arc<ChangeEvent>]> = events.into();
         self.slots.retain(|s| {
-            for e in events {
-                if e.type_id != s.type_id || s.namespace.as_ref().is_some_and(|ns| *ns != e.namespace) {
-                    continue;
-                }
-                match s.tx.try_send(Msg::Change(e.clone())) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => {
-                        s.overflowed.store(true, Ordering::SeqCst);
-                        return false;
-                    }
-                    Err(TrySendError::Disconnected(_)) => return false,
-                }
-            }
-            true
+            let n = group.iter().filter(|e| s.wants(e)).count();
+            n == 0 || s.offer(Msg::Changes(group.clone(), n))
         });
     }
 
     /// Asks every watcher for a bookmark at `revision` (skipped for watchers whose buffer is full).
     pub(crate) fn bookmark_all(&self, revision: u64) {
         for s in &self.slots {
-            let _ = s.tx.try_send(Msg::Bookmark(revision));
+            if s.queued.load(Ordering::SeqCst) < s.capacity {
+                s.queued.fetch_add(1, Ordering::SeqCst);
+                let _ = s.tx.send(Msg::Bookmark(revision));
+            }
         }
     }
 
@@ -74,12 +105,21 @@ impl Hub {
         self.slots.clear();
     }
 
-    pub(super) fn register(&mut self, type_id: u32, namespace: Option<String>, capacity: usize) -> (u64, Receiver<Msg>, Arc<AtomicBool>) {
-        let (tx, rx) = flume::bounded(capacity);
-        let overflowed = Arc::new(AtomicBool::new(false));
+    /// Opens a watch's slot; `capacity` events may be queued for it.
+    pub(super) fn register(&mut self, type_id: u32, namespace: Option<String>, capacity: usize) -> (u64, Inbox) {
+        let (tx, rx) = flume::unbounded();
+        let (queued, overflowed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
         self.next_id += 1;
-        self.slots.push(Slot { id: self.next_id, type_id, namespace, tx, overflowed: overflowed.clone() });
-        (self.next_id, rx, overflowed)
+        self.slots.push(Slot {
+            id: self.next_id,
+            type_id,
+            namespace,
+            tx,
+            queued: queued.clone(),
+            capacity,
+            overflowed: overflowed.clone(),
+        });
+        (self.next_id, Inbox { rx, queued, overflowed })
     }
 
     pub(super) fn remove(&mut self, id: u64) {

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -131,6 +131,8 @@ pub struct Watch {
     t: Arc<Registered>,
     id: u64,
     rx: Receiver<Msg>,
+    /// Events the hub queued for this watch and it has not taken yet.
+    queued: Arc<AtomicUsize>,
     overflowed: Arc<AtomicBool>,
     namespace: Option<String>,
     labels: Option<LabelSelector>,
@@ -173,18 +175,19 @@ impl Store {
         if let Some(r) = rv.filter(|&r| r > 0) {
             core.check_compacted(r)?;
         }
-        let (id, rx, overflowed, reg) = {
+        let (id, inbox, reg) = {
             let mut hub = core.hub.lock();
             let reg = core.visible.load(Ordering::SeqCst);
-            let (id, rx, overflowed) = hub.register(t.id, namespace.clone(), core.options.watch_buffer);
-            (id, rx, overflowed, reg)
+            let (id, inbox) = hub.register(t.id, namespace.clone(), core.options.watch_buffer);
+            (id, inbox, reg)
         };
         let mut w = Watch {
             core: core.clone(),
             t: t.clone(),
             id,
-            rx,
-            overflowed,
+            rx: inbox.rx,
+            queued: inbox.queued,
+            overflowed: inbox.overflowed,
             namespace: namespace.clone(),
             labels,
             fields,
@@ -315,14 +318,17 @@ impl Watch {
 
     /// Takes a message of the hub.
     fn receive(&mut self, m: Msg) {
+        self.queued.fetch_sub(m.weight(), Ordering::SeqCst);
         match m {
-            Msg::Change(c) => {
-                if c.revision <= self.last {
-                    return;
-                }
-                self.last = c.revision;
-                if let Some(e) = self.event_for(c.event, &c.object, c.prev.as_deref()) {
-                    self.pending.push_back(e);
+            Msg::Changes(group, _) => {
+                for c in group.iter() {
+                    if c.revision <= self.last || c.type_id != self.t.id || self.namespace.as_ref().is_some_and(|ns| *ns != c.namespace) {
+                        continue;
+                    }
+                    self.last = c.revision;
+                    if let Some(e) = self.event_for(c.event, &c.object, c.prev.as_deref()) {
+                        self.pending.push_back(e);
+                    }
                 }
             }
             Msg::Bookmark(rev) => {
