@@ -140,7 +140,7 @@ impl Store {
                 _ => None,
             };
             let previous = object::Previous {
-                managed_fields: live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
+                managed_fields: live.as_ref().and_then(|l| l.get("metadata")).and_then(|m| m.get("managedFields")),
                 entries: &old_entries,
             };
             let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };

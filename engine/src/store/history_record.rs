@@ -95,7 +95,7 @@ pub(crate) fn record(
     unix_millis: u64,
 ) -> Record {
     let policy = &t.spec.history;
-    let uid = after.or(before).and_then(|v| v.pointer("/metadata/uid")).and_then(Value::as_str).unwrap_or("").to_string();
+    let uid = after.or(before).and_then(|v| v.get("metadata")).and_then(|m| m.get("uid")).and_then(Value::as_str).unwrap_or("").to_string();
     let (changes, undo) = match history::diff(t.schema, t.root, before, after, policy.inline_limit) {
         Ok(d) => (d.changes, d.undo),
         // Versions are validated before they are written; should one not conform, the write

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 /// The object's `metadata.name`, which the request requires.
 pub(super) fn required_name(object: &Value) -> Result<String> {
     object
-        .pointer("/metadata/name")
+        .get("metadata")
+        .and_then(|m| m.get("name"))
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -171,7 +172,7 @@ impl Store {
     /// The namespace of a request: required for namespaced types, absent otherwise, and equal
     /// to the object's own when it names one.
     pub(super) fn scope(&self, t: &Registered, namespace: Option<&str>, object: &Value) -> Result<String> {
-        let in_object = object.pointer("/metadata/namespace").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let in_object = object.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).filter(|s| !s.is_empty());
         if !t.spec.namespaced {
             if namespace.is_some_and(|s| !s.is_empty()) || in_object.is_some() {
                 return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource())));

@@ -129,12 +129,12 @@ impl Store {
             return Err(Error::BadRequest("create is not allowed on the status subresource".into()));
         }
         self.check_input(&t, object)?;
-        if object.pointer("/metadata/resourceVersion").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+        if object.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
             return Err(Error::BadRequest("resourceVersion should not be set on objects to be created".into()));
         }
-        let name = match object.pointer("/metadata/name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        let name = match object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).filter(|s| !s.is_empty()) {
             Some(n) => n.to_string(),
-            None => match object.pointer("/metadata/generateName").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            None => match object.get("metadata").and_then(|m| m.get("generateName")).and_then(Value::as_str).filter(|s| !s.is_empty()) {
                 Some(prefix) => validate::generate_name(prefix),
                 None => return Err(validate::invalid("metadata.name", "Required value: name or generateName is required")),
             },

@@ -82,7 +82,7 @@ impl WatchEvent {
     pub fn revision(&self) -> Option<u64> {
         match self {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
-                o.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse().ok())
+                o.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).and_then(|s| s.parse().ok())
             }
             WatchEvent::Bookmark { revision, .. } => Some(*revision),
             WatchEvent::Error(_) => None,
@@ -289,7 +289,12 @@ impl Watch {
     }
 
     /// The next event that is ready without waiting: pending events, the next replay chunk,
-    /// what the hub already sent. `None` when the watch must wait (or has ended).
+    /// what the hub already sent. `None` when the watch must wait (or has ended); a server
+    /// drains a watch with this before it sets up an await.
+    pub fn try_next(&mut self) -> Option<WatchEvent> {
+        self.ready()
+    }
+
     fn ready(&mut self) -> Option<WatchEvent> {
         loop {
             if let Some(e) = self.pending.pop_front() {

@@ -63,6 +63,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         table: table.zip(include),
         columns_sent: false,
         done: false,
+        encodings: ctx.h.svc.encodings.clone(),
     };
     // Polled by the connection's task: a watch is a task, not a thread.
     Ok(stream_response(Body::from_stream(futures_util::stream::unfold(stream, HttpWatch::next))))
@@ -85,31 +86,53 @@ struct HttpWatch {
     columns_sent: bool,
     /// The last line was sent (an error, or the bookmark of a stopping server).
     done: bool,
+    encodings: std::sync::Arc<crate::service::EventEncodings>,
 }
 
 impl HttpWatch {
     /// The next line of the stream, and the stream; `None` once it has ended.
     async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Self)> {
-        if self.done {
+        if self.done || tokio::time::Instant::now() >= self.end {
             return None;
         }
-        let ev = tokio::select! {
-            biased;
-            Ok(_) = self.shutdown.wait_for(|stop| *stop) => {
-                // The server is stopping: a last bookmark tells the client where to resume.
-                self.done = true;
-                if !self.allow_bookmarks {
-                    return None;
+        // The server is stopping: a last bookmark tells the client where to resume.
+        let stopping = |s: &mut Self| {
+            s.done = true;
+            s.allow_bookmarks.then(|| WatchEvent::Bookmark { revision: s.store.revision(), initial_events_end: false })
+        };
+        let ready = if *self.shutdown.borrow() { Some(stopping(&mut self)?) } else { self.watch.try_next() };
+        let ev = match ready {
+            Some(ev) => ev,
+            None => {
+                let next = tokio::select! {
+                    biased;
+                    Ok(_) = self.shutdown.wait_for(|stop| *stop) => None,
+                    () = tokio::time::sleep_until(self.end) => return None,
+                    ev = self.watch.next_async(tokio::time::sleep) => Some(ev?),
+                };
+                match next {
+                    Some(ev) => ev,
+                    None => stopping(&mut self)?,
                 }
-                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
             }
-            () = tokio::time::sleep_until(self.end) => return None,
-            ev = self.watch.next_async(tokio::time::sleep) => ev?,
         };
         self.done |= matches!(ev, WatchEvent::Error(_));
+        if let (None, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&self.table, &ev) {
+            // The object's JSON is encoded once for every watcher of the change (shared with
+            // the gRPC watches), then framed as this event's line.
+            if let Ok(json) = self.encodings.json(o) {
+                let mut b = Vec::with_capacity(json.len() + 32);
+                b.extend_from_slice(b"{\"type\":\"");
+                b.extend_from_slice(ev.type_name().as_bytes());
+                b.extend_from_slice(b"\",\"object\":");
+                b.extend_from_slice(&json);
+                b.extend_from_slice(b"}\n");
+                return Some((Ok(Bytes::from(b)), self));
+            }
+        }
         let mut event = ev.to_json(&self.api_version, &self.kind);
         if let (Some((spec, include)), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&self.table, &ev) {
-            let meta = json!({"resourceVersion": o.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null)});
+            let meta = json!({"resourceVersion": o.get("metadata").and_then(|m| m.get("resourceVersion")).cloned().unwrap_or(Value::Null)});
             let mut t = to_table(spec, std::slice::from_ref(&**o), *include, meta);
             if self.columns_sent {
                 t["columnDefinitions"] = json!([]);

@@ -56,7 +56,7 @@ pub struct StoreService {
     watches: Arc<Mutex<HashMap<String, usize>>>,
     pub(crate) shutdown: tokio::sync::watch::Receiver<bool>,
     pub(crate) metrics: Arc<Metrics>,
-    encodings: Arc<EventEncodings>,
+    pub(crate) encodings: Arc<EventEncodings>,
 }
 
 /// The wire encodings of recent watch events, so that a change fanned out to many watchers is
@@ -65,7 +65,7 @@ pub struct StoreService {
 /// broadcasts); a `Weak` keeps the allocation, so the address cannot be reused, without keeping
 /// the object.
 #[derive(Default)]
-struct EventEncodings(Mutex<(std::collections::VecDeque<EncodedEvent>, usize)>);
+pub(crate) struct EventEncodings(Mutex<(std::collections::VecDeque<EncodedEvent>, usize)>);
 
 /// One encoded event: the object it encodes (by identity), the media type, the body.
 type EncodedEvent = (std::sync::Weak<Value>, String, pb::Body);
@@ -75,12 +75,18 @@ impl EventEncodings {
     const KEEP: usize = 64;
     const KEEP_BYTES: usize = 16 << 20;
 
+    /// The object's JSON, encoded once for every watcher of the change.
+    pub(crate) fn json(&self, object: &Arc<Value>) -> Result<Vec<u8>, Error> {
+        self.get_or_encode(object, body::JSON).map(|b| b.data)
+    }
+
     fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<pb::Body, Error> {
         let found = self
             .0
             .lock()
             .0
             .iter()
+            .rev()
             .find(|(o, a, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept)
             .map(|(_, _, b)| b.clone());
         if let Some(b) = found {
@@ -166,7 +172,7 @@ impl StoreService {
         let object = body::decode(r.body.as_ref(), "body").grpc()?;
         let resource = if r.resource.is_empty() { self.store.type_of(&object).grpc()?.resource() } else { r.resource.clone() };
         let ns = if r.namespace.is_empty() {
-            object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string()
+            object.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("").to_string()
         } else {
             r.namespace.clone()
         };
@@ -272,14 +278,22 @@ impl WatchStream {
         if self.done {
             return None;
         }
-        let ev = tokio::select! {
-            biased;
-            // The server is stopping: a last bookmark tells the client where to resume.
-            Ok(_) = self.shutdown.wait_for(|stop| *stop) => {
-                self.done = true;
-                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
+        // The server is stopping: a last bookmark tells the client where to resume.
+        let stopping = |s: &mut Self| {
+            s.done = true;
+            WatchEvent::Bookmark { revision: s.store.revision(), initial_events_end: false }
+        };
+        let ready = if *self.shutdown.borrow() { Some(stopping(&mut self)) } else { self.watch.try_next() };
+        let ev = match ready {
+            Some(ev) => ev,
+            None => {
+                let next = tokio::select! {
+                    biased;
+                    Ok(_) = self.shutdown.wait_for(|stop| *stop) => None,
+                    ev = self.watch.next_async(tokio::time::sleep) => Some(ev?),
+                };
+                next.unwrap_or_else(|| stopping(&mut self))
             }
-            ev = self.watch.next_async(tokio::time::sleep) => ev?,
         };
         self.done |= matches!(ev, WatchEvent::Error(_));
         let encoded = match &ev {
