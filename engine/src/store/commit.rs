@@ -11,7 +11,7 @@ use super::kv::{self, Batch};
 use super::types::Registered;
 use super::{definitions, object, owner_index, Store};
 use crate::{Error, Result};
-use crossbeam_channel::{bounded, Receiver, Sender};
+use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -71,9 +71,24 @@ fn being_finalized(v: &Value) -> bool {
 }
 
 impl Store {
-    /// Reads the object, plans the write, commits it; retries when another writer committed to
-    /// the object in between.
+    /// [`Store::write_loop_async`], waiting on this thread.
     pub(super) fn write_loop(
+        &self,
+        t: &Registered,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+        who: &Who,
+        plan: impl FnMut(Option<&Value>) -> Result<Plan>,
+    ) -> Result<Value> {
+        pollster::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
+    }
+
+    /// Reads the object, plans the write, commits it; retries when another writer committed to
+    /// the object in between. The reading and planning run where the future is polled; the one
+    /// wait, for the committer's group to be synced, is an await (a server's request task waits
+    /// there without holding a thread).
+    pub(super) async fn write_loop_async(
         &self,
         t: &Registered,
         ns: &str,
@@ -181,7 +196,7 @@ impl Store {
             };
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
-            match rx.recv().map_err(|_| Error::Closed)? {
+            match rx.recv_async().await.map_err(|_| Error::Closed)? {
                 Outcome::Committed(obj) => {
                     if let Some(spec) = defines {
                         self.register(spec)?;

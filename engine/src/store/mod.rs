@@ -79,7 +79,7 @@ pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 use self::core::Core;
 use crate::{Error, Result};
 use commit::{committer, Commit};
-use crossbeam_channel::{bounded, Sender};
+use flume::{bounded, Sender};
 use hub::Hub;
 use keys::{CF_META, CF_TYPES};
 use kv::{Batch, Flow, Kv};

@@ -123,6 +123,10 @@ impl Store {
     /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
     /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
     pub fn create(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        pollster::block_on(self.create_async(resource, namespace, object, opts))
+    }
+
+    async fn create_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, object)?;
         if opts.status {
@@ -141,7 +145,7 @@ impl Store {
         };
         validate::name(&name)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             if cur.is_some() {
                 return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
             }
@@ -156,6 +160,7 @@ impl Store {
             let out = t.main.update(None, obj, &opts.manager, &now)?.object;
             Ok(Plan::Put(out, EventType::Added))
         })
+        .await
     }
 
     /// The write `verb` makes of an object body: [`Store::create`], [`Store::update`] or
@@ -164,10 +169,28 @@ impl Store {
     /// # Errors
     /// Those of the verb.
     pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        pollster::block_on(self.write_async(verb, resource, namespace, object, opts))
+    }
+
+    /// [`Store::write`] as a future: the object is read and the write planned where the future
+    /// is polled (CPU and reads of the database, no waiting on other writers), then the commit
+    /// is awaited. A server polls it on its request task instead of handing the request to a
+    /// thread that would wait for the commit. Any executor works.
+    ///
+    /// # Errors
+    /// Those of the verb.
+    pub async fn write_async(
+        &self,
+        verb: WriteVerb,
+        resource: &str,
+        namespace: Option<&str>,
+        object: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value> {
         match verb {
-            WriteVerb::Create => self.create(resource, namespace, object, opts),
-            WriteVerb::Update => self.update(resource, namespace, object, opts),
-            WriteVerb::Apply => self.apply(resource, namespace, object, opts),
+            WriteVerb::Create => self.create_async(resource, namespace, object, opts).await,
+            WriteVerb::Update => self.update_async(resource, namespace, object, opts).await,
+            WriteVerb::Apply => self.apply_async(resource, namespace, object, opts).await,
         }
     }
 
@@ -214,13 +237,17 @@ impl Store {
     /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
     /// not match; those of [`Store::create`].
     pub fn update(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        pollster::block_on(self.update_async(resource, namespace, object, opts))
+    }
+
+    async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, object)?;
         self.check_input(&t, object)?;
         let name = required_name(object)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
             check_preconditions(&t, &name, live, object)?;
             let mut new = prepare_update(&t, opts.status, live, object.clone());
@@ -228,6 +255,7 @@ impl Store {
             let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             Ok(finish_update(live, out))
         })
+        .await
     }
 
     /// Server-side applies `config` as `opts.manager`, creating the object when absent. An apply
@@ -237,6 +265,10 @@ impl Store {
     /// [`Error::Conflict`] with the conflicting managers unless forced; those of
     /// [`Store::update`].
     pub fn apply(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
+        pollster::block_on(self.apply_async(resource, namespace, config, opts))
+    }
+
+    async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, config)?;
         self.check_input(&t, config)?;
@@ -244,7 +276,7 @@ impl Store {
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
+        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
             None => {
                 if opts.status {
                     return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
@@ -270,6 +302,7 @@ impl Store {
                 Ok(finish_update(live, new))
             }
         })
+        .await
     }
 
     /// Patches an object with a strategic merge, JSON merge or JSON patch.

@@ -43,6 +43,11 @@ impl Default for Limits {
     }
 }
 
+/// Writes of bodies up to this size are planned on the request's task (tens to hundreds of µs
+/// of merge work); larger ones, whose merge can take milliseconds, go to the blocking pool so
+/// that they do not hold up the connections sharing a runtime thread.
+const INLINE_WRITE_BYTES: usize = 64 << 10;
+
 /// Names authorization rules use for what is not a stored resource: type registration, and
 /// store-wide calls (compaction, bookmarks, manager administration) under `""`.
 const META_RESOURCES: [&str; 2] = ["customresourcedefinitions", ""];
@@ -168,7 +173,8 @@ impl StoreService {
     /// A write of an object body (create, update, apply).
     async fn write(&self, req: Request<pb::WriteRequest>, verb: WriteVerb) -> Result<Response<pb::ObjectResponse>, Status> {
         let r = req.get_ref();
-        self.check_size(r.body.as_ref().map_or(0, |b| b.data.len()))?;
+        let body_len = r.body.as_ref().map_or(0, |b| b.data.len());
+        self.check_size(body_len)?;
         let object = body::decode(r.body.as_ref(), "body").grpc()?;
         let resource = if r.resource.is_empty() { self.store.type_of(&object).grpc()?.resource() } else { r.resource.clone() };
         let ns = if r.namespace.is_empty() {
@@ -182,12 +188,25 @@ impl StoreService {
         let manager = if r.field_manager.is_empty() && verb != WriteVerb::Apply { id.user.clone() } else { r.field_manager.clone() };
         let opts = WriteOptions::new(manager).dry_run(r.dry_run).force(r.force).status(subresource(&r.subresource)?);
         let accept = r.accept;
-        let out = self
-            .call(move |s| {
+        let out = if body_len <= INLINE_WRITE_BYTES {
+            // Planned on this task, the commit awaited: no hand-off to a blocking thread.
+            let store = self.store.clone();
+            let deadline = self.limits.request_deadline;
+            let write = async move {
+                let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
+                store.write_async(verb, &resource, ns, &object, &opts).await
+            };
+            match tokio::time::timeout(deadline, write).await {
+                Err(_) => return Err(refused(Reason::Timeout, format!("the request did not complete within {deadline:?}"))),
+                Ok(r) => r.grpc()?,
+            }
+        } else {
+            self.call(move |s| {
                 let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
                 s.write(verb, &resource, ns, &object, &opts)
             })
-            .await?;
+            .await?
+        };
         object_response(&out, &accept)
     }
 }
