@@ -82,8 +82,7 @@ impl Hub {
     /// Sends a committed group to every interested watcher without blocking; a watcher whose
     /// buffer would overflow is dropped (its watch ends with an error once it drained what it
     /// has).
-    pub(crate) fn broadcast(&mut self, events: Vec<Arc<ChangeEvent>>) {
-        let group: Arc<[Arc<ChangeEvent>]> = events.into();
+    pub(crate) fn broadcast(&mut self, group: &Arc<[Arc<ChangeEvent>]>) {
         self.slots.retain(|s| {
             let n = group.iter().filter(|e| s.wants(e)).count();
             n == 0 || s.offer(Msg::Changes(group.clone(), n))

@@ -5,12 +5,17 @@
 //!    object at the registration revision (then, with `send_initial_events`, a bookmark carrying
 //!    the `k8s.io/initial-events-end` annotation);
 //! 2. **replay**: from revision `R`, the change log `(R, registration]` read in chunks;
-//! 3. **live**: changes the committer broadcast after registration, from a bounded channel.
+//! 3. **live**: changes the committer broadcast after registration: each committed group once
+//!    per watcher it concerns, through the watch's channel.
 //!
 //! Registration takes the hub lock that the committer holds while publishing a revision and
 //! broadcasting it, so the replay and the live channel meet exactly: nothing lost, nothing
-//! repeated. A watcher whose channel is full is dropped by the committer (which never blocks);
-//! the watch then ends with an [`Error::Expired`] event naming the last revision it delivered.
+//! repeated. A watcher with [`Options::watch_buffer`](super::Options::watch_buffer) events
+//! queued and not taken is dropped by the committer (which never blocks); the watch then ends
+//! with an [`Error::Expired`] event naming the last revision it delivered.
+//!
+//! A watch is read blocking ([`Watch::next_timeout`], the iterator) or awaited on any executor
+//! ([`Watch::next_async`], [`Watch::try_next`]): the server's watch streams are tasks.
 //!
 //! Bookmarks (when allowed): after [`Options::bookmark_interval`](super::Options::bookmark_interval)
 //! without events, and whenever [`Store::request_bookmark`] is called. A bookmark at `N` means every
@@ -253,6 +258,9 @@ impl Watch {
             if now >= deadline {
                 return None;
             }
+            if self.spin_for_message() {
+                continue;
+            }
             let wait = self.bookmark_wait(now).map_or(deadline - now, |b| b.min(deadline - now));
             match self.rx.recv_timeout(wait) {
                 Ok(m) => self.receive(m),
@@ -314,6 +322,28 @@ impl Watch {
                 Err(TryRecvError::Empty) => return None,
             }
         }
+    }
+
+    /// Spins, then yields, a few times for the hub's next message before the thread parks (as
+    /// crossbeam's channels do): a watch that keeps up is sent its next group within
+    /// microseconds, and a parked watcher costs the committer a futex wake per group. `true`
+    /// when a message (or the disconnect) was taken.
+    fn spin_for_message(&mut self) -> bool {
+        for step in 0..10u32 {
+            match self.rx.try_recv() {
+                Ok(m) => {
+                    self.receive(m);
+                    return true;
+                }
+                Err(TryRecvError::Disconnected) => {
+                    self.disconnected();
+                    return true;
+                }
+                Err(TryRecvError::Empty) if step < 6 => (0..1u32 << step).for_each(|_| std::hint::spin_loop()),
+                Err(TryRecvError::Empty) => std::thread::yield_now(),
+            }
+        }
+        false
     }
 
     /// How long until an idle bookmark is due (`None` when bookmarks are not allowed).

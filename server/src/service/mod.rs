@@ -1,9 +1,11 @@
 //! The gRPC service: every store verb, watch, compaction, history and the owner index over
 //! `proto/fieldstore/v1/store.proto`, with authentication, authorization and limits.
 //!
-//! The store's calls block (RocksDB, the commit queue), so each request runs on tokio's
-//! blocking pool, bounded by the request deadline. A request that times out answers 504; a
-//! write it started may still commit, as with the apiserver.
+//! Writes of bodies up to 64 KiB are planned on the request's task and await their commit
+//! ([`Store::write_async`]); the store's other calls block (RocksDB reads, large merges) and run
+//! on tokio's blocking pool. Both are bounded by the request deadline: a request that times out
+//! answers 504; a write it started may still commit, as with the apiserver. Watch streams are
+//! tasks polled by their connection, fed by the store's watch hub.
 
 pub mod auth;
 pub mod body;
