@@ -81,7 +81,7 @@ impl Store {
         who: &Who,
         plan: impl FnMut(Option<&Value>) -> Result<Plan>,
     ) -> Result<Value> {
-        pollster::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
+        super::wait::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
     }
 
     /// Reads the object, plans the write, commits it; retries when another writer committed to

@@ -62,6 +62,7 @@ mod types;
 mod validate;
 mod verbs;
 mod view;
+mod wait;
 mod watch;
 
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};

@@ -123,7 +123,7 @@ impl Store {
     /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
     /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
     pub fn create(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        pollster::block_on(self.create_async(resource, namespace, object, opts))
+        super::wait::block_on(self.create_async(resource, namespace, object, opts))
     }
 
     async fn create_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -169,7 +169,7 @@ impl Store {
     /// # Errors
     /// Those of the verb.
     pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        pollster::block_on(self.write_async(verb, resource, namespace, object, opts))
+        super::wait::block_on(self.write_async(verb, resource, namespace, object, opts))
     }
 
     /// [`Store::write`] as a future: the object is read and the write planned where the future
@@ -237,7 +237,7 @@ impl Store {
     /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
     /// not match; those of [`Store::create`].
     pub fn update(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        pollster::block_on(self.update_async(resource, namespace, object, opts))
+        super::wait::block_on(self.update_async(resource, namespace, object, opts))
     }
 
     async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -265,7 +265,7 @@ impl Store {
     /// [`Error::Conflict`] with the conflicting managers unless forced; those of
     /// [`Store::update`].
     pub fn apply(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
-        pollster::block_on(self.apply_async(resource, namespace, config, opts))
+        super::wait::block_on(self.apply_async(resource, namespace, config, opts))
     }
 
     async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {

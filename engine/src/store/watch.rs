@@ -329,7 +329,8 @@ impl Watch {
     /// microseconds, and a parked watcher costs the committer a futex wake per group. `true`
     /// when a message (or the disconnect) was taken.
     fn spin_for_message(&mut self) -> bool {
-        for step in 0..10u32 {
+        let mut step = 0;
+        loop {
             match self.rx.try_recv() {
                 Ok(m) => {
                     self.receive(m);
@@ -339,11 +340,10 @@ impl Watch {
                     self.disconnected();
                     return true;
                 }
-                Err(TryRecvError::Empty) if step < 6 => (0..1u32 << step).for_each(|_| std::hint::spin_loop()),
-                Err(TryRecvError::Empty) => std::thread::yield_now(),
+                Err(TryRecvError::Empty) if super::wait::backoff(step) => step += 1,
+                Err(TryRecvError::Empty) => return false,
             }
         }
-        false
     }
 
     /// How long until an idle bookmark is due (`None` when bookmarks are not allowed).
