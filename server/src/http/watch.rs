@@ -8,6 +8,7 @@ use super::negotiate::Accept;
 use super::reply::Reply;
 use super::table::{table as to_table, IncludeObject};
 use super::verbs::Ctx;
+use crate::service::{next_event, Next};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -95,25 +96,21 @@ impl HttpWatch {
         if self.done || tokio::time::Instant::now() >= self.end {
             return None;
         }
-        // The server is stopping: a last bookmark tells the client where to resume.
-        let stopping = |s: &mut Self| {
-            s.done = true;
-            s.allow_bookmarks.then(|| WatchEvent::Bookmark { revision: s.store.revision(), initial_events_end: false })
+        let next = tokio::select! {
+            biased;
+            next = next_event(&mut self.watch, &mut self.shutdown) => next,
+            () = tokio::time::sleep_until(self.end) => return None,
         };
-        let ready = if *self.shutdown.borrow() { Some(stopping(&mut self)?) } else { self.watch.try_next() };
-        let ev = match ready {
-            Some(ev) => ev,
-            None => {
-                let next = tokio::select! {
-                    biased;
-                    Ok(_) = self.shutdown.wait_for(|stop| *stop) => None,
-                    () = tokio::time::sleep_until(self.end) => return None,
-                    ev = self.watch.next_async(tokio::time::sleep) => Some(ev?),
-                };
-                match next {
-                    Some(ev) => ev,
-                    None => stopping(&mut self)?,
+        let ev = match next {
+            Next::Event(ev) => ev,
+            Next::Ended => return None,
+            // The server is stopping: a last bookmark tells the client where to resume.
+            Next::Stopping => {
+                self.done = true;
+                if !self.allow_bookmarks {
+                    return None;
                 }
+                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
             }
         };
         self.done |= matches!(ev, WatchEvent::Error(_));

@@ -16,8 +16,8 @@ use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
-    WriteVerb,
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, Watch, WatchEvent, WatchOptions,
+    WriteOptions, WriteVerb,
 };
 use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
@@ -279,9 +279,36 @@ impl Drop for WatchSlot {
     }
 }
 
+/// What a watch stream sends next.
+pub(crate) enum Next {
+    /// An event of the watch.
+    Event(WatchEvent),
+    /// The server is stopping (the stream ends, with a last bookmark where allowed).
+    Stopping,
+    /// The watch ended.
+    Ended,
+}
+
+/// The watch's next event, or [`Next::Stopping`]: an event that is ready without setting up an
+/// await, else the watch and the server's shutdown signal awaited together. Shared by the gRPC
+/// and HTTP watch streams.
+pub(crate) async fn next_event(watch: &mut Watch, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> Next {
+    if *shutdown.borrow() {
+        return Next::Stopping;
+    }
+    if let Some(ev) = watch.try_next() {
+        return Next::Event(ev);
+    }
+    tokio::select! {
+        biased;
+        Ok(_) = shutdown.wait_for(|stop| *stop) => Next::Stopping,
+        ev = watch.next_async(tokio::time::sleep) => ev.map_or(Next::Ended, Next::Event),
+    }
+}
+
 /// One gRPC watch stream: the store's watch and how its events are encoded.
 struct WatchStream {
-    watch: fieldstore_engine::store::Watch,
+    watch: Watch,
     _slot: WatchSlot,
     shutdown: tokio::sync::watch::Receiver<bool>,
     store: Store,
@@ -299,21 +326,13 @@ impl WatchStream {
         if self.done {
             return None;
         }
-        // The server is stopping: a last bookmark tells the client where to resume.
-        let stopping = |s: &mut Self| {
-            s.done = true;
-            WatchEvent::Bookmark { revision: s.store.revision(), initial_events_end: false }
-        };
-        let ready = if *self.shutdown.borrow() { Some(stopping(&mut self)) } else { self.watch.try_next() };
-        let ev = match ready {
-            Some(ev) => ev,
-            None => {
-                let next = tokio::select! {
-                    biased;
-                    Ok(_) = self.shutdown.wait_for(|stop| *stop) => None,
-                    ev = self.watch.next_async(tokio::time::sleep) => Some(ev?),
-                };
-                next.unwrap_or_else(|| stopping(&mut self))
+        let ev = match next_event(&mut self.watch, &mut self.shutdown).await {
+            Next::Event(ev) => ev,
+            Next::Ended => return None,
+            // The server is stopping: a last bookmark tells the client where to resume.
+            Next::Stopping => {
+                self.done = true;
+                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
             }
         };
         self.done |= matches!(ev, WatchEvent::Error(_));
