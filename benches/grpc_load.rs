@@ -329,7 +329,7 @@ async fn grpc_phase(cfg: &Config, watchers: usize) -> PhaseResult {
     let setup = pb::WriteRequest {
         resource: RESOURCE.into(),
         namespace: SETUP_NS.into(),
-        body: Some(pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(&setup_object()).unwrap() }),
+        body: Some(pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(&setup_object()).unwrap().into() }),
         field_manager: "setup".into(),
         ..Default::default()
     };
@@ -365,7 +365,7 @@ async fn grpc_phase(cfg: &Config, watchers: usize) -> PhaseResult {
                 let req = pb::WriteRequest {
                     resource: RESOURCE.into(),
                     namespace: NS.into(),
-                    body: Some(pb::Body { content_type: "application/json".into(), data: op.body }),
+                    body: Some(pb::Body { content_type: "application/json".into(), data: op.body.into() }),
                     field_manager: op.manager,
                     ..Default::default()
                 };

@@ -59,7 +59,7 @@ fn body(i: usize) -> pb::Body {
         "metadata": {"name": format!("cm-{i}"), "namespace": NS},
         "data": {"value": format!("{i:0>200}")},
     });
-    pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(&o).unwrap() }
+    pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(&o).unwrap().into() }
 }
 
 fn main() {

@@ -18,7 +18,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     let descriptors = protox::compile(PROTOS, [PROTO_ROOT])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("fieldstore_descriptor.bin"), prost::Message::encode_to_vec(&descriptors))?;
-    tonic_build::configure().build_client(true).build_server(true).compile_fds(descriptors)?;
+    // An object body is `bytes::Bytes`: a watch event's encoding is shared by every stream it
+    // goes to instead of copied per stream.
+    tonic_build::configure().build_client(true).build_server(true).bytes([".fieldstore.v1.Body.data"]).compile_fds(descriptors)?;
     println!("cargo:rerun-if-changed={PROTO_ROOT}/{GNOSTIC}");
     prost_build::Config::new().compile_fds(protox::compile([GNOSTIC], [PROTO_ROOT])?)?;
     Ok(())

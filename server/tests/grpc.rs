@@ -67,7 +67,7 @@ impl Drop for Server {
 }
 
 fn body(v: &Value) -> Option<pb::Body> {
-    Some(pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(v).unwrap() })
+    Some(pb::Body { content_type: "application/json".into(), data: serde_json::to_vec(v).unwrap().into() })
 }
 
 fn obj(resp: pb::ObjectResponse) -> Value {
@@ -598,7 +598,7 @@ async fn protobuf_bodies_lists_and_watch_events() {
         .await
         .unwrap()
         .into_inner();
-    let pb_body = |v: &Value| Some(pb::Body { content_type: PROTOBUF.into(), data: encode_envelope_value(v).unwrap() });
+    let pb_body = |v: &Value| Some(pb::Body { content_type: PROTOBUF.into(), data: encode_envelope_value(v).unwrap().into() });
     let created = c
         .create(pb::WriteRequest { body: pb_body(&cm("p", json!({"k": "v"}))), field_manager: "m".into(), ..Default::default() })
         .await
@@ -634,7 +634,7 @@ async fn protobuf_bodies_lists_and_watch_events() {
     for (what, env) in [("truncated", truncated), ("wrong wire type", wrong_type)] {
         let err = c
             .create(pb::WriteRequest {
-                body: Some(pb::Body { content_type: PROTOBUF.into(), data: env.encode() }),
+                body: Some(pb::Body { content_type: PROTOBUF.into(), data: env.encode().into() }),
                 field_manager: "m".into(),
                 ..Default::default()
             })

@@ -322,7 +322,7 @@ fn status_error(s: tonic::Status) -> CliError {
 }
 
 fn body_of(v: &Value) -> Option<pb::Body> {
-    Some(pb::Body { content_type: body::JSON.into(), data: serde_json::to_vec(v).unwrap_or_default() })
+    Some(pb::Body { content_type: body::JSON.into(), data: serde_json::to_vec(v).unwrap_or_default().into() })
 }
 
 fn parse_body(b: Option<pb::Body>) -> Result<Value> {

@@ -142,7 +142,7 @@ impl Ctx<'_> {
     async fn object_body(&self, b: axum::body::Body) -> Result<Value, Failure> {
         let media = negotiate::object_body(self.content_type.as_deref())?;
         let data = self.read(b).await?;
-        let mut v = body::decode(Some(&pb::Body { content_type: media, data: data.to_vec() }), "body")?;
+        let mut v = body::decode(Some(&pb::Body { content_type: media, data: data.clone() }), "body")?;
         let Value::Object(m) = &mut v else { return Err(Failure::bad_request("the body must be a JSON object")) };
         m.entry("apiVersion").or_insert_with(|| Value::String(self.t.spec.api_version()));
         m.entry("kind").or_insert_with(|| Value::String(self.t.spec.kind.clone()));
@@ -329,7 +329,7 @@ impl Ctx<'_> {
             json!({})
         } else {
             let media = negotiate::object_body(self.content_type.as_deref())?;
-            body::decode(Some(&pb::Body { content_type: media, data: data.to_vec() }), "DeleteOptions")?
+            body::decode(Some(&pb::Body { content_type: media, data: data.clone() }), "DeleteOptions")?
         };
         let s = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
         let dry_run = match body.get("dryRun") {

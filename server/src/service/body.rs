@@ -41,13 +41,13 @@ pub fn encode(v: &Value, accept: &str) -> Result<Body> {
 /// as `accept` asks.
 pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -> Result<Body> {
     match media_type(accept) {
-        "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json }),
+        "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json.into() }),
         // Built-in kinds in their Kubernetes protobuf encoding; custom resources keep JSON in
         // `raw`, as Kubernetes does.
         PROTOBUF => {
             let data = k8s_protobuf::envelope_of_object(&json, api_version, kind)
                 .map_err(|e| Error::BadRequest(format!("cannot encode as protobuf: {e}")))?;
-            Ok(Body { content_type: PROTOBUF.into(), data })
+            Ok(Body { content_type: PROTOBUF.into(), data: data.into() })
         }
         other => Err(Error::BadRequest(format!("cannot respond in {other:?}: accept {JSON} or {PROTOBUF}"))),
     }
@@ -67,17 +67,17 @@ mod tests {
     #[test]
     fn json_yaml_and_envelopes_decode_to_the_same_object() {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
-        let j = Body { content_type: JSON.into(), data: serde_json::to_vec(&obj).unwrap() };
+        let j = Body { content_type: JSON.into(), data: serde_json::to_vec(&obj).unwrap().into() };
         let y = Body {
             content_type: "application/yaml; charset=utf-8".into(),
-            data: b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n".to_vec(),
+            data: b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n".to_vec().into(),
         };
         let p = encode(&obj, PROTOBUF).unwrap();
         assert!(p.data.starts_with(b"k8s\0"));
         for b in [j, y, p] {
             assert_eq!(decode(Some(&b), "body").unwrap(), obj);
         }
-        assert!(matches!(decode(Some(&Body { content_type: "text/plain".into(), data: vec![] }), "body"), Err(Error::BadRequest(_))));
+        assert!(matches!(decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body"), Err(Error::BadRequest(_))));
         assert!(matches!(decode(None, "body"), Err(Error::BadRequest(_))));
     }
 
@@ -90,7 +90,7 @@ mod tests {
     fn protobuf_bodies_of_builtin_kinds_are_the_real_encoding_both_ways() {
         let pb = fixture("pb");
         let want: Value = serde_json::from_slice(&fixture("json")).unwrap();
-        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone() }), "body").unwrap();
+        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone().into() }), "body").unwrap();
         assert_eq!(got, want);
         // And out again: the bytes kube-apiserver writes.
         let out = encode(&want, PROTOBUF).unwrap();
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(decode(Some(&out), "body").unwrap(), cr);
         let mut pb = fixture("pb");
         pb.truncate(pb.len() - 30);
-        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb }), "body").unwrap_err();
+        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.into() }), "body").unwrap_err();
         assert!(matches!(err, Error::BadRequest(_) | Error::Codec(_)), "{err:?}");
     }
 }

@@ -83,7 +83,7 @@ impl EventEncodings {
     const KEEP_BYTES: usize = 16 << 20;
 
     /// The object's JSON, encoded once for every watcher of the change.
-    pub(crate) fn json(&self, object: &Arc<Value>) -> Result<Vec<u8>, Error> {
+    pub(crate) fn json(&self, object: &Arc<Value>) -> Result<bytes::Bytes, Error> {
         self.get_or_encode(object, body::JSON).map(|b| b.data)
     }
 
