@@ -77,7 +77,10 @@ mod tests {
         for b in [j, y, p] {
             assert_eq!(decode(Some(&b), "body").unwrap(), obj);
         }
-        assert!(matches!(decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body"), Err(Error::BadRequest(_))));
+        assert!(matches!(
+            decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body"),
+            Err(Error::BadRequest(_))
+        ));
         assert!(matches!(decode(None, "body"), Err(Error::BadRequest(_))));
     }
 
