@@ -647,3 +647,66 @@ async fn protobuf_bodies_lists_and_watch_events() {
     let err = c.get(pb::GetRequest { object: oref("configmaps", "q"), ..Default::default() }).await.unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
 }
+
+/// A watch stream whose client stops reading fills its buffer (the connection's flow control
+/// stops the server polling it) and ends with 410, while a watcher that reads gets every change
+/// and the writers are not held back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_stops_reading_ends_with_410_and_holds_no_one_back() {
+    const WRITES: usize = 2000;
+    let server = Server::start(&[]);
+    let mut c = server.client().await;
+    let rev = c.revision(pb::RevisionRequest {}).await.unwrap().into_inner().revision;
+    let watch = |rv: u64| pb::WatchRequest {
+        resource: "configmaps".into(),
+        namespace: "ns".into(),
+        resource_version: rv.to_string(),
+        ..Default::default()
+    };
+    // Each watcher on a connection of its own.
+    let mut slow = server.client().await.watch(watch(rev)).await.unwrap().into_inner();
+    let mut fast = server.client().await.watch(watch(rev)).await.unwrap().into_inner();
+    let reader = tokio::spawn(async move {
+        let mut revs = Vec::with_capacity(WRITES);
+        while revs.len() < WRITES {
+            let ev = next_event(&mut fast).await;
+            assert_eq!(ev.r#type, "ADDED");
+            revs.push(ev.resource_version);
+        }
+        revs
+    });
+    // 10 KB objects: the connection's windows and send buffer hold a few hundred of them, far
+    // fewer than the watch buffer's 1,024 events beyond them.
+    let payload = "x".repeat(10_000);
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (mut c, payload) = (c.clone(), payload.clone());
+            tokio::spawn(async move {
+                for i in (w..WRITES).step_by(8) {
+                    c.create(write(&cm(&format!("o{i}"), json!({"p": payload})), "m")).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        tokio::time::timeout(Duration::from_secs(120), w).await.expect("the writes are not held back").unwrap();
+    }
+    let revs = tokio::time::timeout(Duration::from_secs(60), reader).await.expect("the reading watcher keeps up").unwrap();
+    assert_eq!(revs, (rev + 1..=rev + WRITES as u64).collect::<Vec<u64>>());
+    // The slow watcher: what was buffered before it overflowed, in order, then 410.
+    let mut last = rev;
+    loop {
+        let ev = match tokio::time::timeout(Duration::from_secs(10), slow.message()).await {
+            Ok(m) => m.unwrap().expect("the stream is open"),
+            Err(_) => panic!("the slow watcher stalled after {} events", last - rev),
+        };
+        if ev.r#type == "ERROR" {
+            let st: Value = serde_json::from_slice(&ev.object.unwrap().data).unwrap();
+            assert_eq!(st["code"], 410, "{st}");
+            break;
+        }
+        assert_eq!(ev.resource_version, last + 1);
+        last = ev.resource_version;
+    }
+    assert!(last < rev + WRITES as u64, "the slow watcher was not ended");
+}
