@@ -35,6 +35,17 @@ def skip(reason):
     sys.exit(0)
 
 
+def end_process(proc, directory):
+    """Stops a child process (SIGTERM, then SIGKILL after 10 s) and removes its directory."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def find_chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -86,13 +97,7 @@ class Server:
         return self.request("PATCH", path + f"?fieldManager={manager}", patch, "application/strategic-merge-patch+json")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        end_process(self.proc, self.dir)
 
 
 # ---- the browser ----
@@ -202,13 +207,7 @@ class Browser:
             self.ws.close()
         except Exception:
             pass
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        shutil.rmtree(self.profile, ignore_errors=True)
+        end_process(self.proc, self.profile)
 
 
 KEYS = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Tab": 9}

@@ -17,6 +17,13 @@ pub(crate) struct ChangeEvent {
     pub prev: Option<Arc<Value>>,
 }
 
+impl ChangeEvent {
+    /// Whether a watch of type `type_id` in `namespace` (all with `None`) is sent this change.
+    pub(crate) fn concerns(&self, type_id: u32, namespace: Option<&str>) -> bool {
+        self.type_id == type_id && namespace.is_none_or(|ns| ns == self.namespace)
+    }
+}
+
 /// What a watch receives from the hub.
 pub(crate) enum Msg {
     /// A committed group of changes, shared by every watcher it concerns (one message and one
@@ -49,7 +56,7 @@ struct Slot {
 
 impl Slot {
     fn wants(&self, e: &ChangeEvent) -> bool {
-        e.type_id == self.type_id && self.namespace.as_ref().is_none_or(|ns| *ns == e.namespace)
+        e.concerns(self.type_id, self.namespace.as_deref())
     }
 
     /// Queues `msg` unless that takes the watcher past its buffer; `false` drops the slot.

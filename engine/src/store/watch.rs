@@ -357,7 +357,7 @@ impl Watch {
         match m {
             Msg::Changes(group, _) => {
                 for c in group.iter() {
-                    if c.revision <= self.last || c.type_id != self.t.id || self.namespace.as_ref().is_some_and(|ns| *ns != c.namespace) {
+                    if c.revision <= self.last || !c.concerns(self.t.id, self.namespace.as_deref()) {
                         continue;
                     }
                     self.last = c.revision;
@@ -520,6 +520,8 @@ impl Drop for Watch {
 
 /// Awaits `a` and `b` together: `Some` with `a`'s output when `a` completes first, `None` when
 /// `b` does. (Both are dropped then; a flume receive dropped before completing takes nothing.)
+/// Written here rather than taken from `futures-util` (`select`), which the engine does not
+/// otherwise need, for these few lines.
 async fn first_of<A: Future, B: Future>(a: A, b: B) -> Option<A::Output> {
     let (mut a, mut b) = (pin!(a), pin!(b));
     std::future::poll_fn(|cx| {

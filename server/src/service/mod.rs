@@ -194,20 +194,13 @@ impl StoreService {
             // Planned on this task, the commit awaited: no hand-off to a blocking thread.
             let store = self.store.clone();
             let deadline = self.limits.request_deadline;
-            let write = async move {
-                let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
-                store.write_async(verb, &resource, ns, &object, &opts).await
-            };
+            let write = async move { store.write_async(verb, &resource, ns_opt(&ns), &object, &opts).await };
             match tokio::time::timeout(deadline, write).await {
                 Err(_) => return Err(refused(Reason::Timeout, format!("the request did not complete within {deadline:?}"))),
                 Ok(r) => r.grpc()?,
             }
         } else {
-            self.call(move |s| {
-                let ns = Some(ns.as_str()).filter(|n| !n.is_empty());
-                s.write(verb, &resource, ns, &object, &opts)
-            })
-            .await?
+            self.call(move |s| s.write(verb, &resource, ns_opt(&ns), &object, &opts)).await?
         };
         object_response(&out, &accept)
     }
