@@ -100,6 +100,17 @@ pub enum Error {
     #[cfg(feature = "store")]
     #[error("storage: {0}")]
     Storage(#[from] rocksdb::Error),
+    /// The etcd cluster under the store answered with an error, or not in time; a write that
+    /// ends with `timeout` may still have been applied (as with Kubernetes' 504 on an etcd
+    /// timeout): read the object again.
+    #[cfg(feature = "store")]
+    #[error("etcd: {message}")]
+    Etcd {
+        /// What etcd (or the connection to it) said.
+        message: String,
+        /// Whether the request ran out of time (504) rather than failed (500).
+        timeout: bool,
+    },
     /// The store's files are not in a format this version reads, or are damaged.
     #[error("corrupt store data: {0}")]
     Corrupt(String),
@@ -201,6 +212,14 @@ impl Error {
             Error::TooLarge { .. } => Reason::RequestEntityTooLarge,
             #[cfg(feature = "store")]
             Error::Storage(_) => Reason::InternalError,
+            #[cfg(feature = "store")]
+            Error::Etcd { timeout, .. } => {
+                if *timeout {
+                    Reason::Timeout
+                } else {
+                    Reason::InternalError
+                }
+            }
             Error::Corrupt(_) | Error::Closed | Error::InUse { .. } => Reason::InternalError,
         }
     }

@@ -7,9 +7,9 @@ use super::core::{now_unix, Core};
 use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
-use super::kv::{self, Batch};
+use super::kv::{self, Batch, Committed};
 use super::types::Registered;
-use super::{definitions, object, owner_index, Store};
+use super::{definitions, follow, object, owner_index, Store};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -240,6 +240,15 @@ impl Store {
     }
 }
 
+/// An error for each writer of a failed group (errors are not `Clone`: RocksDB's is).
+fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Storage(s) => Error::Storage(s.clone()),
+        Error::Etcd { message, timeout } => Error::Etcd { message: message.clone(), timeout: *timeout },
+        other => Error::Corrupt(other.to_string()),
+    }
+}
+
 /// The committer: orders commits, checks each against the object's latest version, and writes
 /// each group in one synced batch.
 pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
@@ -254,7 +263,8 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         let mut batch = Batch::default();
         let mut overlay: HashMap<Vec<u8>, (u64, bool)> = HashMap::new();
         let mut accepted = Vec::with_capacity(group.len());
-        let mut rev = core.visible.load(Ordering::SeqCst);
+        let base = core.visible.load(Ordering::SeqCst);
+        let mut rev = base;
         let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
         for mut c in group {
             let cur = match overlay.get(&c.prefix) {
@@ -291,15 +301,26 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
             continue;
         }
         batch.revision = Some(rev);
-        if let Err(e) = core.kv.write(batch, core.options.sync) {
-            for (c, _, _) in accepted {
-                let err = match &e {
-                    Error::Storage(s) => Error::Storage(s.clone()),
-                    other => Error::Corrupt(other.to_string()),
-                };
-                let _ = c.reply.send(Outcome::Failed(err));
+        match core.kv.commit(batch, base, core.options.sync) {
+            Ok(Committed::Yes) => {}
+            Ok(Committed::Raced) => {
+                // Another process committed first: learn what it wrote, then every writer of
+                // the group reads again and retries.
+                let caught_up = follow::catch_up(core);
+                for (c, _, _) in accepted {
+                    let _ = c.reply.send(match &caught_up {
+                        Ok(()) => Outcome::Stale,
+                        Err(e) => Outcome::Failed(copy_error(e)),
+                    });
+                }
+                continue;
             }
-            continue;
+            Err(e) => {
+                for (c, _, _) in accepted {
+                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+                }
+                continue;
+            }
         }
         let mut events = Vec::with_capacity(accepted.len());
         let mut replies = Vec::with_capacity(accepted.len());
@@ -322,9 +343,13 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         let group: Arc<[Arc<ChangeEvent>]> = events.into();
         {
             let mut hub = core.hub.lock();
-            core.visible.store(rev, Ordering::SeqCst);
-            hub.broadcast(&group);
-            core.advanced.notify_all();
+            // Unless another process's commit was followed meanwhile (`follow`: it published
+            // this group too, from the change log).
+            if core.visible.load(Ordering::SeqCst) == base {
+                core.visible.store(rev, Ordering::SeqCst);
+                hub.broadcast(&group);
+                core.advanced.notify_all();
+            }
         }
         // Writers hear first; then the events (and the previous versions they carry, which
         // take milliseconds to free for a 10k-item object) go.

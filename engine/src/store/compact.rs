@@ -115,11 +115,15 @@ pub(crate) fn auto(core: &Core) {
         if core.stop.load(Ordering::SeqCst) {
             return;
         }
-        if let Ok(Some(t)) = target(core) {
-            let _ = compact(core, t);
+        // Among processes sharing the store, one runs it (the elected one, for three
+        // intervals at a time, renewed each interval).
+        if core.kv.lead("compact", interval * 3).unwrap_or(false) {
+            if let Ok(Some(t)) = target(core) {
+                let _ = compact(core, t);
+            }
+            // Field history has its own retention, independent of compaction.
+            let _ = prune(core);
         }
-        // Field history has its own retention, independent of compaction.
-        let _ = prune(core);
         next = Instant::now() + interval;
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct Core {
     pub(super) stop: AtomicBool,
     /// Decoded latest versions of large objects, filled by the committer.
     pub(super) cache: ObjectCache,
+    /// Held while catching up with other processes' commits (`follow::catch_up`): one at a
+    /// time.
+    pub(super) following: Mutex<()>,
 }
 
 /// The time since the Unix epoch (zero for a clock before it).

@@ -85,6 +85,16 @@ pub(crate) enum Flow {
 /// The callback of [`Kv::scan`]: gets each key and value, says whether to go on.
 pub(crate) type ScanFn<'f> = dyn FnMut(&[u8], &[u8]) -> Result<Flow> + 'f;
 
+/// How a commit ([`Kv::commit`]) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Committed {
+    /// The batch is applied and the store is at its revision.
+    Yes,
+    /// Another writer (another server on the same backend) moved the revision past the base
+    /// first: nothing was written.
+    Raced,
+}
+
 /// An ordered, durable key-value store with atomic batches.
 pub(crate) trait Kv: Send + Sync {
     /// The value of `key`, if any.
@@ -99,4 +109,42 @@ pub(crate) trait Kv: Send + Sync {
 
     /// The revision persisted by the last batch that carried one (0 for a new store).
     fn revision(&self) -> Result<u64>;
+
+    /// Applies a batch that takes the store from revision `base` to `batch.revision`, unless
+    /// another writer moved the store's revision first. A backend with one writer (RocksDB:
+    /// the committer is the only one) has no race.
+    fn commit(&self, batch: Batch, _base: u64, sync: bool) -> Result<Committed> {
+        self.write(batch, sync).map(|()| Committed::Yes)
+    }
+
+    /// Writes `value` under `key` unless the key exists; `false` when it does. With one
+    /// writer the caller's lock makes the check and the write one step.
+    fn put_new(&self, cf: &'static str, key: &[u8], value: Vec<u8>) -> Result<bool> {
+        if self.get(cf, key)?.is_some() {
+            return Ok(false);
+        }
+        let mut b = Batch::default();
+        b.put(cf, key.to_vec(), value);
+        self.write(b, true).map(|()| true)
+    }
+
+    /// Whether other processes write to this store too (several servers on one etcd): then
+    /// the store follows their commits ([`Kv::changed`]) and elects who runs its background
+    /// work ([`Kv::lead`]).
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Signals that the revision, the types or the compacted revision may have moved (written
+    /// by another process); `None` when nobody else writes.
+    fn changed(&self) -> Option<flume::Receiver<()>> {
+        None
+    }
+
+    /// Whether this process runs the background task `task` now (compaction, history
+    /// retention) among the processes sharing the store; held for about `term`, renewed by
+    /// asking again.
+    fn lead(&self, _task: &str, _term: std::time::Duration) -> Result<bool> {
+        Ok(true)
+    }
 }

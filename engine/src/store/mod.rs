@@ -31,13 +31,14 @@
 
 // The modules in layers; each imports only from the layers before it (and the `Store` type
 // here, whose methods the upper layers define), never in a circle:
-// 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB);
+// 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB), `etcd`;
 // 2. values: `cache`, `validate`, `types` (registered types), `builtin` (the built-in kinds),
 //    `object` (records), `view`;
 // 3. requests: `selectors`, `options`;
 // 4. state: `hub` (watch fan-out), `core` (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
-// 6. writing: `commit` (plan, write loop, committer), `meta` (metadata rules), `compact`;
+// 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
+//    `meta` (metadata rules), `compact`;
 // 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`.
 mod blame;
 mod builtin;
@@ -56,6 +57,8 @@ mod object;
 mod options;
 mod owner_index;
 mod owners;
+mod etcd;
+mod follow;
 mod rocks;
 mod selectors;
 mod types;
@@ -126,7 +129,22 @@ impl Store {
     /// [`Error::Storage`] when RocksDB cannot open the directory; [`Error::Corrupt`] when its
     /// contents are not a store of this format.
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Store> {
-        let kv = rocks::Rocks::open(dir.as_ref())?;
+        Store::open_kv(Box::new(rocks::Rocks::open(dir.as_ref())?), options)
+    }
+
+    /// Opens the store kept in an etcd cluster (`endpoints` such as `http://127.0.0.1:2379`),
+    /// under the key prefix `prefix` (`/fieldstore`, say), creating it when empty. Several
+    /// processes may open the same store: each sees every process's commits, in one order of
+    /// revisions. See `engine/STORAGE.md`, "etcd", for the layout and the etcd flags it needs.
+    ///
+    /// # Errors
+    /// [`Error::Etcd`] when no endpoint answers; [`Error::Corrupt`] as for [`Store::open`].
+    pub fn open_etcd(endpoints: &[String], prefix: &str, options: Options) -> Result<Store> {
+        Store::open_kv(Box::new(etcd::Etcd::connect(endpoints, prefix)?), options)
+    }
+
+    fn open_kv(backend: Box<dyn Kv>, options: Options) -> Result<Store> {
+        let kv = backend.as_ref();
         match kv.get(CF_META, keys::META_FORMAT)? {
             None => kv.write(
                 Batch {
@@ -159,11 +177,11 @@ impl Store {
             registry.insert(Registered::compile(id, spec)?);
         }
         if options.builtin_types {
-            register_builtins(&kv, &mut registry)?;
+            register_builtins(kv, &mut registry)?;
         }
         let cache = cache::ObjectCache::new(OBJECT_CACHE_MIN_BYTES, options.object_cache_bytes);
         let core = Arc::new(Core {
-            kv: Box::new(kv),
+            kv: backend,
             options,
             cache,
             registry: RwLock::new(registry),
@@ -172,6 +190,7 @@ impl Store {
             visible: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             stop: AtomicBool::new(false),
+            following: Mutex::new(()),
         });
         let (tx, rx) = bounded::<Commit>(4096);
         let mut threads = Vec::new();
@@ -180,6 +199,10 @@ impl Store {
         // Automatic compaction (when configured) and history retention (always).
         let c = core.clone();
         threads.push(std::thread::Builder::new().name("fieldstore-compact".into()).spawn(move || compact::auto(&c)).map_err(io_err)?);
+        if core.kv.shared() {
+            let c = core.clone();
+            threads.push(std::thread::Builder::new().name("fieldstore-follow".into()).spawn(move || follow::follow(&c)).map_err(io_err)?);
+        }
         Ok(Store { inner: Arc::new(Inner { core, commits: Mutex::new(Some(tx)), threads: Mutex::new(threads) }) })
     }
 

@@ -408,6 +408,11 @@ impl Registry {
         self.by_resource.get(resource)
     }
 
+    /// The type registered with this id.
+    pub(crate) fn by_id(&self, id: u32) -> Option<&Arc<Registered>> {
+        self.by_id.get(&id)
+    }
+
     pub(crate) fn next_id(&self) -> u32 {
         self.by_id.keys().max().map_or(1, |m| m + 1)
     }

@@ -22,19 +22,31 @@ impl Store {
     /// # Errors
     /// [`Error::Schema`] when the schema does not load; [`Error::Storage`].
     pub fn register(&self, spec: TypeSpec) -> Result<()> {
-        let mut reg = self.core().registry.write();
-        let id = match reg.resolve(&spec.resource()) {
-            Ok(t) => t.id,
-            Err(_) => reg.next_id(),
-        };
-        let compiled = Registered::compile(id, spec.clone())?;
         let record = serde_json::to_vec(&spec).map_err(|e| Error::BadRequest(e.to_string()))?;
-        self.core().kv.write(
-            Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None },
-            true,
-        )?;
-        reg.insert(compiled);
-        Ok(())
+        loop {
+            let mut reg = self.core().registry.write();
+            let (id, new) = match reg.resolve(&spec.resource()) {
+                Ok(t) => (t.id, false),
+                Err(_) => (reg.next_id(), true),
+            };
+            let compiled = Registered::compile(id, spec.clone())?;
+            if new {
+                // Another process sharing the store may have taken this id meanwhile: then
+                // learn its types and pick again.
+                if !self.core().kv.put_new(CF_TYPES, &id.to_be_bytes(), record.clone())? {
+                    drop(reg);
+                    super::follow::reload_types(self.core())?;
+                    continue;
+                }
+            } else {
+                self.core().kv.write(
+                    Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None },
+                    true,
+                )?;
+            }
+            reg.insert(compiled);
+            return Ok(());
+        }
     }
 
     /// Every registered type, in registration order.

@@ -1,0 +1,120 @@
+//! Following a store that other processes write too (several servers on one etcd): their
+//! commits reach this process's readers and watchers through the change log, in revision
+//! order, as its own do.
+//!
+//! One thread per store waits for the backend's change signal ([`Kv::changed`], or a poll every
+//! second), then [`catch_up`] reads the revision key and the change log since the visible
+//! revision, builds each change's event from the stored versions, publishes them to the hub
+//! and moves `visible`. The committer publishes its own groups itself when nothing else was
+//! committed before them (`visible` is still its base); whichever of the two gets the hub lock
+//! first publishes a revision, the other skips it. The compacted revision and the registered
+//! types are re-read too.
+
+use super::core::Core;
+use super::hub::ChangeEvent;
+use super::keys::{self, Change, EventType, CF_CHANGES, CF_META, CF_OBJECTS, CF_TYPES, META_COMPACTED};
+use super::kv::Flow;
+use super::object;
+use super::types::{Registered, TypeSpec};
+use crate::{Error, Result};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the store looks for others' commits without a signal.
+const POLL: Duration = Duration::from_secs(1);
+
+/// The follower thread, until the store closes.
+pub(crate) fn follow(core: &Core) {
+    let changed = core.kv.changed();
+    while !core.stop.load(Ordering::SeqCst) {
+        match &changed {
+            Some(rx) => {
+                let _ = rx.recv_timeout(POLL);
+            }
+            None => std::thread::sleep(POLL),
+        }
+        if core.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        // A failure (etcd unreachable) is retried at the next signal or poll.
+        let _ = catch_up(core);
+        let _ = reload_types(core);
+    }
+}
+
+/// Brings this process to the store's current revision: publishes every change committed
+/// since the visible revision (by any process) and moves `visible` there.
+pub(crate) fn catch_up(core: &Core) -> Result<()> {
+    let _one = core.following.lock();
+    let target = core.kv.revision()?;
+    if let Some(v) = core.kv.get(CF_META, META_COMPACTED)? {
+        core.compacted.fetch_max(keys::read_u64(&v)?, Ordering::SeqCst);
+    }
+    let from = core.visible.load(Ordering::SeqCst);
+    if target <= from {
+        return Ok(());
+    }
+    let mut changes = Vec::new();
+    core.kv.scan(CF_CHANGES, &keys::change_key(from + 1), Some(&keys::change_key(target.saturating_add(1))), &mut |k, v| {
+        changes.push((keys::read_u64(k)?, Change::decode(v)?));
+        Ok(Flow::Continue)
+    })?;
+    let mut events = Vec::with_capacity(changes.len());
+    for (rev, ch) in changes {
+        let key = keys::object_key(&ch.object_prefix, rev);
+        // A version compacted away meanwhile has no event to give; watchers that needed it
+        // get 410 when they replay.
+        let Some(record) = core.kv.get(CF_OBJECTS, &key)? else { continue };
+        let parsed = keys::parse_object_key(&key)?;
+        let object = Arc::new(object::decode(&record, rev)?);
+        let prev = match core.version_at(&ch.object_prefix, rev - 1)? {
+            Some((r, rec)) if ch.event != EventType::Added && !object::is_tombstone(&rec) => Some(Arc::new(object::decode(&rec, r)?)),
+            _ => None,
+        };
+        // Another process's write replaces what this one cached of the object.
+        core.cache.put(&ch.object_prefix, rev, None, 0);
+        events.push(Arc::new(ChangeEvent {
+            revision: rev,
+            type_id: parsed.type_id,
+            namespace: parsed.namespace.to_string(),
+            event: ch.event,
+            object,
+            prev,
+        }));
+    }
+    let mut hub = core.hub.lock();
+    let visible = core.visible.load(Ordering::SeqCst);
+    let fresh: Arc<[Arc<ChangeEvent>]> = events.into_iter().filter(|e| e.revision > visible).collect();
+    if !fresh.is_empty() {
+        hub.broadcast(&fresh);
+    }
+    if target > visible {
+        core.visible.store(target, Ordering::SeqCst);
+        core.advanced.notify_all();
+    }
+    Ok(())
+}
+
+/// Registers the types another process registered or changed since this one read them.
+pub(crate) fn reload_types(core: &Core) -> Result<()> {
+    let mut stored = Vec::new();
+    core.kv.scan(CF_TYPES, &[], None, &mut |k, v| {
+        let id = u32::from_be_bytes(k.try_into().map_err(|_| Error::Corrupt("bad type key".into()))?);
+        stored.push((id, v.to_vec()));
+        Ok(Flow::Continue)
+    })?;
+    let known: Vec<(u32, TypeSpec)> = {
+        let registry = core.registry.read();
+        stored.iter().filter_map(|(id, _)| registry.by_id(*id).map(|t| (*id, t.spec.clone()))).collect()
+    };
+    for (id, record) in stored {
+        let spec: TypeSpec = serde_json::from_slice(&record).map_err(|e| Error::Corrupt(format!("type record: {e}")))?;
+        if known.iter().any(|(k, s)| *k == id && *s == spec) {
+            continue;
+        }
+        let compiled = Registered::compile(id, spec)?;
+        core.registry.write().insert(compiled);
+    }
+    Ok(())
+}
