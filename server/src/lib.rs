@@ -9,6 +9,7 @@
 pub mod api;
 pub mod cli;
 pub mod http;
+pub mod location;
 pub mod metrics;
 pub mod serve;
 pub mod service;

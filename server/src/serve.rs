@@ -3,6 +3,7 @@
 //! shutdown.
 
 use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
+use crate::location::Location;
 use crate::metrics::{Metrics, MetricsLayer};
 use crate::service::auth::Auth;
 use crate::service::{Limits, StoreService};
@@ -95,7 +96,7 @@ pub enum ServeError {
 }
 
 /// Runs the server until SIGINT or SIGTERM.
-pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
+pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
@@ -116,8 +117,7 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     if let Some(addr) = http.filter(|a| !a.ip().is_loopback() && !auth.requires_tokens()) {
         return Err(ServeError::Unauthenticated(addr));
     }
-    let store = Store::open(
-        data,
+    let store = location.open(
         Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
     )?;
     for file in &args.types {
@@ -157,7 +157,7 @@ pub fn run(data: &Path, args: &ServeArgs) -> Result<(), ServeError> {
     };
     let ui = args.ui.unwrap_or_else(|| http.is_some_and(|a| a.ip().is_loopback()));
     let addrs = Addrs { listen: args.listen, http, metrics: args.metrics, ui };
-    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, addrs, tls, data))?;
+    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, addrs, tls, location))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
     // acknowledged write).
@@ -183,7 +183,7 @@ async fn serve(
     limits: Limits,
     addrs: Addrs,
     tls: Option<TlsConfigs>,
-    data: &Path,
+    location: &Location,
 ) -> Result<(), ServeError> {
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
     let (tls, http_tls) = match tls {
@@ -246,8 +246,8 @@ async fn serve(
     if let Some(m) = metrics_local {
         extra.push_str(&format!(", metrics http://{m}/metrics"));
     }
-    println!("fieldstore: serving on {local} ({scheme}; data {}{extra})", data.display());
-    tracing::info!(%local, data = %data.display(), "serving");
+    println!("fieldstore: serving on {local} ({scheme}; {location}{extra})");
+    tracing::info!(%local, %location, "serving");
     let shutdown = async move {
         wait_for_signal().await;
         tracing::info!("shutting down: ending watches with a bookmark");

@@ -39,8 +39,19 @@ pub(crate) fn follow(core: &Core) {
         }
         // A failure (etcd unreachable) is retried at the next signal or poll.
         let _ = catch_up(core);
+        let _ = reload_compacted(core);
         let _ = reload_types(core);
     }
+}
+
+/// The revision a read of the latest state reads at: the visible one, after catching up with
+/// other processes' commits when the store is shared (so a write completed on another server
+/// before this read began is seen: reads are linearizable, as etcd's are).
+pub(crate) fn latest(core: &Core) -> Result<u64> {
+    if core.kv.shared() {
+        catch_up(core)?;
+    }
+    Ok(core.visible.load(Ordering::SeqCst))
 }
 
 /// Brings this process to the store's current revision: publishes every change committed
@@ -48,9 +59,6 @@ pub(crate) fn follow(core: &Core) {
 pub(crate) fn catch_up(core: &Core) -> Result<()> {
     let _one = core.following.lock();
     let target = core.kv.revision()?;
-    if let Some(v) = core.kv.get(CF_META, META_COMPACTED)? {
-        core.compacted.fetch_max(keys::read_u64(&v)?, Ordering::SeqCst);
-    }
     let from = core.visible.load(Ordering::SeqCst);
     if target <= from {
         return Ok(());
@@ -92,6 +100,14 @@ pub(crate) fn catch_up(core: &Core) -> Result<()> {
     if target > visible {
         core.visible.store(target, Ordering::SeqCst);
         core.advanced.notify_all();
+    }
+    Ok(())
+}
+
+/// Takes on the compacted revision another process wrote.
+fn reload_compacted(core: &Core) -> Result<()> {
+    if let Some(v) = core.kv.get(CF_META, META_COMPACTED)? {
+        core.compacted.fetch_max(keys::read_u64(&v)?, Ordering::SeqCst);
     }
     Ok(())
 }

@@ -195,7 +195,7 @@ impl Store {
                         core.check_compacted(r)?;
                         r
                     }
-                    None => self.revision(),
+                    None => super::follow::latest(core)?,
                 };
                 (at, prefix.clone(), None)
             }

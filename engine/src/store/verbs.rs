@@ -225,7 +225,7 @@ impl Store {
                 self.core().wait_for(r)?;
                 self.revision()
             }
-            _ => self.revision(),
+            _ => super::follow::latest(self.core())?,
         };
         let prefix = keys::object_prefix(t.id, &ns, name);
         // The record is read in place: a cached version is copied, not the record.

@@ -33,7 +33,8 @@ use backend::{Backend, Remote};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use error::{CliError, Result};
-use fieldstore_engine::store::{Options, Store};
+use crate::location::Location;
+use fieldstore_engine::store::Options;
 use output::Output;
 use provenance::{BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
 use store::{DeleteArgs, GetArgs, ListArgs, PatchArgs, TypesCommand, WriteArgs};
@@ -49,6 +50,13 @@ struct Cli {
     /// The data directory of the store verbs (created when missing).
     #[arg(long, global = true, env = "FIELDSTORE_DATA", default_value = "./fieldstore-data")]
     data: PathBuf,
+    /// Keep the store in this etcd cluster (client URLs, comma-separated) instead of a data
+    /// directory; several servers may share it.
+    #[arg(long, global = true, env = "FIELDSTORE_ETCD", value_name = "URL,URL,…")]
+    etcd: Option<String>,
+    /// The key prefix of the store in etcd.
+    #[arg(long, global = true, env = "FIELDSTORE_ETCD_PREFIX", default_value = crate::location::DEFAULT_ETCD_PREFIX)]
+    etcd_prefix: String,
     /// Run the store verbs against this server (`host:port`) instead of a data directory.
     #[arg(long, global = true, env = "FIELDSTORE_SERVER")]
     server: Option<String>,
@@ -176,13 +184,14 @@ pub fn main() -> ExitCode {
         Command::Fields(command) => fields::run(command),
         Command::Replay => replay::run(),
         Command::PatchLocal(args) => patch_local::run(args),
-        Command::Serve(args) => crate::serve::run(&cli.data, &args).map_err(|e| CliError::Usage(e.to_string())),
+        Command::Serve(args) => crate::serve::run(&Location::new(cli.data, cli.etcd.as_deref(), &cli.etcd_prefix), &args)
+            .map_err(|e| CliError::Usage(e.to_string())),
         Command::Kubeconfig(args) => kubeconfig::run(&args, server_flag.as_deref(), cli.token.as_deref(), cli.tls_ca.as_deref()),
         Command::Store(command) => {
             output = Some(command.output());
             let target = match cli.server {
                 Some(addr) => Target::Server(addr, cli.token, cli.tls_ca),
-                None => Target::Data(cli.data),
+                None => Target::Data(Location::new(cli.data, cli.etcd.as_deref(), &cli.etcd_prefix)),
             };
             run(&target, command)
         }
@@ -215,8 +224,8 @@ pub fn main() -> ExitCode {
 /// Where the verbs run.
 #[derive(Debug, Clone)]
 enum Target {
-    /// In-process on a data directory.
-    Data(PathBuf),
+    /// In-process on a data directory or an etcd cluster.
+    Data(Location),
     /// Against a server, with an optional bearer token and CA certificate (for https).
     Server(String, Option<String>, Option<PathBuf>),
 }
@@ -227,7 +236,7 @@ fn run(target: &Target, command: StoreCommand) -> Result<()> {
         Target::Data(data) => {
             // The CLI is short-lived: no background compaction.
             let options = Options::default().retention(None).keep_revisions(None);
-            let store = Store::open(data, options)?;
+            let store = data.open(options)?;
             run_on(&store, command)
         }
         Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
