@@ -243,3 +243,37 @@ fn dry_run_persists_nothing_for_every_verb() {
     assert_eq!(get(&s, "configmaps", "a").unwrap(), a);
     assert_eq!(s.revision(), 1);
 }
+
+/// An import writes the object as another store kept it: uid, creationTimestamp, generation,
+/// managedFields and status as given, a fresh resourceVersion, one history record with the
+/// note; a second import of the same name is AlreadyExists, and a bad name is refused.
+#[test]
+fn import_keeps_server_set_metadata_and_records_one_write() {
+    let s = new_store();
+    let given = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default", "uid": "6f1c7a52-1111-4a4e-9a55-000000000001",
+          "creationTimestamp": "2020-01-02T03:04:05Z", "generation": 7, "resourceVersion": "12345",
+          "labels": {"app": "x"},
+          "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "example.com/v1",
+            "time": "2020-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:size": {}}}}]},
+        "spec": {"size": 3}, "status": {"ready": true}});
+    let out = s.import("widgets", Some("default"), &given, "imported from etcd").unwrap();
+    let got = s.get("widgets", Some("default"), "w", &GetOptions::default()).unwrap();
+    assert_eq!(out, got);
+    let mut expected = given.clone();
+    expected["metadata"]["resourceVersion"] = got["metadata"]["resourceVersion"].clone();
+    assert_ne!(got["metadata"]["resourceVersion"], "12345");
+    assert_eq!(got, expected);
+    let log = s.object_log("widgets", Some("default"), "w", None).unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!((log[0].event.as_str(), log[0].note.as_str()), ("ADDED", "imported from etcd"));
+    // The owner index knows the given manager.
+    let owners = s.owners_of("widgets", ".spec.size").unwrap();
+    assert!(owners.iter().any(|o| o.manager == "kubectl"), "{owners:?}");
+    let again = s.import("widgets", Some("default"), &given, "again").unwrap_err();
+    assert_eq!(again.reason(), Reason::AlreadyExists);
+    let mut bad = given.clone();
+    bad["metadata"]["name"] = json!("Not_A_Name");
+    assert!(s.import("widgets", Some("default"), &bad, "x").is_err());
+}

@@ -138,6 +138,38 @@ impl Store {
         super::wait::block_on(self.create_async(resource, namespace, object, opts))
     }
 
+    /// Creates an object exactly as another store kept it (an import from a kube-apiserver's
+    /// etcd, a restore): uid, creationTimestamp, generation, managedFields, finalizers, status
+    /// and everything else are written as given; only `metadata.resourceVersion` is dropped
+    /// (the store assigns its own), and a missing uid or creationTimestamp is generated. The
+    /// field manager does not run. History records the write (an `ADDED` with `note`, no
+    /// manager); the owner index is built from the given managedFields.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`]; those of [`Store::create`] (unknown resource, scope, name,
+    /// apiVersion and kind, depth, size); [`Error::BadRequest`] for malformed managedFields.
+    pub fn import(&self, resource: &str, namespace: Option<&str>, object: &Value, note: &str) -> Result<Value> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, object)?;
+        self.check_input(&t, object)?;
+        let name = required_name(object)?;
+        validate::name(&name)?;
+        let now = now_time();
+        let who = Who { manager: String::new(), operation: Some(Operation::Update), subresource: String::new(), note: note.into() };
+        self.write_loop(&t, &ns, &name, false, &who, |cur| {
+            if cur.is_some() {
+                return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
+            }
+            let mut obj = object.clone();
+            if let Some(Value::Object(m)) = obj.get_mut("metadata") {
+                m.remove("resourceVersion");
+                m.entry("uid").or_insert_with(|| Value::String(uuid::Uuid::new_v4().to_string()));
+                m.entry("creationTimestamp").or_insert_with(|| Value::String(now.as_str().into()));
+            }
+            Ok(Plan::Put(obj, EventType::Added))
+        })
+    }
+
     async fn create_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, object)?;
