@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Compacts history before `revision`.
 pub(crate) fn compact(core: &Core, revision: u64) -> Result<()> {
-    let current = core.visible.load(Ordering::SeqCst);
+    let current = super::follow::latest(core)?;
     if revision > current {
         return Err(Error::BadRequest(format!("cannot compact to revision {revision}: the current revision is {current}")));
     }

@@ -24,10 +24,28 @@ pub struct TestStore {
     prefix: Option<String>,
 }
 
-/// The test etcd: its client URL, started on first use; `None` when the tests use RocksDB.
+/// The test etcd for [`TestStore`]: its client URL, started on first use; `None` when the
+/// tests use RocksDB.
 pub fn etcd() -> Option<&'static str> {
+    if std::env::var("FIELDSTORE_TEST_BACKEND").as_deref() == Ok("etcd") {
+        Some(test_etcd().expect("FIELDSTORE_TEST_BACKEND=etcd needs an `etcd` binary on PATH"))
+    } else {
+        None
+    }
+}
+
+/// The test etcd, started on first use; `None` (with the reason printed) when no `etcd` binary
+/// is on `PATH`.
+pub fn test_etcd() -> Option<&'static str> {
     static ETCD: OnceLock<Option<String>> = OnceLock::new();
-    ETCD.get_or_init(|| (std::env::var("FIELDSTORE_TEST_BACKEND").as_deref() == Ok("etcd")).then(start_etcd)).as_deref()
+    ETCD.get_or_init(|| {
+        let found = std::process::Command::new("etcd").arg("--version").output().is_ok_and(|o| o.status.success());
+        if !found {
+            eprintln!("skipped: no `etcd` binary on PATH (Debian: apt-get install etcd-server)");
+        }
+        found.then(start_etcd)
+    })
+    .as_deref()
 }
 
 fn free_port() -> u16 {
