@@ -12,6 +12,7 @@ setup:
 	@missing=""; \
 	command -v cc  >/dev/null 2>&1 || missing="$$missing build-essential"; \
 	command -v c++ >/dev/null 2>&1 || missing="$$missing g++"; \
+	command -v protoc >/dev/null 2>&1 || [ -n "$${PROTOC:-}" ] || missing="$$missing protobuf-compiler"; \
 	if [ -z "$${LIBCLANG_PATH:-}" ] \
 	   && ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib64/libclang*.so* \
 	           /usr/lib/*-linux-gnu/libclang*.so* \
@@ -42,7 +43,9 @@ demo: setup
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
-# benches use), the embedding example (built by `cargo test`), then independent clients against a
+# benches use); the store suites (`store_*`) a second time on etcd (a single-member etcd each test
+# process starts; skipped, with the reason, only when no etcd binary can be installed); the
+# embedding example (built by `cargo test`), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
 # binary is the one `cargo test` built for the server's integration tests; a separate
 # `cargo build -p` would resolve features differently and rebuild the engine). Then the web view
@@ -50,6 +53,9 @@ demo: setup
 # screenshots kept out of the tree (`docs/` holds the committed ones).
 test: setup
 	$(CARGO) test --workspace --release
+	if sh tests/etcd/ensure_etcd.sh; then \
+	  FIELDSTORE_TEST_BACKEND=etcd $(CARGO) test --workspace --release --test 'store_*'; \
+	fi
 	$(CARGO) run --release --example embed
 	sh tests/python/ensure_packages.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
