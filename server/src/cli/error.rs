@@ -36,6 +36,15 @@ pub(super) enum CliError {
     /// The command line or an input file is unusable as given.
     #[error("{0}")]
     Usage(String),
+    /// `fieldstore import`: the store refused an object read from etcd (or failed writing it).
+    #[error("importing {key}: {} ({}): {source}", .source.reason().as_str(), .source.reason().code())]
+    ImportRefused {
+        /// The object's etcd key.
+        key: String,
+        /// Why.
+        #[source]
+        source: fieldstore_engine::Error,
+    },
     /// A server refused a request: its Kubernetes `Status`.
     #[error("{}", .0.get("message").and_then(serde_json::Value::as_str).unwrap_or("request failed"))]
     Api(serde_json::Value),

@@ -15,6 +15,7 @@ mod backend;
 mod envelope;
 mod error;
 mod fields;
+mod import;
 mod kubeconfig;
 mod output;
 mod patch_local;
@@ -29,11 +30,11 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::location::Location;
 use backend::{Backend, Remote};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use error::{CliError, Result};
-use crate::location::Location;
 use fieldstore_engine::store::Options;
 use output::Output;
 use provenance::{BlameArgs, HistoryArgs, LogArgs, ManagedByArgs, ManagersArgs, OwnersArgs, ReleaseArgs};
@@ -87,6 +88,9 @@ enum Command {
     /// Print a kubeconfig for a running server's Kubernetes API (`--server URL`, default
     /// http://127.0.0.1:7701; `--token T`; `--tls-ca FILE` for https).
     Kubeconfig(kubeconfig::KubeconfigArgs),
+    /// Import every object a kube-apiserver stored in its etcd into the store (`--data DIR` or
+    /// `--etcd URLS`): uid, creationTimestamp, generation, managedFields and status kept.
+    Import(import::ImportArgs),
     /// Store verbs, run in-process on the data directory (`--data DIR`).
     #[command(flatten)]
     Store(StoreCommand),
@@ -187,6 +191,15 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => crate::serve::run(&Location::new(cli.data, cli.etcd.as_deref(), &cli.etcd_prefix), &args)
             .map_err(|e| CliError::Usage(e.to_string())),
         Command::Kubeconfig(args) => kubeconfig::run(&args, server_flag.as_deref(), cli.token.as_deref(), cli.tls_ca.as_deref()),
+        Command::Import(args) => {
+            output = Some(Output::Text);
+            match cli.server {
+                Some(_) => Err(CliError::Usage(
+                    "import writes in-process to --data DIR or --etcd URLS, not through --server (or FIELDSTORE_SERVER)".into(),
+                )),
+                None => import::run(&Location::new(cli.data, cli.etcd.as_deref(), &cli.etcd_prefix), &args),
+            }
+        }
         Command::Store(command) => {
             output = Some(command.output());
             let target = match cli.server {
@@ -213,6 +226,11 @@ pub fn main() -> ExitCode {
             api_error(&status, output)
         }
         Err(CliError::Engine(err)) if output.is_some() => api_error(&err.to_status(), output),
+        // An object the store refused: named by its etcd key, exit status 1 as a failed store verb.
+        Err(err @ CliError::ImportRefused { .. }) => {
+            eprintln!("error: {}", one_line(&err.to_string()));
+            ExitCode::from(1)
+        }
         Err(CliError::Api(status)) => api_error(&status, output),
         Err(err) => {
             eprintln!("error: {}", one_line(&err.to_string()));
