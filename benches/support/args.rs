@@ -38,6 +38,12 @@ impl Args {
         self.flags.get(k).map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("--{k}: not a number: {v}")))
     }
 
+    /// A text flag.
+    #[allow(dead_code)]
+    pub fn text(&self, k: &str) -> Option<&str> {
+        self.flags.get(k).map(String::as_str)
+    }
+
     /// Whether a boolean flag is given.
     #[allow(dead_code)]
     pub fn on(&self, k: &str) -> bool {

@@ -23,11 +23,13 @@
 //! caller waits on a channel (so a server's async task may call in, as it calls RocksDB).
 
 use super::keys::{CF_CHANGES, CF_HISTORY, CF_META, CF_OBJECTS, CF_OWNERS, CF_TYPES, META_COMPACTED, META_REVISION};
-use super::kv::{Batch, Committed, Flow, Kv, Op, ScanFn};
+use super::kv::{Batch, Changed, Committed, Flow, Kv, Op, ScanFn};
 use crate::{Error, Result};
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KvClient, Txn, TxnOp, WatchOptions};
 use parking_lot::Mutex;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Operations per transaction, below etcd's default `--max-txn-ops` (128) with room for the
@@ -36,6 +38,12 @@ const TXN_OPS: usize = 120;
 /// Bytes of keys and values per transaction, below etcd's default `--max-request-bytes`
 /// (1.5 MiB) with room for framing.
 const TXN_BYTES: usize = 1 << 20;
+/// Values larger than this are kept in pieces of this size (etcd refuses a request over
+/// `--max-request-bytes`, 1.5 MiB by default, and the largest object's record is that size).
+const VALUE_PIECE: usize = 256 << 10;
+/// The value of a key whose value is kept in pieces: this magic, then the length (u64) and the
+/// piece count (u32); the pieces are under `x/piece/<family letter><key>/<index u32>`.
+const PIECES_MAGIC: &[u8; 8] = b"\xffFSPIECE";
 /// How long a commit whose outcome is unknown keeps being re-sent before it answers 504.
 const COMMIT_PATIENCE: Duration = Duration::from_secs(60);
 /// The timeout of one etcd request.
@@ -53,7 +61,7 @@ pub(crate) struct Etcd {
     me: String,
     /// The revision key's value as this process last wrote or read it.
     head: Mutex<Option<Vec<u8>>>,
-    changed: Mutex<Option<flume::Receiver<()>>>,
+    signals: Arc<Signals>,
 }
 
 /// The revision key's value: `revision ‖ commit id`, and while a staged commit is being
@@ -145,8 +153,21 @@ fn encode_ops(ops: &[Op]) -> Vec<u8> {
     out
 }
 
-/// An intent's operations: `(tag, family letter, key or from, value or to)`.
-fn decode_ops(mut data: &[u8]) -> Result<Vec<(u8, u8, Vec<u8>, Vec<u8>)>> {
+/// The column family of a family letter.
+fn family_of(letter: u8) -> Result<&'static str> {
+    Ok(match letter {
+        b'm' => CF_META,
+        b't' => CF_TYPES,
+        b'o' => CF_OBJECTS,
+        b'c' => CF_CHANGES,
+        b'h' => CF_HISTORY,
+        b'w' => CF_OWNERS,
+        _ => return Err(Error::Corrupt(format!("etcd commit intent: family {letter}"))),
+    })
+}
+
+/// An intent's operations, as [`encode_ops`] wrote them.
+fn decode_ops(mut data: &[u8]) -> Result<Vec<Op>> {
     fn take<'a>(data: &mut &'a [u8], n: usize) -> Result<&'a [u8]> {
         if data.len() < n {
             return Err(Error::Corrupt("etcd commit intent: truncated".into()));
@@ -162,10 +183,15 @@ fn decode_ops(mut data: &[u8]) -> Result<Vec<(u8, u8, Vec<u8>, Vec<u8>)>> {
     let mut out = Vec::new();
     while !data.is_empty() {
         let head = take(&mut data, 2)?;
-        let (tag, letter) = (head[0], head[1]);
+        let (tag, cf) = (head[0], family_of(head[1])?);
         let a = bytes(&mut data)?;
         let b = bytes(&mut data)?;
-        out.push((tag, letter, a, b));
+        out.push(match tag {
+            b'P' => Op::Put { cf, key: a, value: b },
+            b'D' => Op::Delete { cf, key: a },
+            b'R' => Op::DeleteRange { cf, from: a, to: b },
+            _ => return Err(Error::Corrupt(format!("etcd commit intent: operation {tag}"))),
+        });
     }
     Ok(out)
 }
@@ -208,15 +234,19 @@ impl Etcd {
             prefix,
             me: uuid::Uuid::new_v4().to_string(),
             head: Mutex::new(None),
-            changed: Mutex::new(None),
+            signals: Arc::new(Signals {
+                bits: AtomicU8::new(0),
+                revision: AtomicU64::new(0),
+                wake: flume::bounded(1),
+                closed: AtomicBool::new(false),
+            }),
         };
         // Fails early, naming the endpoints, when none answers.
         etcd.read(&etcd.key(CF_META, META_REVISION)).map_err(|e| Error::Etcd {
             message: format!("cannot reach etcd at {}: {e}", endpoints.join(",")),
             timeout: true,
         })?;
-        let rx = etcd.watch_changes()?;
-        *etcd.changed.lock() = Some(rx);
+        etcd.watch_changes(&etcd.signals);
         Ok(etcd)
     }
 
@@ -297,26 +327,95 @@ impl Etcd {
         Ok(resp.succeeded())
     }
 
-    fn txn_op(&self, op: &Op) -> TxnOp {
+    /// The prefix of the pieces of `key`'s value.
+    fn pieces_prefix(&self, cf: &str, key: &[u8]) -> Vec<u8> {
+        let mut k = self.internal("piece/");
+        k.push(family(cf));
+        k.extend_from_slice(key);
+        k.push(b'/');
+        k
+    }
+
+    /// The etcd operations of a store operation, each with its size in a request: a large
+    /// value becomes its pieces and the key's piece header; a delete also deletes pieces.
+    fn expand(&self, op: &Op, out: &mut Vec<(TxnOp, usize)>) {
         match op {
-            Op::Put { cf, key, value } => TxnOp::put(self.key(cf, key), value.clone(), None),
-            Op::Delete { cf, key } => TxnOp::delete(self.key(cf, key), None),
-            Op::DeleteRange { cf, from, to } => TxnOp::delete(self.key(cf, from), Some(DeleteOptions::new().with_range(self.key(cf, to)))),
+            Op::Put { cf, key, value } if value.len() > VALUE_PIECE => {
+                let prefix = self.pieces_prefix(cf, key);
+                let mut count = 0u32;
+                for (i, piece) in value.chunks(VALUE_PIECE).enumerate() {
+                    let mut k = prefix.clone();
+                    k.extend_from_slice(&u32::try_from(i).unwrap_or(u32::MAX).to_be_bytes());
+                    out.push((TxnOp::put(k.clone(), piece.to_vec(), None), k.len() + piece.len() + 32));
+                    count += 1;
+                }
+                let mut header = PIECES_MAGIC.to_vec();
+                header.extend_from_slice(&(value.len() as u64).to_be_bytes());
+                header.extend_from_slice(&count.to_be_bytes());
+                let k = self.key(cf, key);
+                out.push((TxnOp::put(k.clone(), header, None), k.len() + 64));
+            }
+            Op::Put { cf, key, value } => {
+                let k = self.key(cf, key);
+                out.push((TxnOp::put(k.clone(), value.clone(), None), k.len() + value.len() + 32));
+            }
+            Op::Delete { cf, key } => {
+                let k = self.key(cf, key);
+                let p = self.pieces_prefix(cf, key);
+                out.push((TxnOp::delete(k.clone(), None), k.len() + 32));
+                out.push((TxnOp::delete(p.clone(), Some(DeleteOptions::new().with_range(prefix_end(&p)))), 2 * p.len() + 32));
+            }
+            Op::DeleteRange { cf, from, to } => {
+                let (f, t) = (self.key(cf, from), self.key(cf, to));
+                let (pf, pt) = (self.pieces_prefix(cf, from), self.pieces_prefix(cf, to));
+                out.push((TxnOp::delete(f.clone(), Some(DeleteOptions::new().with_range(t.clone()))), f.len() + t.len() + 32));
+                out.push((TxnOp::delete(pf.clone(), Some(DeleteOptions::new().with_range(pt.clone()))), pf.len() + pt.len() + 32));
+            }
         }
     }
 
-    fn decoded_op(&self, (tag, letter, a, b): (u8, u8, Vec<u8>, Vec<u8>)) -> Result<TxnOp> {
-        let key = |k: &[u8]| {
-            let mut full = self.family_prefix(letter);
-            full.extend_from_slice(k);
-            full
-        };
-        Ok(match tag {
-            b'P' => TxnOp::put(key(&a), b, None),
-            b'D' => TxnOp::delete(key(&a), None),
-            b'R' => TxnOp::delete(key(&a), Some(DeleteOptions::new().with_range(key(&b)))),
-            _ => return Err(Error::Corrupt(format!("etcd commit intent: operation {tag}"))),
-        })
+    /// Operations grouped into transactions within etcd's limits.
+    fn groups(&self, ops: &[Op]) -> Vec<Vec<TxnOp>> {
+        let mut expanded = Vec::new();
+        for op in ops {
+            self.expand(op, &mut expanded);
+        }
+        let mut groups = vec![Vec::new()];
+        let mut bytes = 0;
+        for (op, size) in expanded {
+            let last = groups.last().map_or(0, Vec::len);
+            if last > 0 && (last >= TXN_OPS || bytes + size > TXN_BYTES) {
+                groups.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += size;
+            if let Some(g) = groups.last_mut() {
+                g.push(op);
+            }
+        }
+        groups
+    }
+
+    /// A value as stored: its pieces joined when it was kept in pieces.
+    fn whole(&self, cf: &str, key: &[u8], value: Vec<u8>) -> Result<Vec<u8>> {
+        if value.len() != PIECES_MAGIC.len() + 12 || !value.starts_with(PIECES_MAGIC) {
+            return Ok(value);
+        }
+        let len = u64::from_be_bytes(value[8..16].try_into().map_err(|_| Error::Corrupt("etcd piece header".into()))?);
+        let count = u32::from_be_bytes(value[16..20].try_into().map_err(|_| Error::Corrupt("etcd piece header".into()))?) as usize;
+        let prefix = self.pieces_prefix(cf, key);
+        let resp = self.patiently(|| {
+            let (mut kv, s, e) = (self.kv.clone(), prefix.clone(), prefix_end(&prefix));
+            self.run(async move { kv.get(s, Some(GetOptions::new().with_range(e).with_limit(count as i64))).await }).map_err(|e| etcd_err(&e))
+        })?;
+        let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        for piece in resp.kvs() {
+            out.extend_from_slice(piece.value());
+        }
+        if out.len() as u64 != len || resp.kvs().len() != count {
+            return Err(Error::Corrupt(format!("etcd value of {} pieces: {} of {len} bytes found", count, out.len())));
+        }
+        Ok(out)
     }
 
     /// The compare that the revision key still holds `value` (absent for a new store).
@@ -393,20 +492,13 @@ impl Etcd {
                 None => return Ok(()),
             }
         }
-        let mut group = Vec::new();
-        let mut bytes = 0;
         let guard = || self.head_is(Some(pending));
-        for op in decode_ops(&data)? {
-            bytes += op.2.len() + op.3.len() + 64;
-            group.push(self.decoded_op(op)?);
-            if group.len() >= TXN_OPS || bytes >= TXN_BYTES {
-                let ops = std::mem::take(&mut group);
-                bytes = 0;
-                if !self.patiently(|| self.txn(Txn::new().when([guard()]).and_then(ops.clone())))? {
-                    return Ok(());
-                }
+        for group in self.groups(&decode_ops(&data)?) {
+            if !group.is_empty() && !self.patiently(|| self.txn(Txn::new().when([guard()]).and_then(group.clone())))? {
+                return Ok(());
             }
         }
+        let mut group = Vec::new();
         let applied = Head { revision: head.revision, id: head.id, pending: None }.encode();
         group.push(TxnOp::put(self.key(CF_META, META_REVISION), applied.clone(), None));
         group.push(TxnOp::delete(intent.clone(), Some(DeleteOptions::new().with_range(prefix_end(&intent)))));
@@ -416,44 +508,75 @@ impl Etcd {
         Ok(())
     }
 
-    /// Watches the revision key, the compacted revision and the types: one signal per change
-    /// (coalesced), and one when the watch had to be made again (the store then re-reads).
-    fn watch_changes(&self) -> Result<flume::Receiver<()>> {
-        let (tx, rx) = flume::bounded(1);
-        let client = self.client.clone();
+    /// Watches the revision key, the compacted revision and the types; each change sets its
+    /// bit in `signals` (with the newest applied revision seen) and wakes the follower. A watch
+    /// that breaks is made again, with every bit set (what happened meanwhile is unknown).
+    fn watch_changes(&self, signals: &Arc<Signals>) {
         let ranges = [
-            (self.key(CF_META, META_REVISION), None),
-            (self.key(CF_META, META_COMPACTED), None),
-            (self.family_prefix(b't'), Some(prefix_end(&self.family_prefix(b't')))),
+            (self.key(CF_META, META_REVISION), None, Changed::REVISION),
+            (self.key(CF_META, META_COMPACTED), None, Changed::COMPACTED),
+            (self.family_prefix(b't'), Some(prefix_end(&self.family_prefix(b't'))), Changed::TYPES),
         ];
-        for (key, end) in ranges {
-            let (tx, mut client) = (tx.clone(), client.clone());
+        for (key, end, bit) in ranges {
+            let (signals, mut client) = (signals.clone(), self.client.clone());
             self.rt.spawn(async move {
-                loop {
+                while !signals.closed.load(Ordering::SeqCst) {
                     let options = end.clone().map(|e| WatchOptions::new().with_range(e));
                     if let Ok((_watcher, mut stream)) = client.watch(key.clone(), options).await {
-                        let _ = tx.try_send(());
-                        while let Ok(Some(_)) = stream.message().await {
-                            if tx.try_send(()).is_err() && tx.is_disconnected() {
+                        signals.raise(Changed::ALL, None);
+                        while let Ok(Some(resp)) = stream.message().await {
+                            let newest = resp
+                                .events()
+                                .iter()
+                                .filter_map(|e| e.kv().and_then(|kv| Head::decode(kv.value()).ok()))
+                                .filter(|h| h.pending.is_none())
+                                .map(|h| h.revision)
+                                .max();
+                            signals.raise(bit, newest.filter(|_| bit == Changed::REVISION));
+                            if signals.closed.load(Ordering::SeqCst) {
                                 return;
                             }
                         }
                     }
-                    if tx.is_disconnected() {
-                        return;
-                    }
-                    let _ = tx.try_send(());
+                    signals.raise(Changed::ALL, None);
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
             });
         }
-        Ok(rx)
+    }
+}
+
+/// What the watches of [`Etcd::watch_changes`] saw since the follower last asked.
+struct Signals {
+    bits: AtomicU8,
+    revision: AtomicU64,
+    wake: (flume::Sender<()>, flume::Receiver<()>),
+    /// Set when the store closes: the watch tasks end.
+    closed: AtomicBool,
+}
+
+impl Signals {
+    fn raise(&self, bits: u8, revision: Option<u64>) {
+        if let Some(r) = revision {
+            self.revision.fetch_max(r, Ordering::SeqCst);
+        }
+        self.bits.fetch_or(bits, Ordering::SeqCst);
+        let _ = self.wake.0.try_send(());
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        self.signals.closed.store(true, Ordering::SeqCst);
     }
 }
 
 impl Kv for Etcd {
     fn get(&self, cf: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.read_patiently(&self.key(cf, key))
+        match self.read_patiently(&self.key(cf, key))? {
+            Some(v) => self.whole(cf, key, v).map(Some),
+            None => Ok(None),
+        }
     }
 
     fn scan(&self, cf: &'static str, from: &[u8], to: Option<&[u8]>, f: &mut ScanFn<'_>) -> Result<()> {
@@ -478,7 +601,13 @@ impl Kv for Etcd {
             let kvs = resp.take_kvs();
             let Some(last) = kvs.last().map(|kv| kv.key().to_vec()) else { return Ok(()) };
             for kv in &kvs {
-                if f(&kv.key()[skip..], kv.value())? == Flow::Stop {
+                let key = &kv.key()[skip..];
+                let flow = if kv.value().starts_with(PIECES_MAGIC) {
+                    f(key, &self.whole(cf, key, kv.value().to_vec())?)?
+                } else {
+                    f(key, kv.value())?
+                };
+                if flow == Flow::Stop {
                     return Ok(());
                 }
             }
@@ -497,9 +626,10 @@ impl Kv for Etcd {
         }
         // Writes that do not move the revision (types, the compacted revision, cleanup):
         // atomic up to one transaction's size, which all but cleanup's are.
-        for chunk in batch.ops.chunks(TXN_OPS) {
-            let ops: Vec<TxnOp> = chunk.iter().map(|op| self.txn_op(op)).collect();
-            self.patiently(|| self.txn(Txn::new().and_then(ops.clone())))?;
+        for ops in self.groups(&batch.ops) {
+            if !ops.is_empty() {
+                self.patiently(|| self.txn(Txn::new().and_then(ops.clone())))?;
+            }
         }
         Ok(())
     }
@@ -519,20 +649,12 @@ impl Kv for Etcd {
         let revision = batch.revision.ok_or_else(|| Error::Corrupt("a commit without a revision".into()))?;
         let Some(base_value) = self.base_value(base)? else { return Ok(Committed::Raced) };
         let id = *uuid::Uuid::new_v4().as_bytes();
-        let bytes: usize = batch
-            .ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { key, value, .. } => key.len() + value.len() + 64,
-                Op::Delete { key, .. } => key.len() + 64,
-                Op::DeleteRange { from, to, .. } => from.len() + to.len() + 64,
-            })
-            .sum();
         let commit_key = self.commit_key(revision);
         let rev_key = self.key(CF_META, META_REVISION);
-        if batch.ops.len() <= TXN_OPS && bytes <= TXN_BYTES {
+        let mut groups = self.groups(&batch.ops);
+        if groups.len() == 1 {
             let applied = Head { revision, id, pending: None }.encode();
-            let mut ops: Vec<TxnOp> = batch.ops.iter().map(|op| self.txn_op(op)).collect();
+            let mut ops = groups.pop().unwrap_or_default();
             ops.push(TxnOp::put(rev_key, applied.clone(), None));
             ops.push(TxnOp::put(commit_key, id.to_vec(), None));
             let outcome = self.commit_txn(|| Txn::new().when([self.head_is(base_value.as_deref())]).and_then(ops.clone()), revision, &id)?;
@@ -575,8 +697,15 @@ impl Kv for Etcd {
         true
     }
 
-    fn changed(&self) -> Option<flume::Receiver<()>> {
-        self.changed.lock().clone()
+    fn wait_changed(&self, timeout: Duration) -> Changed {
+        let _ = self.signals.wake.1.recv_timeout(timeout);
+        let bits = self.signals.bits.swap(0, Ordering::SeqCst);
+        if bits == 0 {
+            // Nothing signalled within the timeout: look at everything (a poll).
+            return Changed { bits: Changed::ALL, revision: None };
+        }
+        let revision = self.signals.revision.load(Ordering::SeqCst);
+        Changed { bits, revision: (revision > 0).then_some(revision) }
     }
 
     fn lead(&self, task: &str, term: Duration) -> Result<bool> {

@@ -2,18 +2,18 @@
 //! commits reach this process's readers and watchers through the change log, in revision
 //! order, as its own do.
 //!
-//! One thread per store waits for the backend's change signal ([`Kv::changed`], or a poll every
-//! second), then [`catch_up`] reads the revision key and the change log since the visible
+//! One thread per store waits for the backend's change signal ([`Kv::wait_changed`], or a poll
+//! every second), then [`catch_up`] reads the revision key and the change log since the visible
 //! revision, builds each change's event from the stored versions, publishes them to the hub
 //! and moves `visible`. The committer publishes its own groups itself when nothing else was
 //! committed before them (`visible` is still its base); whichever of the two gets the hub lock
 //! first publishes a revision, the other skips it. The compacted revision and the registered
-//! types are re-read too.
+//! types are re-read when they were signalled.
 
 use super::core::Core;
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_META, CF_OBJECTS, CF_TYPES, META_COMPACTED};
-use super::kv::Flow;
+use super::kv::{Changed, Flow};
 use super::object;
 use super::types::{Registered, TypeSpec};
 use crate::{Error, Result};
@@ -26,21 +26,22 @@ const POLL: Duration = Duration::from_secs(1);
 
 /// The follower thread, until the store closes.
 pub(crate) fn follow(core: &Core) {
-    let changed = core.kv.changed();
     while !core.stop.load(Ordering::SeqCst) {
-        match &changed {
-            Some(rx) => {
-                let _ = rx.recv_timeout(POLL);
-            }
-            None => std::thread::sleep(POLL),
-        }
+        let changed = core.kv.wait_changed(POLL);
         if core.stop.load(Ordering::SeqCst) {
             return;
         }
-        // A failure (etcd unreachable) is retried at the next signal or poll.
-        let _ = catch_up(core);
-        let _ = reload_compacted(core);
-        let _ = reload_types(core);
+        // Failures (etcd unreachable) are retried at the next signal or poll. This process's
+        // own commits signal too: nothing to do when their revision is already visible.
+        if changed.bits & Changed::REVISION != 0 && changed.revision.is_none_or(|r| r > core.visible.load(Ordering::SeqCst)) {
+            let _ = catch_up(core);
+        }
+        if changed.bits & Changed::COMPACTED != 0 {
+            let _ = reload_compacted(core);
+        }
+        if changed.bits & Changed::TYPES != 0 {
+            let _ = reload_types(core);
+        }
     }
 }
 

@@ -95,6 +95,27 @@ pub(crate) enum Committed {
     Raced,
 }
 
+/// What [`Kv::wait_changed`] saw: which parts of the store may have moved, and the newest
+/// revision seen when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Changed {
+    /// Bits: [`Changed::REVISION`], [`Changed::COMPACTED`], [`Changed::TYPES`].
+    pub bits: u8,
+    /// The newest committed revision seen, if known.
+    pub revision: Option<u64>,
+}
+
+impl Changed {
+    /// The revision (new commits).
+    pub const REVISION: u8 = 1;
+    /// The compacted revision.
+    pub const COMPACTED: u8 = 2;
+    /// The registered types.
+    pub const TYPES: u8 = 4;
+    /// Everything.
+    pub const ALL: u8 = 7;
+}
+
 /// An ordered, durable key-value store with atomic batches.
 pub(crate) trait Kv: Send + Sync {
     /// The value of `key`, if any.
@@ -135,10 +156,12 @@ pub(crate) trait Kv: Send + Sync {
         false
     }
 
-    /// Signals that the revision, the types or the compacted revision may have moved (written
-    /// by another process); `None` when nobody else writes.
-    fn changed(&self) -> Option<flume::Receiver<()>> {
-        None
+    /// Waits up to `timeout` for other processes to move the revision, the compacted revision
+    /// or the types, and says which may have moved (everything after a wait with no signal:
+    /// a poll). Only called on shared stores.
+    fn wait_changed(&self, timeout: std::time::Duration) -> Changed {
+        std::thread::sleep(timeout);
+        Changed { bits: Changed::ALL, revision: None }
     }
 
     /// Whether this process runs the background task `task` now (compaction, history
