@@ -372,7 +372,7 @@ fn scenario_watch(args: &Args, etcd: &Etcd) {
 
 /// The keys and values under `prefix` (bytes) and etcd's database size.
 fn etcd_bytes(plain: &Plain, prefix: &str) -> (u64, u64) {
-    let mut kv = plain.client.kv_client();
+    let mut kv = plain.client.kv_client().max_decoding_message_size(512 << 20);
     let mut m = plain.client.maintenance_client();
     let (mut start, end) = (prefix.as_bytes().to_vec(), format!("{prefix}\u{7f}"));
     let mut bytes = 0u64;

@@ -266,16 +266,23 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         let base = core.visible.load(Ordering::SeqCst);
         let mut rev = base;
         let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-        for mut c in group {
+        // The latest version of every object of the group, read together (one round trip on
+        // a networked backend); a later commit of the group to the same object sees the
+        // earlier one's through the overlay.
+        let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
+        let latest = match core.latest_states(&prefixes) {
+            Ok(l) => l,
+            Err(e) => {
+                for c in group {
+                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+                }
+                continue;
+            }
+        };
+        for (mut c, stored) in group.into_iter().zip(latest) {
             let cur = match overlay.get(&c.prefix) {
                 Some(&v) => Some(v),
-                None => match core.latest_state(&c.prefix) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        let _ = c.reply.send(Outcome::Failed(e));
-                        continue;
-                    }
-                },
+                None => stored,
             };
             let fresh = match c.expect {
                 Expect::Absent => cur.is_none_or(|(_, tomb)| tomb),

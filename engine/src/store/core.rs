@@ -48,10 +48,21 @@ impl Core {
         self.newest_at(prefix, revision, |_, rec| rec.to_vec())
     }
 
-    /// The revision of an object's newest version and whether it is a tombstone, without
-    /// copying its record.
-    pub(crate) fn latest_state(&self, prefix: &[u8]) -> Result<Option<(u64, bool)>> {
-        self.newest_at(prefix, u64::MAX, |_, rec| object::is_tombstone(rec))
+    /// For each object, the revision of its newest version and whether it is a tombstone,
+    /// without copying records; read together (one round trip on a networked backend).
+    pub(crate) fn latest_states(&self, prefixes: &[&[u8]]) -> Result<Vec<Option<(u64, bool)>>> {
+        let ranges: Vec<(Vec<u8>, Vec<u8>)> = prefixes
+            .iter()
+            .map(|p| (keys::object_key(p, u64::MAX), keys::prefix_end(p).unwrap_or_else(|| vec![0xff; p.len() + 9])))
+            .collect();
+        self.kv
+            .first_many(CF_OBJECTS, &ranges)?
+            .into_iter()
+            .map(|first| match first {
+                Some((k, v)) => Ok(Some((!keys::read_u64(k.get(k.len().saturating_sub(8)..).unwrap_or_default())?, object::is_tombstone(&v)))),
+                None => Ok(None),
+            })
+            .collect()
     }
 
     /// What `read` makes of the newest version of an object at or before `revision` (given its

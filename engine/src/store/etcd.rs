@@ -49,7 +49,7 @@ const COMMIT_PATIENCE: Duration = Duration::from_secs(60);
 /// The timeout of one etcd request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest etcd response accepted (a page of large records).
-const MAX_RESPONSE_BYTES: usize = 256 << 20;
+const MAX_RESPONSE_BYTES: usize = 512 << 20;
 
 /// The store on an etcd cluster.
 pub(crate) struct Etcd {
@@ -589,6 +589,7 @@ impl Kv for Etcd {
         // Most scans stop at their first key (the newest version of an object): small pages
         // first, larger ones for long scans.
         let mut limit = 4i64;
+        // Pages grow 4, 64, 1000 keys (a value is at most a piece, 256 KiB, in a response).
         loop {
             if start >= end {
                 return Ok(());
@@ -616,7 +617,7 @@ impl Kv for Etcd {
             }
             start = last;
             start.push(0);
-            limit = (limit * 4).min(256);
+            limit = (limit * 16).min(1000);
         }
     }
 
@@ -685,6 +686,39 @@ impl Kv for Etcd {
         self.finish(&pending)?;
         // Finished here or by another process: the revision key has moved past pending.
         Ok(Committed::Yes)
+    }
+
+    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<(Vec<u8>, Vec<u8>)>>> {
+        let skip = self.prefix.len() + 2;
+        let requests: Vec<(Vec<u8>, Vec<u8>)> = ranges.iter().map(|(f, t)| (self.key(cf, f), self.key(cf, t))).collect();
+        let firsts = self.patiently(|| {
+            let (tx, rx) = flume::bounded(requests.len());
+            for (i, (from, to)) in requests.iter().cloned().enumerate() {
+                let (mut kv, tx) = (self.kv.clone(), tx.clone());
+                self.rt.spawn(async move {
+                    let resp = kv.get(from, Some(GetOptions::new().with_range(to).with_limit(1))).await;
+                    let _ = tx.send((i, resp));
+                });
+            }
+            drop(tx);
+            let mut out = vec![None; requests.len()];
+            for (i, resp) in rx.iter() {
+                let mut resp = resp.map_err(|e| etcd_err(&e))?;
+                out[i] = resp.take_kvs().into_iter().next().map(|kv| kv.into_key_value());
+            }
+            Ok(out)
+        })?;
+        firsts
+            .into_iter()
+            .map(|first| match first {
+                Some((k, v)) => {
+                    let key = k.get(skip..).unwrap_or_default().to_vec();
+                    let v = self.whole(cf, &key, v)?;
+                    Ok(Some((key, v)))
+                }
+                None => Ok(None),
+            })
+            .collect()
     }
 
     fn put_new(&self, cf: &'static str, key: &[u8], value: Vec<u8>) -> Result<bool> {

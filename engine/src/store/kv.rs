@@ -131,6 +131,23 @@ pub(crate) trait Kv: Send + Sync {
     /// The revision persisted by the last batch that carried one (0 for a new store).
     fn revision(&self) -> Result<u64>;
 
+    /// The first key and value of each range `[from, to)`, if any: what one scan stopping at
+    /// its first key gives, for many ranges at once (a backend across a network sends them
+    /// together).
+    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<(Vec<u8>, Vec<u8>)>>> {
+        ranges
+            .iter()
+            .map(|(from, to)| {
+                let mut out = None;
+                self.scan(cf, from, Some(to), &mut |k, v| {
+                    out = Some((k.to_vec(), v.to_vec()));
+                    Ok(Flow::Stop)
+                })?;
+                Ok(out)
+            })
+            .collect()
+    }
+
     /// Applies a batch that takes the store from revision `base` to `batch.revision`, unless
     /// another writer moved the store's revision first. A backend with one writer (RocksDB:
     /// the committer is the only one) has no race.
