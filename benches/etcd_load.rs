@@ -370,15 +370,19 @@ fn scenario_watch(args: &Args, etcd: &Etcd) {
     );
 }
 
-/// The keys and values under `prefix` (bytes) and etcd's database size.
-fn etcd_bytes(plain: &Plain, prefix: &str) -> (u64, u64) {
+/// The bytes of keys and values under `prefix`, by family letter (`o` objects, `h` history,
+/// `w` owners, `c` changes, `x` the backend's own, …), and etcd's database size.
+fn etcd_bytes(plain: &Plain, prefix: &str) -> (std::collections::BTreeMap<char, u64>, u64) {
     let mut kv = plain.client.kv_client().max_decoding_message_size(512 << 20);
     let mut m = plain.client.maintenance_client();
     let (mut start, end) = (prefix.as_bytes().to_vec(), format!("{prefix}\u{7f}"));
-    let mut bytes = 0u64;
+    let mut bytes = std::collections::BTreeMap::new();
     loop {
         let resp = plain.rt.block_on(kv.get(start.clone(), Some(EtcdGet::new().with_range(end.clone()).with_limit(1000)))).expect("range");
-        bytes += resp.kvs().iter().map(|kv| (kv.key().len() + kv.value().len()) as u64).sum::<u64>();
+        for kv in resp.kvs() {
+            let family = kv.key().get(prefix.len() + 1).map_or('?', |b| char::from(*b));
+            *bytes.entry(family).or_insert(0) += (kv.key().len() + kv.value().len()) as u64;
+        }
         match resp.kvs().last() {
             Some(last) if resp.more() => {
                 start = last.key().to_vec();
@@ -391,6 +395,25 @@ fn etcd_bytes(plain: &Plain, prefix: &str) -> (u64, u64) {
     (bytes, u64::try_from(db).unwrap_or(0))
 }
 
+type Sizes = (std::collections::BTreeMap<char, u64>, u64);
+
+/// Bytes per change between two measures: in total, by family, and of etcd's database.
+fn per_change((a, da): &Sizes, (b, db): &Sizes, changes: usize) -> String {
+    let total = |m: &std::collections::BTreeMap<char, u64>| m.values().sum::<u64>();
+    let by_family: Vec<String> = b
+        .iter()
+        .map(|(f, v)| (f, (v.saturating_sub(a.get(f).copied().unwrap_or(0))) as f64 / changes as f64))
+        .filter(|(_, v)| *v >= 1.0)
+        .map(|(f, v)| format!("{f} {v:.0}"))
+        .collect();
+    format!(
+        "{:.0} B of keys+values ({}), {:.0} B of etcd db",
+        (total(b).saturating_sub(total(a))) as f64 / changes as f64,
+        by_family.join(", "),
+        db.saturating_sub(*da) as f64 / changes as f64
+    )
+}
+
 fn scenario_size(args: &Args, etcd: &Etcd) {
     let n = args.num("size-n", 1000);
     let items = args.num("items", 10_000);
@@ -399,11 +422,11 @@ fn scenario_size(args: &Args, etcd: &Etcd) {
     let (store, prefix) = etcd_store(etcd, Options::default().max_object_bytes(64 << 20));
     store.register(configmaps()).expect("register");
     store.register(biglist_type(true)).expect("register");
-    let (b0, d0) = etcd_bytes(&plain, &prefix);
+    let s0 = etcd_bytes(&plain, &prefix);
     run_threads(8, n, |i| {
         store.create("configmaps", Some(NS), &configmap(&cm_name("s", i), i as u64), &w).expect("create");
     });
-    let (b1, d1) = etcd_bytes(&plain, &prefix);
+    let s1 = etcd_bytes(&plain, &prefix);
     // One change to each: a label added (a small update: a new version, history, the index).
     run_threads(8, n, |i| {
         let name = cm_name("s", i);
@@ -411,27 +434,18 @@ fn scenario_size(args: &Args, etcd: &Etcd) {
         o["metadata"]["labels"]["changed"] = Value::String("yes".into());
         store.update("configmaps", Some(NS), &o, &w).expect("update");
     });
-    let (b2, d2) = etcd_bytes(&plain, &prefix);
+    let s2 = etcd_bytes(&plain, &prefix);
     let cfgs = [biglist_config("big", items, false), biglist_config("big", items, true)];
     store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[0], &w).expect("apply");
-    let (b3, d3) = etcd_bytes(&plain, &prefix);
+    let s3 = etcd_bytes(&plain, &prefix);
     for r in 0..10 {
         store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[(r + 1) % 2], &w).expect("apply");
     }
-    let (b4, d4) = etcd_bytes(&plain, &prefix);
-    let per = |a: u64, b: u64, k: usize| (b.saturating_sub(a)) as f64 / k as f64;
-    println!(
-        "==> size: per 1 KiB ConfigMap create {:.0} B of keys+values ({:.0} B of etcd db); per small update {:.0} B ({:.0} B db); \
-         {items}-item object: creation {:.0} B ({:.0} B db), per one-item apply {:.0} B ({:.0} B db)",
-        per(b0, b1, n),
-        per(d0, d1, n),
-        per(b1, b2, n),
-        per(d1, d2, n),
-        per(b2, b3, 1),
-        per(d2, d3, 1),
-        per(b3, b4, 10),
-        per(d3, d4, 10),
-    );
+    let s4 = etcd_bytes(&plain, &prefix);
+    println!("==> size per 1 KiB ConfigMap create: {}", per_change(&s0, &s1, n));
+    println!("==> size per small update (a label): {}", per_change(&s1, &s2, n));
+    println!("==> size of a {items}-item object's creation: {}", per_change(&s2, &s3, 1));
+    println!("==> size per one-item apply to it: {}", per_change(&s3, &s4, 10));
 }
 
 fn main() {
