@@ -149,7 +149,9 @@ fn scenario_create(args: &Args, etcd: &Etcd) {
     let threads = args.num("threads", 8);
     let plain = Plain::new(&etcd.endpoints);
     let w = WriteOptions::new("bench");
-    println!("create: {n} ConfigMaps of ~1 KiB from {threads} threads, 2 rounds: RocksDB store, etcd store, plain etcd puts of the same JSON");
+    println!(
+        "create: {n} ConfigMaps of ~1 KiB from {threads} threads, 2 rounds: RocksDB store, etcd store, plain etcd puts of the same JSON"
+    );
     for round in 0..2 {
         let (rocks, _dir) = rocks_store(Options::default());
         rocks.register(configmaps()).expect("register");
@@ -285,7 +287,9 @@ fn store_fan_out(s: &Store, watchers: usize, changes: usize) -> Duration {
     let from = s.revision().to_string();
     let got = AtomicUsize::new(0);
     let mut watches: Vec<_> = (0..watchers)
-        .map(|_| s.watch("configmaps", Some(NS), &StoreWatch { resource_version: Some(from.clone()), ..Default::default() }).expect("watch"))
+        .map(|_| {
+            s.watch("configmaps", Some(NS), &StoreWatch { resource_version: Some(from.clone()), ..Default::default() }).expect("watch")
+        })
         .collect();
     let t = Instant::now();
     std::thread::scope(|scope| {

@@ -71,8 +71,10 @@ fn concurrent_updates_from_both_lose_nothing_and_watches_on_both_see_every_chang
     wait_for_type(&b, "configmaps");
     a.create("configmaps", Some("ns"), &cm("counter", json!({"n": "0"})), &me()).unwrap();
     let from = a.revision().to_string();
-    let mut watches: Vec<_> =
-        [&a, &b].iter().map(|s| s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some(from.clone()), ..Default::default() }).unwrap()).collect();
+    let mut watches: Vec<_> = [&a, &b]
+        .iter()
+        .map(|s| s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some(from.clone()), ..Default::default() }).unwrap())
+        .collect();
     let per_writer = 25;
     std::thread::scope(|scope| {
         for w in 0..4 {
@@ -149,7 +151,10 @@ fn types_and_compaction_reach_the_other_process() {
     a.compact(rv(&updated)).unwrap();
     let deadline = std::time::Instant::now() + T;
     loop {
-        let old = GetOptions { resource_version: Some(rv(&first).to_string()), resource_version_match: Some(fieldstore_engine::store::ResourceVersionMatch::Exact) };
+        let old = GetOptions {
+            resource_version: Some(rv(&first).to_string()),
+            resource_version_match: Some(fieldstore_engine::store::ResourceVersionMatch::Exact),
+        };
         match b.get("things.example.com", Some("ns"), "t", &old) {
             Err(e) if e.reason() == Reason::Expired => break,
             _ => assert!(std::time::Instant::now() < deadline, "the compaction never reached the other process"),
@@ -174,7 +179,10 @@ fn the_largest_object_commits_on_a_default_etcd() {
     let updated = b.update("configmaps", Some("ns"), &smaller, &me()).unwrap();
     assert_eq!(a.get("configmaps", Some("ns"), "huge", &GetOptions::default()).unwrap(), updated);
     // The first version is still readable at its revision, whole.
-    let at = GetOptions { resource_version: Some(rv(&created).to_string()), resource_version_match: Some(fieldstore_engine::store::ResourceVersionMatch::Exact) };
+    let at = GetOptions {
+        resource_version: Some(rv(&created).to_string()),
+        resource_version_match: Some(fieldstore_engine::store::ResourceVersionMatch::Exact),
+    };
     assert_eq!(a.get("configmaps", Some("ns"), "huge", &at).unwrap(), created);
     // Too large for the store: refused with 413, nothing written.
     let before = a.revision();

@@ -117,9 +117,8 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     if let Some(addr) = http.filter(|a| !a.ip().is_loopback() && !auth.requires_tokens()) {
         return Err(ServeError::Unauthenticated(addr));
     }
-    let store = location.open(
-        Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES),
-    )?;
+    let store =
+        location.open(Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES))?;
     for file in &args.types {
         for spec in types_file(file)? {
             store.register(spec)?;

@@ -158,7 +158,13 @@ async fn writes_and_watches_survive_an_etcd_leader_and_a_server_killed() {
     let base = if std::path::Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
     let root = tempfile::tempdir_in(base).unwrap();
     let mut members: Vec<Member> = (0..3)
-        .map(|i| Member { name: format!("m{i}"), client: free_port(), peer: free_port(), dir: root.path().join(format!("m{i}")), child: None })
+        .map(|i| Member {
+            name: format!("m{i}"),
+            client: free_port(),
+            peer: free_port(),
+            dir: root.path().join(format!("m{i}")),
+            child: None,
+        })
         .collect();
     let cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer)).collect::<Vec<_>>().join(",");
     for m in &mut members {
@@ -170,7 +176,7 @@ async fn writes_and_watches_survive_an_etcd_leader_and_a_server_killed() {
         assert!(Instant::now() < deadline, "the etcd cluster did not elect a leader");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut servers = vec![Server::start(&endpoints), Server::start(&endpoints)];
+    let mut servers = [Server::start(&endpoints), Server::start(&endpoints)];
     let addrs: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
     let mut c0 = client(&addrs[0]).await.unwrap();
     let first = c0
@@ -355,7 +361,9 @@ async fn writes_and_watches_survive_an_etcd_leader_and_a_server_killed() {
     // The surviving server served throughout: acknowledgements after each fault; the longest
     // pause between its acknowledgements.
     let survivor: Vec<&Ack> = by_end.iter().filter(|a| a.server == 0).collect();
-    for (what, at) in [("the leader was killed", t_leader_killed), ("it came back", t_leader_back), ("server 1 was killed", t_server_killed)] {
+    for (what, at) in
+        [("the leader was killed", t_leader_killed), ("it came back", t_leader_back), ("server 1 was killed", t_server_killed)]
+    {
         assert!(survivor.iter().any(|a| a.ended.duration_since(t0) > at), "no write acknowledged after {what}");
     }
     let stall = survivor.windows(2).map(|p| p[1].ended.duration_since(p[0].ended)).max().unwrap_or_default();

@@ -59,7 +59,9 @@ impl Core {
             .first_many(CF_OBJECTS, &ranges)?
             .into_iter()
             .map(|first| match first {
-                Some((k, v)) => Ok(Some((!keys::read_u64(k.get(k.len().saturating_sub(8)..).unwrap_or_default())?, object::is_tombstone(&v)))),
+                Some((k, v)) => {
+                    Ok(Some((!keys::read_u64(k.get(k.len().saturating_sub(8)..).unwrap_or_default())?, object::is_tombstone(&v))))
+                }
                 None => Ok(None),
             })
             .collect()

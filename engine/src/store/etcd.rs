@@ -23,7 +23,7 @@
 //! caller waits on a channel (so a server's async task may call in, as it calls RocksDB).
 
 use super::keys::{CF_CHANGES, CF_HISTORY, CF_META, CF_OBJECTS, CF_OWNERS, CF_TYPES, META_COMPACTED, META_REVISION};
-use super::kv::{Batch, Changed, Committed, Flow, Kv, Op, ScanFn};
+use super::kv::{Batch, Changed, Committed, Entry, Flow, Kv, Op, ScanFn};
 use crate::{Error, Result};
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KvClient, Txn, TxnOp, WatchOptions};
 use parking_lot::Mutex;
@@ -242,10 +242,8 @@ impl Etcd {
             }),
         };
         // Fails early, naming the endpoints, when none answers.
-        etcd.read(&etcd.key(CF_META, META_REVISION)).map_err(|e| Error::Etcd {
-            message: format!("cannot reach etcd at {}: {e}", endpoints.join(",")),
-            timeout: true,
-        })?;
+        etcd.read(&etcd.key(CF_META, META_REVISION))
+            .map_err(|e| Error::Etcd { message: format!("cannot reach etcd at {}: {e}", endpoints.join(",")), timeout: true })?;
         etcd.watch_changes(&etcd.signals);
         Ok(etcd)
     }
@@ -406,7 +404,8 @@ impl Etcd {
         let prefix = self.pieces_prefix(cf, key);
         let resp = self.patiently(|| {
             let (mut kv, s, e) = (self.kv.clone(), prefix.clone(), prefix_end(&prefix));
-            self.run(async move { kv.get(s, Some(GetOptions::new().with_range(e).with_limit(count as i64))).await }).map_err(|e| etcd_err(&e))
+            self.run(async move { kv.get(s, Some(GetOptions::new().with_range(e).with_limit(count as i64))).await })
+                .map_err(|e| etcd_err(&e))
         })?;
         let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         for piece in resp.kvs() {
@@ -658,7 +657,8 @@ impl Kv for Etcd {
             let mut ops = groups.pop().unwrap_or_default();
             ops.push(TxnOp::put(rev_key, applied.clone(), None));
             ops.push(TxnOp::put(commit_key, id.to_vec(), None));
-            let outcome = self.commit_txn(|| Txn::new().when([self.head_is(base_value.as_deref())]).and_then(ops.clone()), revision, &id)?;
+            let outcome =
+                self.commit_txn(|| Txn::new().when([self.head_is(base_value.as_deref())]).and_then(ops.clone()), revision, &id)?;
             if outcome == Committed::Yes {
                 *self.head.lock() = Some(applied);
             }
@@ -688,7 +688,7 @@ impl Kv for Etcd {
         Ok(Committed::Yes)
     }
 
-    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<(Vec<u8>, Vec<u8>)>>> {
+    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<Entry>>> {
         let skip = self.prefix.len() + 2;
         let requests: Vec<(Vec<u8>, Vec<u8>)> = ranges.iter().map(|(f, t)| (self.key(cf, f), self.key(cf, t))).collect();
         let firsts = self.patiently(|| {

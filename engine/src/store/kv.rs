@@ -82,6 +82,9 @@ pub(crate) enum Flow {
     Stop,
 }
 
+/// A key and its value, owned.
+pub(crate) type Entry = (Vec<u8>, Vec<u8>);
+
 /// The callback of [`Kv::scan`]: gets each key and value, says whether to go on.
 pub(crate) type ScanFn<'f> = dyn FnMut(&[u8], &[u8]) -> Result<Flow> + 'f;
 
@@ -134,7 +137,7 @@ pub(crate) trait Kv: Send + Sync {
     /// The first key and value of each range `[from, to)`, if any: what one scan stopping at
     /// its first key gives, for many ranges at once (a backend across a network sends them
     /// together).
-    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<(Vec<u8>, Vec<u8>)>>> {
+    fn first_many(&self, cf: &'static str, ranges: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Option<Entry>>> {
         ranges
             .iter()
             .map(|(from, to)| {
