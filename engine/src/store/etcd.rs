@@ -453,7 +453,11 @@ impl Etcd {
     /// is resolved by re-sending: a failed compare after a lost answer is our own earlier try
     /// when the commit key of `revision` holds our id.
     fn commit_txn(&self, build: impl Fn() -> Txn, revision: u64, id: &[u8; 16]) -> Result<Committed> {
-        let mut unsure = false;
+        self.resend_commit(build, revision, id, false)
+    }
+
+    /// [`Etcd::commit_txn`], `unsure` from the start when an earlier try went unanswered.
+    fn resend_commit(&self, build: impl Fn() -> Txn, revision: u64, id: &[u8; 16], mut unsure: bool) -> Result<Committed> {
         let deadline = Instant::now() + COMMIT_PATIENCE;
         let mut pause = Duration::from_millis(20);
         loop {
@@ -762,5 +766,67 @@ impl Kv for Etcd {
             None => Compare::version(key.clone(), CompareOp::Equal, 0),
         };
         self.patiently(|| self.txn(Txn::new().when([guard.clone()]).and_then([TxnOp::put(key.clone(), mine.clone(), None)])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// An etcd member for this test, ended with the guard; `None` without an etcd binary.
+    fn etcd() -> Option<(String, std::process::Child, tempfile::TempDir)> {
+        let port = |_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (client, peer) = (port(0), port(1));
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("http://127.0.0.1:{client}");
+        let child = std::process::Command::new("etcd")
+            .args(["--name", "u", "--data-dir"])
+            .arg(dir.path())
+            .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
+            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
+            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{peer}")])
+            .args(["--initial-cluster", &format!("u=http://127.0.0.1:{peer}"), "--log-level", "error"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
+            assert!(Instant::now() < deadline, "etcd did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some((url, child, dir))
+    }
+
+    /// A commit whose answer was lost (it applied, the committer does not know): sent again,
+    /// its compare fails, and the commit id tells it was this commit — never reported as lost,
+    /// never applied twice. Another commit's id at that revision is a lost race.
+    #[test]
+    fn a_commit_whose_answer_was_lost_resolves_by_its_id() {
+        let Some((url, mut child, _dir)) = etcd() else {
+            eprintln!("skipped: no etcd binary");
+            return;
+        };
+        let kv = Etcd::connect(&[url], "/unit").unwrap();
+        let id = [7u8; 16];
+        let mut batch = Batch::default();
+        batch.put(CF_OBJECTS, b"k".to_vec(), b"v".to_vec());
+        let ops = || {
+            let mut ops: Vec<TxnOp> = kv.groups(&batch.ops).pop().unwrap();
+            ops.push(TxnOp::put(kv.key(CF_META, META_REVISION), Head { revision: 1, id, pending: None }.encode(), None));
+            ops.push(TxnOp::put(kv.commit_key(1), id.to_vec(), None));
+            Txn::new().when([kv.head_is(None)]).and_then(ops)
+        };
+        // The first try applies; its answer is "lost".
+        assert!(kv.txn(ops()).unwrap());
+        assert_eq!(kv.resend_commit(ops, 1, &id, true).unwrap(), Committed::Yes);
+        assert_eq!(kv.resend_commit(ops, 1, &[8u8; 16], true).unwrap(), Committed::Raced);
+        // Without a lost answer, a failed compare is a race.
+        assert_eq!(kv.resend_commit(ops, 1, &id, false).unwrap(), Committed::Raced);
+        assert_eq!(kv.revision().unwrap(), 1);
+        assert_eq!(kv.get(CF_OBJECTS, b"k").unwrap(), Some(b"v".to_vec()));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
