@@ -123,6 +123,7 @@ pub(crate) fn auto(core: &Core) {
             }
             // Field history has its own retention, independent of compaction.
             let _ = prune(core);
+            let _ = core.kv.collect_garbage(core.compacted.load(Ordering::SeqCst));
         }
         next = Instant::now() + interval;
     }

@@ -731,6 +731,27 @@ impl Kv for Etcd {
         self.patiently(|| self.txn(txn.clone()))
     }
 
+    fn collect_garbage(&self, compacted: u64) -> Result<()> {
+        // Intents staged on a base older than the applied revision can never commit (their
+        // commit compares the revision key with that base): left by a server that died before
+        // its commit transaction. A pending commit's intent has the applied revision as base.
+        let Some(v) = self.read_patiently(&self.key(CF_META, META_REVISION))? else { return Ok(()) };
+        let head = Head::decode(&v)?;
+        let mut ops = Vec::new();
+        if head.pending.is_none() {
+            let from = self.internal("intent/");
+            let mut to = from.clone();
+            to.extend_from_slice(&head.revision.to_be_bytes());
+            ops.push(TxnOp::delete(from, Some(DeleteOptions::new().with_range(to))));
+        }
+        // Commit ids are read back only for a commit in flight, long after compaction.
+        let from = self.internal("commit/");
+        let mut to = from.clone();
+        to.extend_from_slice(&compacted.to_be_bytes());
+        ops.push(TxnOp::delete(from, Some(DeleteOptions::new().with_range(to))));
+        self.patiently(|| self.txn(Txn::new().and_then(ops.clone()))).map(|_| ())
+    }
+
     fn shared(&self) -> bool {
         true
     }
@@ -826,6 +847,19 @@ mod tests {
         assert_eq!(kv.resend_commit(ops, 1, &id, false).unwrap(), Committed::Raced);
         assert_eq!(kv.revision().unwrap(), 1);
         assert_eq!(kv.get(CF_OBJECTS, b"k").unwrap(), Some(b"v".to_vec()));
+        // An intent staged on base 0 by a server that died before committing: garbage now
+        // that the store is at 1; one staged on base 1 (a commit in progress) is kept. Commit
+        // ids go with compaction.
+        let (dead, live) = (kv.intent_prefix(0, &[9u8; 16]), kv.intent_prefix(1, &[9u8; 16]));
+        for k in [&dead, &live] {
+            assert!(kv.txn(Txn::new().and_then([TxnOp::put(k.clone(), b"chunk".to_vec(), None)])).unwrap());
+        }
+        kv.collect_garbage(0).unwrap();
+        assert_eq!(kv.read(&dead).unwrap(), None);
+        assert_eq!(kv.read(&live).unwrap(), Some(b"chunk".to_vec()));
+        assert_eq!(kv.read(&kv.commit_key(1)).unwrap(), Some(id.to_vec()));
+        kv.collect_garbage(2).unwrap();
+        assert_eq!(kv.read(&kv.commit_key(1)).unwrap(), None);
         let _ = child.kill();
         let _ = child.wait();
     }

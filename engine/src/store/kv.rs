@@ -184,6 +184,12 @@ pub(crate) trait Kv: Send + Sync {
         Changed { bits: Changed::ALL, revision: None }
     }
 
+    /// Removes what the backend itself left behind and no reader needs any more, up to the
+    /// compacted revision `compacted` (run by the elected compaction runner).
+    fn collect_garbage(&self, _compacted: u64) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether this process runs the background task `task` now (compaction, history
     /// retention) among the processes sharing the store; held for about `term`, renewed by
     /// asking again.
