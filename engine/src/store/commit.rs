@@ -27,10 +27,20 @@ pub(super) enum Plan {
     Delete(Value),
 }
 
-/// The version a commit expects to find: none (a create), or the one its writer read.
+/// The version a commit expects to find: none (a create: no version, or a deletion at this
+/// revision, 0 for none), or the one its writer read.
 enum Expect {
-    Absent,
+    Absent(u64),
     Revision(u64),
+}
+
+impl Expect {
+    /// The revision of the newest version the writer saw (0: none).
+    fn seen(&self) -> u64 {
+        match self {
+            Expect::Absent(r) | Expect::Revision(r) => *r,
+        }
+    }
 }
 
 /// What the committer tells a writer.
@@ -115,9 +125,9 @@ impl Store {
             let (expect, mut live, old_entries, record_len) = match cur {
                 Some((rev, found)) => match found? {
                     Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
-                    None => (Expect::Absent, None, Vec::new(), 0),
+                    None => (Expect::Absent(rev), None, Vec::new(), 0),
                 },
-                None => (Expect::Absent, None, Vec::new(), 0),
+                None => (Expect::Absent(0), None, Vec::new(), 0),
             };
             // A write that ends without committing (no change, an error, a dry run) leaves the
             // version it read the latest: it goes back to the cache for the next write
@@ -266,27 +276,44 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         let base = core.visible.load(Ordering::SeqCst);
         let mut rev = base;
         let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-        // The latest version of every object of the group, read together (one round trip on
-        // a networked backend); a later commit of the group to the same object sees the
-        // earlier one's through the overlay.
-        let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
-        let latest = match core.latest_states(&prefixes) {
-            Ok(l) => l,
-            Err(e) => {
-                for c in group {
-                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+        // Whether each commit's object is still at the version its writer read. On a shared
+        // backend (etcd) the transaction itself checks it: a guard per object that no newer
+        // version exists, no read needed. Otherwise (or for a group too large for guards) the
+        // latest versions are read first, together (one round trip on a networked backend).
+        // A later commit of the group to the same object is checked against the earlier one's
+        // version (the overlay).
+        let guarded = core.kv.shared() && group.len() <= kv::MAX_GUARDS;
+        let latest: Vec<Option<Option<(u64, bool)>>> = if guarded {
+            group.iter().map(|_| None).collect()
+        } else {
+            let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
+            match core.latest_states(&prefixes) {
+                Ok(l) => l.into_iter().map(Some).collect(),
+                Err(e) => {
+                    for c in group {
+                        let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+                    }
+                    continue;
                 }
-                continue;
             }
         };
         for (mut c, stored) in group.into_iter().zip(latest) {
-            let cur = match overlay.get(&c.prefix) {
-                Some(&v) => Some(v),
-                None => stored,
+            let cur = match (overlay.get(&c.prefix), stored) {
+                (Some(&v), _) => Some(Some(v)),
+                (None, Some(stored)) => Some(stored),
+                (None, None) => None,
             };
-            let fresh = match c.expect {
-                Expect::Absent => cur.is_none_or(|(_, tomb)| tomb),
-                Expect::Revision(r) => cur == Some((r, false)),
+            let fresh = match (&c.expect, cur) {
+                (_, None) => {
+                    batch.guards.push(kv::Guard {
+                        cf: CF_OBJECTS,
+                        from: keys::object_key(&c.prefix, u64::MAX),
+                        to: keys::object_key(&c.prefix, c.expect.seen()),
+                    });
+                    true
+                }
+                (Expect::Absent(_), Some(cur)) => cur.is_none_or(|(_, tomb)| tomb),
+                (Expect::Revision(r), Some(cur)) => cur == Some((*r, false)),
             };
             if !fresh {
                 let _ = c.reply.send(Outcome::Stale);
@@ -311,8 +338,9 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         match core.kv.commit(batch, base, core.options.sync) {
             Ok(Committed::Yes) => {}
             Ok(Committed::Raced) => {
-                // Another process committed first: learn what it wrote, then every writer of
-                // the group reads again and retries.
+                // Another process committed first, or an object of the group changed since its
+                // writer read it: learn what was written, then every writer of the group reads
+                // again and retries.
                 let caught_up = follow::catch_up(core);
                 for (c, _, _) in accepted {
                     let _ = c.reply.send(match &caught_up {

@@ -653,6 +653,12 @@ impl Kv for Etcd {
         let revision = batch.revision.ok_or_else(|| Error::Corrupt("a commit without a revision".into()))?;
         let Some(base_value) = self.base_value(base)? else { return Ok(Committed::Raced) };
         let id = *uuid::Uuid::new_v4().as_bytes();
+        // The revision key as read, and each guard's range empty (a range compare of version
+        // 0: true when no key is in the range).
+        let mut compares = vec![self.head_is(base_value.as_deref())];
+        for g in &batch.guards {
+            compares.push(Compare::version(self.key(g.cf, &g.from), CompareOp::Equal, 0).with_range(self.key(g.cf, &g.to)));
+        }
         let commit_key = self.commit_key(revision);
         let rev_key = self.key(CF_META, META_REVISION);
         let mut groups = self.groups(&batch.ops);
@@ -661,8 +667,7 @@ impl Kv for Etcd {
             let mut ops = groups.pop().unwrap_or_default();
             ops.push(TxnOp::put(rev_key, applied.clone(), None));
             ops.push(TxnOp::put(commit_key, id.to_vec(), None));
-            let outcome =
-                self.commit_txn(|| Txn::new().when([self.head_is(base_value.as_deref())]).and_then(ops.clone()), revision, &id)?;
+            let outcome = self.commit_txn(|| Txn::new().when(compares.clone()).and_then(ops.clone()), revision, &id)?;
             if outcome == Committed::Yes {
                 *self.head.lock() = Some(applied);
             }
@@ -681,7 +686,7 @@ impl Kv for Etcd {
         let count = u32::try_from(chunks.len()).map_err(|_| Error::TooLarge { size: data.len(), limit: TXN_BYTES * 1000 })?;
         let pending = Head { revision, id, pending: Some((base, count)) }.encode();
         let ops = [TxnOp::put(rev_key, pending.clone(), None), TxnOp::put(commit_key, id.to_vec(), None)];
-        let outcome = self.commit_txn(|| Txn::new().when([self.head_is(base_value.as_deref())]).and_then(ops.clone()), revision, &id)?;
+        let outcome = self.commit_txn(|| Txn::new().when(compares.clone()).and_then(ops.clone()), revision, &id)?;
         if outcome == Committed::Raced {
             let clear = TxnOp::delete(intent.clone(), Some(DeleteOptions::new().with_range(prefix_end(&intent))));
             let _ = self.txn(Txn::new().and_then([clear]));
@@ -860,6 +865,17 @@ mod tests {
         assert_eq!(kv.read(&kv.commit_key(1)).unwrap(), Some(id.to_vec()));
         kv.collect_garbage(2).unwrap();
         assert_eq!(kv.read(&kv.commit_key(1)).unwrap(), None);
+        // Guards: a commit applies only when each guard's range holds no key.
+        let guarded = |revision: u64, from: &[u8], to: &[u8]| {
+            let mut b = Batch { revision: Some(revision), ..Batch::default() };
+            b.put(CF_OBJECTS, format!("g{revision}").into_bytes(), b"v".to_vec());
+            b.guards.push(super::super::kv::Guard { cf: CF_OBJECTS, from: from.to_vec(), to: to.to_vec() });
+            kv.commit(b, revision - 1, true).unwrap()
+        };
+        assert_eq!(guarded(2, b"j", b"ka"), Committed::Raced, "k is in [j, ka)");
+        assert_eq!(kv.revision().unwrap(), 1);
+        assert_eq!(guarded(2, b"ka", b"kz"), Committed::Yes, "[ka, kz) is empty");
+        assert_eq!(kv.revision().unwrap(), 2);
         let _ = child.kill();
         let _ = child.wait();
     }

@@ -28,7 +28,23 @@ pub(crate) struct Batch {
     pub ops: Vec<Op>,
     /// The revision the batch brings the store to, persisted with it (`None`: unchanged).
     pub revision: Option<u64>,
+    /// Ranges that must hold no key for a commit to apply ([`Kv::commit`] on a shared
+    /// backend); the committer of a single-writer backend checks before it writes instead.
+    pub guards: Vec<Guard>,
 }
+
+/// "No key in `[from, to)` of the column family" (no version of an object newer than the one
+/// its writer read).
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    pub cf: &'static str,
+    pub from: Vec<u8>,
+    pub to: Vec<u8>,
+}
+
+/// The most guards one commit carries (etcd compares at most `--max-txn-ops`, 128, per
+/// transaction); a larger group is checked by reading first.
+pub(crate) const MAX_GUARDS: usize = 100;
 
 impl Batch {
     pub(crate) fn put(&mut self, cf: &'static str, key: Vec<u8>, value: Vec<u8>) {
@@ -152,7 +168,8 @@ pub(crate) trait Kv: Send + Sync {
     }
 
     /// Applies a batch that takes the store from revision `base` to `batch.revision`, unless
-    /// another writer moved the store's revision first. A backend with one writer (RocksDB:
+    /// another writer moved the store's revision first or a guard's range holds a key (both
+    /// [`Committed::Raced`]). A backend with one writer (RocksDB:
     /// the committer is the only one) has no race.
     fn commit(&self, batch: Batch, _base: u64, sync: bool) -> Result<Committed> {
         self.write(batch, sync).map(|()| Committed::Yes)

@@ -154,6 +154,7 @@ impl Store {
                         value: keys::FORMAT_VERSION.to_be_bytes().to_vec(),
                     }],
                     revision: None,
+                    guards: Vec::new(),
                 },
                 true,
             )?,

@@ -40,7 +40,11 @@ impl Store {
                 }
             } else {
                 self.core().kv.write(
-                    Batch { ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }], revision: None },
+                    Batch {
+                        ops: vec![kv::Op::Put { cf: CF_TYPES, key: id.to_be_bytes().to_vec(), value: record }],
+                        revision: None,
+                        guards: Vec::new(),
+                    },
                     true,
                 )?;
             }
