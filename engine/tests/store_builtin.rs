@@ -9,8 +9,10 @@ use fieldstore_engine::store::{builtin_types, GetOptions, Options, SchemaSource,
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
+mod support;
+
 fn open(dir: &std::path::Path, options: Options) -> Store {
-    Store::open(dir, options).expect("open store")
+    support::open_at(dir, options)
 }
 
 #[test]

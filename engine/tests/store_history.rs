@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::history::ChangeKind;
-use fieldstore_engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, TypeSpec, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
@@ -180,7 +180,7 @@ fn history_outlives_compaction_and_deletion_and_recreation_starts_a_new_timeline
 #[test]
 fn retention_keeps_the_last_changes_and_can_be_off() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(dir.path(), Options::default()).unwrap();
+    let s = support::open_at(dir.path(), Options::default());
     let keep3 = HistoryPolicy { keep_changes: 3, keep_seconds: 0, ..HistoryPolicy::default() };
     s.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true).with_history(keep3)).unwrap();
     s.register(TypeSpec::new("", "v1", "Secret", "secrets").namespaced(true).with_history(HistoryPolicy::off())).unwrap();

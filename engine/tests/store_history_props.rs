@@ -12,6 +12,8 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod support;
+
 const RES: &str = "things.example.com";
 
 fn crd() -> TypeSpec {
@@ -96,7 +98,7 @@ proptest! {
     #[test]
     fn index_matches_a_scan_and_history_rebuilds_every_version(ops in proptest::collection::vec(op(), 1..25)) {
         let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(dir.path(), Options::default().sync(false).retention(None)).unwrap();
+        let s = support::open_at(dir.path(), Options::default().sync(false).retention(None));
         s.register(crd()).unwrap();
         // Every version written: (object, revision) -> the object then (None: deleted).
         let mut versions: Vec<(String, u64, Option<Value>)> = Vec::new();

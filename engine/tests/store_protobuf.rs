@@ -10,8 +10,10 @@ use fieldstore_engine::store::{DeleteOptions, GetOptions, ListOptions, Options, 
 use serde_json::{json, Value};
 use std::time::Duration;
 
+mod support;
+
 fn open(dir: &std::path::Path, protobuf: bool) -> Store {
-    Store::open(dir, Options::default().protobuf_storage(protobuf)).expect("open store")
+    support::open_at(dir, Options::default().protobuf_storage(protobuf))
 }
 
 fn deployment(replicas: i64, image: &str) -> Value {

@@ -4,7 +4,8 @@
 //! With `FIELDSTORE_TEST_BACKEND=etcd` the stores of [`TestStore`] live in etcd instead: one
 //! single-member etcd per test process (the `etcd` binary on `PATH`, data on `/dev/shm` when
 //! there is one), each store under a key prefix of its own. `make test` runs the suites both
-//! ways.
+//! ways. `store_crash.rs` stays on RocksDB (it kills a process writing to a data directory);
+//! its etcd counterpart is `server/tests/etcd_cluster.rs`.
 #![allow(dead_code)]
 // Test support unwraps: a failed setup is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -74,6 +75,15 @@ fn start_etcd() -> String {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     url
+}
+
+/// Opens the store of a test directory: RocksDB in `dir`, or with `FIELDSTORE_TEST_BACKEND=etcd`
+/// the test etcd under a prefix named after `dir` (reopening the directory reopens that store).
+pub fn open_at(dir: &std::path::Path, options: Options) -> Store {
+    match etcd() {
+        Some(url) => Store::open_etcd(&[url.to_string()], &format!("/dir{}", dir.display()), options).unwrap(),
+        None => Store::open(dir, options).unwrap(),
+    }
 }
 
 /// Opens the store of `dir` (RocksDB) or `prefix` (etcd).
