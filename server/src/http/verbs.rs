@@ -15,10 +15,24 @@ use crate::service::body;
 use axum::extract::Request;
 use bytes::Bytes;
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, Store, WriteOptions};
+use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, Store, WriteOptions, WriteVerb};
 use fieldstore_engine::{Error, Reason};
 use http::{header, Method, StatusCode};
 use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A write run on the blocking pool: the store and the (possibly stripped) object.
+type BlockingWrite = dyn Fn(&Store, &Value) -> Result<Value, Error> + Send + Sync;
+
+/// How [`Ctx::write_checked`] writes its object.
+enum Write {
+    /// An object verb of the store, with the request body's size ([`StoreService::write_object`]:
+    /// awaited on the request's task for small bodies).
+    Verb(WriteVerb, WriteOptions, usize),
+    /// Another store call, on the blocking pool (patches, namespaces).
+    Blocking(Arc<BlockingWrite>),
+}
 
 /// One request on a resource path.
 pub(crate) struct Ctx<'a> {
@@ -139,14 +153,29 @@ impl Ctx<'_> {
     }
 
     /// A create or update body, as an object of this resource's type.
-    async fn object_body(&self, b: axum::body::Body) -> Result<Value, Failure> {
+    /// The request's object and the size of its body in bytes.
+    async fn object_body(&self, b: axum::body::Body) -> Result<(Value, usize), Failure> {
         let media = negotiate::object_body(self.content_type.as_deref())?;
         let data = self.read(b).await?;
-        let mut v = body::decode(Some(&pb::Body { content_type: media, data: data.clone() }), "body")?;
+        let len = data.len();
+        let mut v = body::decode(Some(&pb::Body { content_type: media, data }), "body")?;
         let Value::Object(m) = &mut v else { return Err(Failure::bad_request("the body must be a JSON object")) };
         m.entry("apiVersion").or_insert_with(|| Value::String(self.t.spec.api_version()));
         m.entry("kind").or_insert_with(|| Value::String(self.t.spec.kind.clone()));
-        Ok(v)
+        Ok((v, len))
+    }
+
+    /// A write of an object body through the service ([`StoreService::write_object`]: on this
+    /// task for small bodies), for [`Self::write_checked`].
+    async fn write_object(
+        &self,
+        verb: WriteVerb,
+        object: &Value,
+        opts: &WriteOptions,
+        body_len: usize,
+    ) -> Result<Result<Value, Error>, Failure> {
+        let (resource, ns) = (self.t.spec.resource(), self.ns().unwrap_or_default());
+        self.h.svc.write_object(verb, &resource, &ns, Cow::Borrowed(object), opts, body_len).await.map_err(Failure::from)
     }
 
     /// Checks (or fills in) the body's name against the URL's.
@@ -171,39 +200,49 @@ impl Ctx<'_> {
     }
 
     /// Runs a write of `object`, treating fields its schema does not declare as `fieldValidation`
-    /// asks: Strict fails (400), Warn and Ignore drop them (Warn with a warning each).
-    async fn write_checked(
-        &self,
-        object: Value,
-        write: impl Fn(&Store, &Value) -> Result<Value, Error> + Send + 'static,
-    ) -> Result<(Value, Vec<String>), Failure> {
+    /// asks: Strict fails (400), Warn and Ignore drop them (Warn with a warning each). `write`
+    /// gives the store's answer (inner) or the request's failure (outer: deadline, pool).
+    async fn write_checked(&self, object: Value, write: Write) -> Result<(Value, Vec<String>), Failure> {
         let validation = self.q.field_validation()?;
-        self.call(move |s| {
-            let mut object = object;
-            let mut warnings = Vec::new();
-            // Validation reports what it meets first (an undeclared field hides what is below its
-            // siblings): strip, write again, a bounded number of times.
-            for _ in 0..MAX_VALIDATION_ROUNDS {
-                let errs = match write(&s, &object) {
-                    Err(Error::Invalid(errs)) => errs,
-                    r => return r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })),
-                };
-                let unknown = unknown_fields::paths(&errs);
-                if unknown.is_empty() {
-                    return Err(Error::Invalid(errs));
-                }
-                let found: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
-                if validation == FieldValidation::Strict {
-                    return Err(Error::BadRequest(format!("strict decoding error: {}", found.join(", "))));
-                }
-                for p in &unknown {
-                    unknown_fields::remove(&mut object, p);
-                }
-                warnings.extend(found);
+        let mut object = object;
+        let mut warnings = Vec::new();
+        let done = |r: Result<Value, Error>, warnings: Vec<String>| {
+            r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })).map_err(Failure::from)
+        };
+        // Validation reports what it meets first (an undeclared field hides what is below its
+        // siblings): strip, write again, a bounded number of times.
+        for _ in 0..MAX_VALIDATION_ROUNDS {
+            let errs = match self.write_once(&write, &object).await? {
+                Err(Error::Invalid(errs)) => errs,
+                r => return done(r, warnings),
+            };
+            let unknown = unknown_fields::paths(&errs);
+            if unknown.is_empty() {
+                return Err(Failure::from(Error::Invalid(errs)));
             }
-            write(&s, &object).map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() }))
-        })
-        .await
+            let found: Vec<String> = unknown.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect();
+            if validation == FieldValidation::Strict {
+                return Err(Failure::from(Error::BadRequest(format!("strict decoding error: {}", found.join(", ")))));
+            }
+            for p in &unknown {
+                unknown_fields::remove(&mut object, p);
+            }
+            warnings.extend(found);
+        }
+        done(self.write_once(&write, &object).await?, warnings)
+    }
+
+    async fn write_once(&self, write: &Write, object: &Value) -> Result<Result<Value, Error>, Failure> {
+        match write {
+            Write::Verb(verb, opts, len) => self.write_object(*verb, object, opts, *len).await,
+            Write::Blocking(f) => self.blocking_write(object, f.clone()).await,
+        }
+    }
+
+    /// A store call on the blocking pool for [`Self::write_checked`] (patches, namespaces).
+    async fn blocking_write(&self, object: &Value, write: Arc<BlockingWrite>) -> Result<Result<Value, Error>, Failure> {
+        let object = object.clone();
+        self.call(move |s| Ok(write(&s, &object))).await
     }
 
     async fn get(&self) -> Reply {
@@ -240,20 +279,20 @@ impl Ctx<'_> {
 
     async fn create(&self, b: axum::body::Body) -> Reply {
         self.admit("create")?;
-        let object = self.object_body(b).await?;
+        let (object, len) = self.object_body(b).await?;
         let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?);
         let (resource, ns) = (self.t.spec.resource(), self.ns());
         let namespace_kind = resource == "namespaces";
-        let (mut out, warnings) = self
-            .write_checked(object, move |s, o| {
+        let (mut out, warnings) = if namespace_kind && !opts.dry_run {
+            let write: Arc<BlockingWrite> = Arc::new(move |s: &Store, o: &Value| {
                 let out = s.create(&resource, ns.as_deref(), o, &opts)?;
-                if namespace_kind && !opts.dry_run {
-                    // As Kubernetes' namespace strategy: a new namespace is Active.
-                    return activate_namespace(s, out, &opts.manager);
-                }
-                Ok(out)
-            })
-            .await?;
+                // As Kubernetes' namespace strategy: a new namespace is Active.
+                activate_namespace(s, out, &opts.manager)
+            });
+            self.write_checked(object, Write::Blocking(write)).await?
+        } else {
+            self.write_checked(object, Write::Verb(WriteVerb::Create, opts, len)).await?
+        };
         if namespace_kind && self.q.dry_run()? {
             out["status"] = json!({"phase": "Active"});
         }
@@ -262,11 +301,10 @@ impl Ctx<'_> {
 
     async fn update(&self, b: axum::body::Body) -> Reply {
         self.admit("update")?;
-        let mut object = self.object_body(b).await?;
+        let (mut object, len) = self.object_body(b).await?;
         self.same_name(&mut object)?;
         let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?).status(self.status());
-        let (resource, ns) = (self.t.spec.resource(), self.ns());
-        let (out, warnings) = self.write_checked(object, move |s, o| s.update(&resource, ns.as_deref(), o, &opts)).await?;
+        let (out, warnings) = self.write_checked(object, Write::Verb(WriteVerb::Update, opts, len)).await?;
         Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
     }
 
@@ -308,7 +346,7 @@ impl Ctx<'_> {
             }
             self.same_name(&mut config)?;
             let opts = WriteOptions::new(manager).dry_run(dry_run).force(force).status(self.status());
-            self.write_checked(config, move |s, o| s.apply(&resource, ns.as_deref(), o, &opts)).await?
+            self.write_checked(config, Write::Verb(WriteVerb::Apply, opts, data.len())).await?
         } else {
             let patch: Value = serde_json::from_slice(&data).map_err(|e| Failure::bad_request(format!("invalid JSON patch body: {e}")))?;
             let patch_type = match kind {
@@ -317,7 +355,9 @@ impl Ctx<'_> {
                 _ => PatchType::Json,
             };
             let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(dry_run).status(self.status());
-            self.write_checked(patch, move |s, p| s.patch(&resource, ns.as_deref(), &name, patch_type, p, &opts)).await?
+            let write: Arc<BlockingWrite> =
+                Arc::new(move |s: &Store, p: &Value| s.patch(&resource, ns.as_deref(), &name, patch_type, p, &opts));
+            self.write_checked(patch, Write::Blocking(write)).await?
         };
         Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
     }

@@ -23,6 +23,7 @@ use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
 use serde_json::Value;
 use status::{refused, to_grpc, IntoGrpc};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -190,19 +191,33 @@ impl StoreService {
         let manager = if r.field_manager.is_empty() && verb != WriteVerb::Apply { id.user.clone() } else { r.field_manager.clone() };
         let opts = WriteOptions::new(manager).dry_run(r.dry_run).force(r.force).status(subresource(&r.subresource)?);
         let accept = r.accept;
-        let out = if body_len <= INLINE_WRITE_BYTES {
-            // Planned on this task, the commit awaited: no hand-off to a blocking thread.
-            let store = self.store.clone();
-            let deadline = self.limits.request_deadline;
-            let write = async move { store.write_async(verb, &resource, ns_opt(&ns), &object, &opts).await };
-            match tokio::time::timeout(deadline, write).await {
-                Err(_) => return Err(refused(Reason::Timeout, format!("the request did not complete within {deadline:?}"))),
-                Ok(r) => r.grpc()?,
-            }
-        } else {
-            self.call(move |s| s.write(verb, &resource, ns_opt(&ns), &object, &opts)).await?
-        };
+        let out = self.write_object(verb, &resource, &ns, Cow::Owned(object), &opts, body_len).await?.grpc()?;
         object_response(&out, &accept)
+    }
+
+    /// A write of an object body (create, update, apply), shared by gRPC and the HTTP API:
+    /// bodies up to [`INLINE_WRITE_BYTES`] are planned on this task and their commit awaited
+    /// (no hand-off to a blocking thread); larger ones run on the blocking pool. Within the
+    /// request deadline. The outer error is the deadline's or the pool's, the inner one the
+    /// store's (the HTTP API looks at it to strip undeclared fields and write again).
+    pub(crate) async fn write_object(
+        &self,
+        verb: WriteVerb,
+        resource: &str,
+        ns: &str,
+        object: Cow<'_, Value>,
+        opts: &WriteOptions,
+        body_len: usize,
+    ) -> Result<Result<Value, Error>, Status> {
+        if body_len > INLINE_WRITE_BYTES {
+            let (resource, ns, object, opts) = (resource.to_string(), ns.to_string(), object.into_owned(), opts.clone());
+            return self.call(move |s| Ok(s.write(verb, &resource, ns_opt(&ns), &object, &opts))).await;
+        }
+        let deadline = self.limits.request_deadline;
+        match tokio::time::timeout(deadline, self.store.write_async(verb, resource, ns_opt(ns), &object, opts)).await {
+            Err(_) => Err(refused(Reason::Timeout, format!("the request did not complete within {deadline:?}"))),
+            Ok(r) => Ok(r),
+        }
     }
 }
 
