@@ -5,8 +5,8 @@ Usage: benches/http_cpu.py PATH_TO_FIELDSTORE_BINARY [N]
 
 Starts `fieldstore serve` with both APIs, then sends N sequential creates and N sequential
 applies (each changing a field) of ConfigMaps over each API, every client on one kept-alive
-connection, and reports the server process's CPU time (utime + stime from /proc/PID/stat) per
-request. Needs grpcio and grpcio-tools (tests/python/ensure_packages.sh).
+connection, and reports the server process's CPU time (utime + stime from /proc/PID/stat) and
+context switches (every thread's, from /proc/PID/task/*/status) per request. Needs grpcio and grpcio-tools (tests/python/ensure_packages.sh).
 
 With CALLGRIND=1 the server runs under `valgrind --tool=callgrind` and each phase reports the
 server's instructions per request instead (counters zeroed before the phase, dumped after it):
@@ -32,6 +32,17 @@ def cpu(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def switches(pid):
+    """Context switches (voluntary + involuntary) of every thread of the process so far."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            for line in f:
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+    return total
 
 
 def cm(name, v):
@@ -81,11 +92,11 @@ def main():
             # Warm both paths (connections, caches) before measuring.
             stub.Create(store_pb2.WriteRequest(body=body(cm("gw", "0")), field_manager="m"))
             h("POST", "/api/v1/namespaces/default/configmaps", "application/json", cm("hw", "0"))
-            results = {}
+            results, ctx = {}, {}
             for name, f in [("grpc create", g_create), ("http create", h_create), ("grpc apply", g_apply), ("http apply", h_apply)]:
                 if callgrind:
                     subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
-                before = cpu(proc.pid)
+                before, before_ctx = cpu(proc.pid), switches(proc.pid)
                 for i in range(n):
                     f(i)
                 if callgrind:
@@ -97,9 +108,11 @@ def main():
                     results[name] = total / n
                 else:
                     results[name] = (cpu(proc.pid) - before) / n * 1e6
+                    ctx[name] = (switches(proc.pid) - before_ctx) / n
             unit = "instructions" if callgrind else "us server CPU"
             for name, v in results.items():
-                print(f"{name:12} {v:10.1f} {unit} per request (N={n})")
+                extra = f", {ctx[name]:.2f} context switches" if name in ctx else ""
+                print(f"{name:12} {v:10.1f} {unit}{extra} per request (N={n})")
         finally:
             proc.terminate()
             proc.wait()
