@@ -190,3 +190,15 @@ fn the_largest_object_commits_on_a_default_etcd() {
     assert_eq!(err.reason(), Reason::RequestEntityTooLarge);
     assert_eq!(a.revision(), before);
 }
+
+/// An application may open and drop an etcd store from async code (a runtime's task): the
+/// store's own client runtime neither blocks on nor drops inside the caller's.
+#[tokio::test(flavor = "current_thread")]
+async fn opened_and_dropped_inside_an_async_runtime() {
+    let Some(url) = test_etcd() else { return };
+    let s = Store::open_etcd(&[url.to_string()], &format!("/async-{}", std::process::id()), Options::default()).unwrap();
+    s.register(configmaps()).unwrap();
+    let created = s.create("configmaps", Some("ns"), &cm("a", json!({})), &me()).unwrap();
+    assert_eq!(rv(&created), 1);
+    drop(s);
+}

@@ -53,7 +53,8 @@ const MAX_RESPONSE_BYTES: usize = 512 << 20;
 
 /// The store on an etcd cluster.
 pub(crate) struct Etcd {
-    rt: tokio::runtime::Runtime,
+    /// The client's runtime (`None` only while dropping).
+    rt: Option<tokio::runtime::Runtime>,
     kv: KvClient,
     client: Client,
     prefix: Vec<u8>,
@@ -223,12 +224,20 @@ impl Etcd {
             .with_timeout(REQUEST_TIMEOUT)
             .with_connect_timeout(REQUEST_TIMEOUT)
             .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5));
-        let client = rt.block_on(async move { Client::connect(eps, Some(options)).await }).map_err(|e| etcd_err(&e))?;
+        // Waited for on a channel, not `block_on`: the caller may itself be a runtime's task.
+        let (tx, rx) = flume::bounded(1);
+        rt.spawn(async move {
+            let _ = tx.send(Client::connect(eps, Some(options)).await);
+        });
+        let client = rx
+            .recv()
+            .map_err(|_| Error::Etcd { message: "the etcd client runtime stopped".into(), timeout: false })?
+            .map_err(|e| etcd_err(&e))?;
         let kv = client.kv_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
         let mut prefix = prefix.trim_end_matches('/').as_bytes().to_vec();
         prefix.push(b'/');
         let etcd = Etcd {
-            rt,
+            rt: Some(rt),
             kv,
             client,
             prefix,
@@ -248,10 +257,17 @@ impl Etcd {
         Ok(etcd)
     }
 
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        match &self.rt {
+            Some(rt) => rt,
+            None => unreachable!("the etcd client runtime is only taken when dropping"),
+        }
+    }
+
     /// Runs `f` on the client runtime and waits for it here.
     fn run<T: Send + 'static>(&self, f: impl Future<Output = T> + Send + 'static) -> T {
         let (tx, rx) = flume::bounded(1);
-        self.rt.spawn(async move {
+        self.rt().spawn(async move {
             let _ = tx.send(f.await);
         });
         // The runtime lives as long as `self`, and the task always sends.
@@ -522,7 +538,7 @@ impl Etcd {
         ];
         for (key, end, bit) in ranges {
             let (signals, mut client) = (signals.clone(), self.client.clone());
-            self.rt.spawn(async move {
+            self.rt().spawn(async move {
                 while !signals.closed.load(Ordering::SeqCst) {
                     let options = end.clone().map(|e| WatchOptions::new().with_range(e));
                     if let Ok((_watcher, mut stream)) = client.watch(key.clone(), options).await {
@@ -571,6 +587,11 @@ impl Signals {
 impl Drop for Etcd {
     fn drop(&mut self) {
         self.signals.closed.store(true, Ordering::SeqCst);
+        // Without waiting: the last store handle may be dropped on another runtime's thread,
+        // where dropping a runtime (which waits for its tasks) is refused.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
     }
 }
 
@@ -704,7 +725,7 @@ impl Kv for Etcd {
             let (tx, rx) = flume::bounded(requests.len());
             for (i, (from, to)) in requests.iter().cloned().enumerate() {
                 let (mut kv, tx) = (self.kv.clone(), tx.clone());
-                self.rt.spawn(async move {
+                self.rt().spawn(async move {
                     let resp = kv.get(from, Some(GetOptions::new().with_range(to).with_limit(1))).await;
                     let _ = tx.send((i, resp));
                 });
