@@ -217,6 +217,16 @@ impl Store {
         self.core().visible.load(Ordering::SeqCst)
     }
 
+    /// The store's current revision, linearizable: on a store shared by several processes
+    /// (etcd) it first learns the others' commits, so it is at least the revision of every write
+    /// completed anywhere before the call. Equal to [`Store::revision`] otherwise.
+    ///
+    /// # Errors
+    /// [`Error::Etcd`] when etcd cannot be read.
+    pub fn current_revision(&self) -> Result<u64> {
+        follow::latest(self.core())
+    }
+
     /// The compacted revision: history before it is gone (0: never compacted).
     #[must_use]
     pub fn compacted_revision(&self) -> u64 {

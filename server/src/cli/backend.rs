@@ -195,7 +195,7 @@ impl Backend for Store {
         Ok(self.compacted_revision())
     }
     fn revision(&self) -> Result<u64> {
-        Ok(Store::revision(self))
+        Ok(Store::current_revision(self)?)
     }
     fn blame(&self, resource: &str, ns: Option<&str>, name: &str) -> Result<Value> {
         json(&Store::blame(self, resource, ns, name)?)

@@ -484,7 +484,7 @@ impl store_server::Store for StoreService {
         let rev = req.into_inner().revision;
         let compacted = self
             .call(move |s| {
-                s.compact(if rev == 0 { s.revision() } else { rev })?;
+                s.compact(if rev == 0 { s.current_revision()? } else { rev })?;
                 Ok(s.compacted_revision())
             })
             .await?;
@@ -504,7 +504,9 @@ impl store_server::Store for StoreService {
 
     async fn revision(&self, req: Request<pb::RevisionRequest>) -> Result<Response<pb::RevisionResponse>, Status> {
         self.admit(&req, "get", "", "")?;
-        Ok(Response::new(pb::RevisionResponse { revision: self.store.revision(), compacted_revision: self.store.compacted_revision() }))
+        // On a store shared with other servers, after learning their commits.
+        let revision = self.call(|s| s.current_revision()).await?;
+        Ok(Response::new(pb::RevisionResponse { revision, compacted_revision: self.store.compacted_revision() }))
     }
 
     async fn register_type(&self, req: Request<pb::RegisterTypeRequest>) -> Result<Response<pb::RegisterTypeResponse>, Status> {
