@@ -26,7 +26,7 @@ use etcd_client::{Client, GetOptions as EtcdGet, WatchOptions};
 use fieldstore::engine::store::{GetOptions, ListOptions, Options, Store, WatchEvent, WatchOptions as StoreWatch, WriteOptions};
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[global_allocator]
@@ -34,58 +34,35 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/threads.rs"]
+mod threads;
 use args::Args;
+use threads::run_threads;
 #[path = "support/shapes.rs"]
 mod shapes;
 #[path = "support/store_objects.rs"]
 mod store_objects;
 use store_objects::{biglist_config, biglist_type, cm_name, configmap, configmaps, BIGLIST_RESOURCE, NS};
 
-/// The etcd under test: endpoints, and the process when the bench started it.
+#[path = "../tests/support/etcd_member.rs"]
+mod etcd_member;
+
+/// The etcd under test: endpoints, and the member when the bench started it.
 struct Etcd {
     endpoints: Vec<String>,
-    child: Option<std::process::Child>,
+    _member: Option<etcd_member::Member>,
     _dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.child {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port()
 }
 
 fn start_etcd(args: &Args) -> Etcd {
     if let Some(list) = args.text("etcd") {
-        return Etcd { endpoints: list.split(',').map(String::from).collect(), child: None, _dir: None };
+        return Etcd { endpoints: list.split(',').map(String::from).collect(), _member: None, _dir: None };
     }
+    // On disk (fsync as in production), not /dev/shm.
     let dir = tempfile::tempdir_in(std::env::temp_dir()).expect("tempdir");
-    let (client, peer) = (free_port(), free_port());
-    let url = format!("http://127.0.0.1:{client}");
-    let child = std::process::Command::new("etcd")
-        .args(["--name", "bench", "--data-dir"])
-        .arg(dir.path())
-        .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
-        .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
-        .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{peer}")])
-        .args(["--initial-cluster", &format!("bench=http://127.0.0.1:{peer}"), "--log-level", "error"])
-        .args(["--quota-backend-bytes", &(8u64 << 30).to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start etcd (is the etcd binary on PATH?)");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
-        assert!(Instant::now() < deadline, "etcd did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Etcd { endpoints: vec![url], child: Some(child), _dir: Some(dir) }
+    let quota = (8u64 << 30).to_string();
+    let member = etcd_member::Member::single(dir.path().join("etcd"), &["--quota-backend-bytes", &quota]).expect("an etcd binary on PATH");
+    Etcd { endpoints: vec![member.url()], _member: Some(member), _dir: Some(dir) }
 }
 
 /// A plain etcd client for the baselines, on its own runtime.
@@ -113,26 +90,6 @@ fn etcd_store(etcd: &Etcd, options: Options) -> (Store, String) {
 fn rocks_store(options: Options) -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     (Store::open(dir.path(), options).expect("open store"), dir)
-}
-
-fn run_threads(threads: usize, n: usize, work: impl Fn(usize) + Sync) -> Duration {
-    let barrier = Barrier::new(threads + 1);
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let (barrier, work) = (&barrier, &work);
-            s.spawn(move || {
-                barrier.wait();
-                for i in (t..n).step_by(threads) {
-                    work(i);
-                }
-            });
-        }
-        barrier.wait();
-        let t = Instant::now();
-        // The scope joins every thread before returning.
-        t
-    })
-    .elapsed()
 }
 
 fn rate(n: usize, d: Duration) -> f64 {

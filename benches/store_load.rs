@@ -49,7 +49,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "support/args.rs"]
 mod args;
+#[path = "support/threads.rs"]
+mod threads;
 use args::Args;
+use threads::run_threads;
 #[path = "support/shapes.rs"]
 mod shapes;
 #[path = "support/store_objects.rs"]
@@ -101,28 +104,6 @@ fn open_store_with(dir: &Path, options: Options, history: bool) -> Store {
     let store = Store::open(dir, options).expect("open store");
     store.register(if history { configmaps() } else { configmaps_no_history() }).expect("register configmaps");
     store
-}
-
-/// Runs `work(index)` for indexes `0..n` split round-robin over `threads` threads, all starting
-/// together; returns the wall time.
-fn run_threads(threads: usize, n: usize, work: impl Fn(usize) + Sync) -> Duration {
-    let barrier = Barrier::new(threads + 1);
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let (barrier, work) = (&barrier, &work);
-            s.spawn(move || {
-                barrier.wait();
-                for i in (t..n).step_by(threads) {
-                    work(i);
-                }
-            });
-        }
-        barrier.wait();
-        let start = Instant::now();
-        // The scope joins every thread before returning.
-        start
-    })
-    .elapsed()
 }
 
 /// Makes the WAL in use a recycled file at least `bytes` long. Raw: unsynced puts, then a flush

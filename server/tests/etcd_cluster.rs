@@ -25,59 +25,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+#[path = "../../tests/support/etcd_member.rs"]
+mod etcd_member;
+use etcd_member::Member;
 
 fn have(binary: &str) -> bool {
     Command::new(binary).arg("version").env("ETCDCTL_API", "3").output().is_ok_and(|o| o.status.success())
         || Command::new(binary).arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
-/// One etcd member of the test cluster.
-struct Member {
-    name: String,
-    client: u16,
-    peer: u16,
-    dir: std::path::PathBuf,
-    child: Option<Child>,
-}
-
-impl Member {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client)
-    }
-
-    fn start(&mut self, cluster: &str, state: &str) {
-        let child = Command::new("etcd")
-            .args(["--name", &self.name, "--data-dir"])
-            .arg(&self.dir)
-            .args(["--listen-client-urls", &self.url(), "--advertise-client-urls", &self.url()])
-            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", self.peer)])
-            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", self.peer)])
-            .args(["--initial-cluster", cluster, "--initial-cluster-state", state, "--initial-cluster-token", "chaos"])
-            // Fast elections on loopback.
-            .args(["--heartbeat-interval", "50", "--election-timeout", "500", "--log-level", "error"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Member {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
+/// Fast elections on loopback.
+const TIMING: [&str; 4] = ["--heartbeat-interval", "50", "--election-timeout", "500"];
 
 /// The member id of the leader, from `etcdctl endpoint status`, as the index of the member.
 fn leader(members: &[Member]) -> Option<usize> {
@@ -155,20 +113,11 @@ async fn writes_and_watches_survive_an_etcd_leader_and_a_server_killed() {
         eprintln!("skipped: needs `etcd` and `etcdctl` on PATH (Debian: etcd-server, etcd-client)");
         return;
     }
-    let base = if std::path::Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-    let root = tempfile::tempdir_in(base).unwrap();
-    let mut members: Vec<Member> = (0..3)
-        .map(|i| Member {
-            name: format!("m{i}"),
-            client: free_port(),
-            peer: free_port(),
-            dir: root.path().join(format!("m{i}")),
-            child: None,
-        })
-        .collect();
-    let cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer)).collect::<Vec<_>>().join(",");
+    let root = tempfile::tempdir_in(etcd_member::fast_dir()).unwrap();
+    let mut members: Vec<Member> = (0..3).map(|i| Member::new(&format!("m{i}"), root.path().join(format!("m{i}")))).collect();
+    let cluster = members.iter().map(Member::cluster_entry).collect::<Vec<_>>().join(",");
     for m in &mut members {
-        m.start(&cluster, "new");
+        m.start(&cluster, "new", &TIMING);
     }
     let endpoints = members.iter().map(Member::url).collect::<Vec<_>>().join(",");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -300,7 +249,7 @@ async fn writes_and_watches_survive_an_etcd_leader_and_a_server_killed() {
     let t_leader_killed = t0.elapsed();
     members[l].kill();
     tokio::time::sleep(Duration::from_secs(3)).await;
-    members[l].start(&cluster, "existing");
+    members[l].start(&cluster, "existing", &TIMING);
     let t_leader_back = t0.elapsed();
     tokio::time::sleep(Duration::from_secs(3)).await;
     dead.lock().unwrap().push(1);

@@ -14,7 +14,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fieldstore_engine::store::{builtin_types, GetOptions, Options, Store, TypeSpec};
@@ -27,50 +27,29 @@ const NS: &str = "fixtures";
 
 // --- etcd -------------------------------------------------------------------------------------
 
-/// A single-member etcd on free 127.0.0.1 ports, killed (and its data removed) when dropped.
+#[path = "../../tests/support/etcd_member.rs"]
+mod etcd_member;
+
+/// A single-member etcd on free 127.0.0.1 ports, stopped (and its data removed) when dropped.
 struct Etcd {
     url: String,
-    /// A shell that holds etcd and kills it when its stdin (this pipe) closes, so that etcd
-    /// ends with the test process even when the test panics or is killed.
-    shell: Child,
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        drop(self.shell.stdin.take());
-        let _ = self.shell.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    _member: etcd_member::Member,
 }
 
 /// Starts etcd, or says why not (no `etcd` on PATH) and gives `None`.
 fn start_etcd() -> Option<Etcd> {
-    if !Command::new("etcd").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: no `etcd` binary on PATH (Debian: apt-get install etcd-server)");
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir =
+        etcd_member::fast_dir().join(format!("fieldstore-import-etcd-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst)));
+    if !etcd_member::available() {
         return None;
     }
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let (client, peer) = (free_port(), free_port());
-    let base = if Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-    let data = format!("{base}/fieldstore-import-etcd-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
-    let url = format!("http://127.0.0.1:{client}");
-    let script = format!(
-        "rm -rf {data}; etcd --name t --data-dir {data} --listen-client-urls {url} --advertise-client-urls {url} \
-         --listen-peer-urls http://127.0.0.1:{peer} --initial-advertise-peer-urls http://127.0.0.1:{peer} \
-         --initial-cluster t=http://127.0.0.1:{peer} --log-level error >/dev/null 2>&1 & pid=$!; \
-         cat >/dev/null; kill -9 $pid; wait $pid 2>/dev/null; rm -rf {data}"
-    );
-    let shell = Command::new("sh").arg("-c").arg(script).stdin(Stdio::piped()).spawn().unwrap();
-    let etcd = Etcd { url, shell };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the test etcd did not start on {}", etcd.url);
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    Some(etcd)
+    let mut member = etcd_member::Member::new("t", dir);
+    member.remove_dir = true;
+    let cluster = member.cluster_entry();
+    member.start(&cluster, "new", &[]);
+    member.wait_ready();
+    Some(Etcd { url: member.url(), _member: member })
 }
 
 /// Writes `keys` into etcd at `url`, as kube-apiserver's storage layer would.

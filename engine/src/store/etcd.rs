@@ -824,34 +824,23 @@ impl Kv for Etcd {
     }
 }
 
+/// The test etcd member (shared with the integration tests and benches).
+#[cfg(test)]
+#[path = "../../../tests/support/etcd_member.rs"]
+mod etcd_test_member;
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// An etcd member for this test, ended with the guard; `None` without an etcd binary.
-    fn etcd() -> Option<(String, std::process::Child, tempfile::TempDir)> {
-        let port = |_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let (client, peer) = (port(0), port(1));
+    use super::etcd_test_member::Member;
+
+    /// A single etcd member for one test, stopped when dropped; `None` without an etcd binary.
+    fn etcd() -> Option<(String, Member, tempfile::TempDir)> {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("http://127.0.0.1:{client}");
-        let child = std::process::Command::new("etcd")
-            .args(["--name", "u", "--data-dir"])
-            .arg(dir.path())
-            .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
-            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
-            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{peer}")])
-            .args(["--initial-cluster", &format!("u=http://127.0.0.1:{peer}"), "--log-level", "error"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
-            assert!(Instant::now() < deadline, "etcd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some((url, child, dir))
+        let member = Member::single(dir.path().join("etcd"), &[])?;
+        Some((member.url(), member, dir))
     }
 
     /// A commit whose answer was lost (it applied, the committer does not know): sent again,
@@ -859,10 +848,7 @@ mod tests {
     /// never applied twice. Another commit's id at that revision is a lost race.
     #[test]
     fn a_commit_whose_answer_was_lost_resolves_by_its_id() {
-        let Some((url, mut child, _dir)) = etcd() else {
-            eprintln!("skipped: no etcd binary");
-            return;
-        };
+        let Some((url, _member, _dir)) = etcd() else { return };
         let kv = Etcd::connect(&[url], "/unit").unwrap();
         let id = [7u8; 16];
         let mut batch = Batch::default();
@@ -905,8 +891,6 @@ mod tests {
         assert_eq!(kv.revision().unwrap(), 1);
         assert_eq!(guarded(2, b"ka", b"kz"), Committed::Yes, "[ka, kz) is empty");
         assert_eq!(kv.revision().unwrap(), 2);
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     /// A server killed between a staged commit's transaction and the application of its
@@ -914,10 +898,7 @@ mod tests {
     /// process that reads the revision finishes it from the intent, whole.
     #[test]
     fn a_staged_commit_left_half_done_is_finished_by_the_next_reader() {
-        let Some((url, mut child, _dir)) = etcd() else {
-            eprintln!("skipped: no etcd binary");
-            return;
-        };
+        let Some((url, _member, _dir)) = etcd() else { return };
         let first = Etcd::connect(std::slice::from_ref(&url), "/staged").unwrap();
         let mut batch = Batch { revision: Some(1), ..Batch::default() };
         for i in 0..300u32 {
@@ -951,7 +932,5 @@ mod tests {
             async move { kv.get(from, Some(GetOptions::new().with_range(to).with_count_only())).await }
         });
         assert_eq!(left.unwrap().count(), 0, "the intent is removed");
-        let _ = child.kill();
-        let _ = child.wait();
     }
 }

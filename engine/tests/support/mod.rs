@@ -13,6 +13,9 @@
 use fieldstore_engine::store::{Options, Store, TypeSpec};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[path = "../../../tests/support/etcd_member.rs"]
+mod etcd_member;
 use std::sync::OnceLock;
 
 /// A store in a temporary directory (or under a key prefix of the test etcd), removed when
@@ -36,45 +39,25 @@ pub fn etcd() -> Option<&'static str> {
 }
 
 /// The test etcd, started on first use; `None` (with the reason printed) when no `etcd` binary
-/// is on `PATH`.
+/// is on `PATH`. One member for the test process, its data on `/dev/shm` when there is one,
+/// stopped and removed when the process ends.
 pub fn test_etcd() -> Option<&'static str> {
     static ETCD: OnceLock<Option<String>> = OnceLock::new();
     ETCD.get_or_init(|| {
-        let found = std::process::Command::new("etcd").arg("--version").output().is_ok_and(|o| o.status.success());
-        if !found {
-            eprintln!("skipped: no `etcd` binary on PATH (Debian: apt-get install etcd-server)");
+        let mut member =
+            etcd_member::Member::new("t", etcd_member::fast_dir().join(format!("fieldstore-test-etcd-{}", std::process::id())));
+        member.remove_dir = true;
+        if !etcd_member::available() {
+            return None;
         }
-        found.then(start_etcd)
+        let cluster = member.cluster_entry();
+        member.start(&cluster, "new", &[]);
+        member.wait_ready();
+        let url = member.url();
+        member.keep_until_exit();
+        Some(url)
     })
     .as_deref()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Starts a single-member etcd that ends with this process: a shell holds it and kills it
-/// when its standard input (this process's pipe) closes.
-fn start_etcd() -> String {
-    let (client, peer) = (free_port(), free_port());
-    let base = if std::path::Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-    let data = format!("{base}/fieldstore-test-etcd-{}", std::process::id());
-    let url = format!("http://127.0.0.1:{client}");
-    let script = format!(
-        "rm -rf {data}; etcd --name t --data-dir {data} --listen-client-urls {url} --advertise-client-urls {url} \
-         --listen-peer-urls http://127.0.0.1:{peer} --initial-advertise-peer-urls http://127.0.0.1:{peer} \
-         --initial-cluster t=http://127.0.0.1:{peer} --log-level error >/dev/null 2>&1 & pid=$!; \
-         cat >/dev/null; kill -9 $pid; wait $pid 2>/dev/null; rm -rf {data}"
-    );
-    let child = std::process::Command::new("sh").arg("-c").arg(script).stdin(std::process::Stdio::piped()).spawn().unwrap();
-    // The pipe's write end stays open for the life of the process.
-    std::mem::forget(child);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", client)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the test etcd did not start on {url}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    url
 }
 
 /// Opens the store of a test directory: RocksDB in `dir`, or with `FIELDSTORE_TEST_BACKEND=etcd`
