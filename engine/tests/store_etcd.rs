@@ -202,3 +202,24 @@ async fn opened_and_dropped_inside_an_async_runtime() {
     assert_eq!(rv(&created), 1);
     drop(s);
 }
+
+/// The decoded-object cache (objects from 64 KiB) stays right when another process writes: a
+/// process that cached an object's version reads, and writes on top of, the other's newer one.
+#[test]
+fn a_cached_object_changed_by_the_other_process_is_read_and_written_as_it_now_is() {
+    let Some((a, b)) = two_servers(Options::default()) else { return };
+    wait_for_type(&b, "configmaps");
+    let data: serde_json::Map<String, Value> = (0..2_000).map(|i| (format!("k{i:04}"), json!(format!("value number {i:05}")))).collect();
+    let first = a.apply("configmaps", Some("ns"), &cm("cached", Value::Object(data)), &me()).unwrap();
+    assert!(serde_json::to_vec(&first).unwrap().len() > 64 << 10, "large enough to be cached");
+    let mut changed = b.get("configmaps", Some("ns"), "cached", &GetOptions::default()).unwrap();
+    changed["data"]["k0000"] = json!("changed by b");
+    let by_b = b.update("configmaps", Some("ns"), &changed, &me()).unwrap();
+    assert_eq!(a.get("configmaps", Some("ns"), "cached", &GetOptions::default()).unwrap(), by_b);
+    // A write on a builds on b's version, not on the version a cached.
+    let patch = json!({"data": {"k0001": "changed by a"}});
+    let by_a = a.patch("configmaps", Some("ns"), "cached", fieldstore_engine::patch::PatchType::Merge, &patch, &me()).unwrap();
+    assert_eq!(by_a["data"]["k0000"], json!("changed by b"));
+    assert_eq!(by_a["data"]["k0001"], json!("changed by a"));
+    assert_eq!(rv(&by_a), rv(&by_b) + 1);
+}
