@@ -8,6 +8,11 @@
 //! - consistent reads are *not* asked of the backend: every object version is keyed by its
 //!   revision (MVCC), so a reader at revision `R` ignores newer keys and a revision is its
 //!   snapshot. A backend only has to make a batch visible atomically.
+//!
+//! A backend that other processes share (etcd, `super::etcd`) also guards commits
+//! ([`Kv::commit`]: the revision moved, or a [`Guard`]'s range holds a key), signals others'
+//! changes ([`Kv::wait_changed`]) and elects the runner of background work ([`Kv::lead`]); the
+//! defaults are those of a backend with one writer.
 
 use crate::Result;
 
@@ -187,7 +192,7 @@ pub(crate) trait Kv: Send + Sync {
     }
 
     /// Whether other processes write to this store too (several servers on one etcd): then
-    /// the store follows their commits ([`Kv::changed`]) and elects who runs its background
+    /// the store follows their commits ([`Kv::wait_changed`]) and elects who runs its background
     /// work ([`Kv::lead`]).
     fn shared(&self) -> bool {
         false
