@@ -22,7 +22,7 @@
 //! The engine is synchronous; requests run on a private two-thread tokio runtime and the
 //! caller waits on a channel (so a server's async task may call in, as it calls RocksDB).
 
-use super::keys::{CF_CHANGES, CF_HISTORY, CF_META, CF_OBJECTS, CF_OWNERS, CF_TYPES, META_COMPACTED, META_REVISION};
+use super::keys::{self, CF_CHANGES, CF_HISTORY, CF_META, CF_OBJECTS, CF_OWNERS, CF_TYPES, META_COMPACTED, META_REVISION};
 use super::kv::{Batch, Changed, Committed, Entry, Flow, Kv, Op, ScanFn};
 use crate::{Error, Result};
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KvClient, Txn, TxnOp, WatchOptions};
@@ -197,16 +197,10 @@ fn decode_ops(mut data: &[u8]) -> Result<Vec<Op>> {
     Ok(out)
 }
 
-/// The first key after every key that starts with `p`.
+/// The end of the etcd range of every key that starts with `p` ([`keys::prefix_end`]; etcd's
+/// `"\0"` means "to the end of the keyspace").
 fn prefix_end(p: &[u8]) -> Vec<u8> {
-    let mut end = p.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
+    keys::prefix_end(p).unwrap_or_else(|| vec![0])
 }
 
 impl Etcd {
@@ -708,7 +702,8 @@ impl Kv for Etcd {
         }
         let commit_key = self.commit_key(revision);
         let rev_key = self.key(CF_META, META_REVISION);
-        let mut groups = self.groups(&batch.ops);
+        // More operations than one transaction takes: staged, without expanding them here.
+        let mut groups = if batch.ops.len() <= TXN_OPS { self.groups(&batch.ops) } else { Vec::new() };
         if groups.len() == 1 {
             let applied = Head { revision, id, pending: None }.encode();
             let mut ops = groups.pop().unwrap_or_default();

@@ -169,6 +169,21 @@ pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
 }
 
 impl Store {
+    /// What a write of a named object addresses: its registered type, namespace and name, the
+    /// object checked as input (update, apply, import).
+    pub(super) fn addressed(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        object: &Value,
+    ) -> Result<(std::sync::Arc<Registered>, String, String)> {
+        let t = self.resolve(resource)?;
+        let ns = self.scope(&t, namespace, object)?;
+        self.check_input(&t, object)?;
+        let name = required_name(object)?;
+        Ok((t, ns, name))
+    }
+
     /// The namespace of a request: required for namespaced types, absent otherwise, and equal
     /// to the object's own when it names one.
     pub(super) fn scope(&self, t: &Registered, namespace: Option<&str>, object: &Value) -> Result<String> {

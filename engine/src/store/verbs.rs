@@ -5,7 +5,7 @@ use super::core::now_time;
 use super::history_record::Who;
 use super::keys::{self, EventType, CF_TYPES};
 use super::kv::Batch;
-use super::meta::{check_preconditions, finish_update, fold_string_data, init_new, prepare_update, required_name};
+use super::meta::{check_preconditions, finish_update, fold_string_data, init_new, prepare_update};
 use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb};
 use super::selectors::parse_rv;
 use super::types::{Registered, SchemaSource, TypeSpec};
@@ -153,10 +153,7 @@ impl Store {
     /// [`Error::AlreadyExists`]; those of [`Store::create`] (unknown resource, scope, name,
     /// apiVersion and kind, depth, size); [`Error::BadRequest`] for malformed managedFields.
     pub fn import(&self, resource: &str, namespace: Option<&str>, object: &Value, note: &str) -> Result<Value> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, object)?;
-        self.check_input(&t, object)?;
-        let name = required_name(object)?;
+        let (t, ns, name) = self.addressed(resource, namespace, object)?;
         validate::name(&name)?;
         let now = now_time();
         let who = Who { manager: String::new(), operation: Some(Operation::Update), subresource: String::new(), note: note.into() };
@@ -289,10 +286,7 @@ impl Store {
     }
 
     async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, object)?;
-        self.check_input(&t, object)?;
-        let name = required_name(object)?;
+        let (t, ns, name) = self.addressed(resource, namespace, object)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
         self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
@@ -317,10 +311,7 @@ impl Store {
     }
 
     async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, config)?;
-        self.check_input(&t, config)?;
-        let name = required_name(config)?;
+        let (t, ns, name) = self.addressed(resource, namespace, config)?;
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
