@@ -90,11 +90,19 @@ pub(crate) fn tempdir(bench: &str, tag: &str) -> tempfile::TempDir {
 
 /// CPU time (user + system, every thread) of a process, from its `/proc/PID/stat`.
 pub(crate) fn cpu_of(stat: &str) -> Duration {
+    let (user, system) = cpu_split_of(stat);
+    user + system
+}
+
+/// User and system CPU time (every thread) of a process, from its `/proc/PID/stat`: what it ran
+/// itself, and what the kernel ran for it (syscalls, loopback TCP, fsync, context switches).
+pub(crate) fn cpu_split_of(stat: &str) -> (Duration, Duration) {
     let stat = std::fs::read_to_string(stat).unwrap_or_default();
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<u64> = rest.split_whitespace().map(|s| s.parse().unwrap_or(0)).collect();
     // Fields 14 (utime) and 15 (stime) of proc(5); `rest` starts at field 3. Ticks of 10 ms.
-    Duration::from_millis((f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10)
+    let tick = |i: usize| Duration::from_millis(f.get(i).copied().unwrap_or(0) * 10);
+    (tick(11), tick(12))
 }
 
 /// This process's CPU time so far.
