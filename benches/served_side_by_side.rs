@@ -89,7 +89,7 @@ fn etcd_pid(url: &str) -> u32 {
             let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
             let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
             let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            if args.first().is_some_and(|a| a.ends_with(b"etcd")) && args.iter().any(|a| *a == url.as_bytes()) {
+            if args.first().is_some_and(|a| a.ends_with(b"etcd")) && args.contains(&url.as_bytes()) {
                 return pid;
             }
         }
