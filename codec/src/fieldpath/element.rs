@@ -133,14 +133,17 @@ impl Hash for PathElement {
 /// `[3]`.
 impl fmt::Display for PathElement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
+        use fmt::Write;
+        // Field names and indexes (nearly every element) go straight to the formatter; keys and
+        // values go through `value::display`, which appends to a string.
         match self {
             PathElement::FieldName(n) => {
-                s.push('.');
-                s.push_str(n);
+                f.write_char('.')?;
+                f.write_str(n)
             }
+            PathElement::Index(i) => write!(f, "[{i}]"),
             PathElement::Key(k) => {
-                s.push('[');
+                let mut s = String::from("[");
                 for (i, (n, v)) in k.iter().enumerate() {
                     if i > 0 {
                         s.push(',');
@@ -150,19 +153,15 @@ impl fmt::Display for PathElement {
                     value::display(&mut s, v);
                 }
                 s.push(']');
+                f.write_str(&s)
             }
             PathElement::Value(v) => {
-                s.push_str("[=");
+                let mut s = String::from("[=");
                 value::display(&mut s, v);
                 s.push(']');
-            }
-            PathElement::Index(i) => {
-                s.push('[');
-                s.push_str(&i.to_string());
-                s.push(']');
+                f.write_str(&s)
             }
         }
-        f.write_str(&s)
     }
 }
 

@@ -57,7 +57,7 @@ impl From<Vec<PathElement>> for Path {
 impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for pe in &self.0 {
-            write!(f, "{pe}")?;
+            fmt::Display::fmt(pe, f)?;
         }
         Ok(())
     }
