@@ -75,8 +75,9 @@ pub struct StoreService {
 #[derive(Default)]
 pub(crate) struct EventEncodings(Mutex<(std::collections::VecDeque<EncodedEvent>, usize)>);
 
-/// One encoded event: the object it encodes (by identity), the media type, the body.
-type EncodedEvent = (std::sync::Weak<Value>, String, pb::Body);
+/// One encoded event: the object it encodes (by identity), the media type, the body, and the
+/// object's resourceVersion as a number (read once, not per stream).
+type EncodedEvent = (std::sync::Weak<Value>, String, pb::Body, u64);
 
 impl EventEncodings {
     /// At most this many recent encodings, and this many bytes of them.
@@ -85,32 +86,34 @@ impl EventEncodings {
 
     /// The object's JSON, encoded once for every watcher of the change.
     pub(crate) fn json(&self, object: &Arc<Value>) -> Result<bytes::Bytes, Error> {
-        self.get_or_encode(object, body::JSON).map(|b| b.data)
+        self.get_or_encode(object, body::JSON).map(|(b, _)| b.data)
     }
 
-    fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<pb::Body, Error> {
+    /// The object encoded as `accept`, and its resourceVersion (0 when it has none).
+    fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<(pb::Body, u64), Error> {
         let found = self
             .0
             .lock()
             .0
             .iter()
             .rev()
-            .find(|(o, a, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept)
-            .map(|(_, _, b)| b.clone());
-        if let Some(b) = found {
-            return Ok(b);
+            .find(|(o, a, _, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept)
+            .map(|(_, _, b, rv)| (b.clone(), *rv));
+        if let Some(found) = found {
+            return Ok(found);
         }
         let b = body::encode(object, accept)?;
+        let rv = WatchEvent::Added(object.clone()).revision().unwrap_or(0);
         let mut guard = self.0.lock();
         let (recent, bytes) = &mut *guard;
-        recent.push_back((Arc::downgrade(object), accept.to_string(), b.clone()));
+        recent.push_back((Arc::downgrade(object), accept.to_string(), b.clone(), rv));
         *bytes += b.data.len();
         while recent.len() > Self::KEEP || (*bytes > Self::KEEP_BYTES && recent.len() > 1) {
-            if let Some((_, _, old)) = recent.pop_front() {
+            if let Some((_, _, old, _)) = recent.pop_front() {
                 *bytes -= old.data.len();
             }
         }
-        Ok(b)
+        Ok((b, rv))
     }
 }
 
@@ -329,8 +332,10 @@ struct WatchStream {
 }
 
 impl WatchStream {
-    /// The next message of the stream, and the stream; `None` once it has ended.
-    async fn next(mut self) -> Option<(Result<pb::WatchEvent, Status>, Self)> {
+    /// The next message of the stream, and the stream; `None` once it has ended. Boxed, so that
+    /// each message moves a pointer through `unfold` rather than the whole stream (three copies
+    /// per event otherwise).
+    async fn next(mut self: Box<Self>) -> Option<(Result<pb::WatchEvent, Status>, Box<Self>)> {
         if self.done {
             return None;
         }
@@ -345,13 +350,13 @@ impl WatchStream {
         };
         self.done |= matches!(ev, WatchEvent::Error(_));
         let encoded = match &ev {
-            // Object events: every watcher of the change shares one encoding.
+            // Object events: every watcher of the change shares one encoding (and the revision
+            // read from it).
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => self.encodings.get_or_encode(o, &self.accept),
-            _ => body::encode(&ev.to_json(&self.api_version, &self.kind)["object"], &self.accept),
+            _ => body::encode(&ev.to_json(&self.api_version, &self.kind)["object"], &self.accept).map(|b| (b, ev.revision().unwrap_or(0))),
         };
-        let msg = encoded
-            .map(|b| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version: ev.revision().unwrap_or(0) })
-            .grpc();
+        let msg =
+            encoded.map(|(b, resource_version)| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version }).grpc();
         Some((msg, self))
     }
 }
@@ -476,7 +481,7 @@ impl store_server::Store for StoreService {
         // The stream is polled by the connection's task: a watch is a task, not a thread, and
         // a client that stops reading stops the polling, so its hub buffer fills and it ends
         // with 410 without holding anyone back.
-        Ok(Response::new(Box::pin(futures_util::stream::unfold(stream, WatchStream::next))))
+        Ok(Response::new(Box::pin(futures_util::stream::unfold(Box::new(stream), WatchStream::next))))
     }
 
     async fn compact(&self, req: Request<pb::CompactRequest>) -> Result<Response<pb::CompactResponse>, Status> {
