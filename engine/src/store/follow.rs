@@ -115,23 +115,22 @@ fn reload_compacted(core: &Core) -> Result<()> {
 
 /// Registers the types another process registered or changed since this one read them.
 pub(crate) fn reload_types(core: &Core) -> Result<()> {
+    // The registry's write lock is held from the read of the stored types to the last insert:
+    // `register` holds it from its write of a type to its insert, so a reload that read the
+    // types before a registration of this process cannot install the older record over it.
+    let mut registry = core.registry.write();
     let mut stored = Vec::new();
     core.kv.scan(CF_TYPES, &[], None, &mut |k, v| {
         let id = u32::from_be_bytes(k.try_into().map_err(|_| Error::Corrupt("bad type key".into()))?);
         stored.push((id, v.to_vec()));
         Ok(Flow::Continue)
     })?;
-    let known: Vec<(u32, TypeSpec)> = {
-        let registry = core.registry.read();
-        stored.iter().filter_map(|(id, _)| registry.by_id(*id).map(|t| (*id, t.spec.clone()))).collect()
-    };
     for (id, record) in stored {
         let spec: TypeSpec = serde_json::from_slice(&record).map_err(|e| Error::Corrupt(format!("type record: {e}")))?;
-        if known.iter().any(|(k, s)| *k == id && *s == spec) {
+        if registry.by_id(id).is_some_and(|t| t.spec == spec) {
             continue;
         }
-        let compiled = Registered::compile(id, spec)?;
-        core.registry.write().insert(compiled);
+        registry.insert(Registered::compile(id, spec)?);
     }
     Ok(())
 }
