@@ -115,22 +115,35 @@ fn reload_compacted(core: &Core) -> Result<()> {
 
 /// Registers the types another process registered or changed since this one read them.
 pub(crate) fn reload_types(core: &Core) -> Result<()> {
-    // The registry's write lock is held from the read of the stored types to the last insert:
-    // `register` holds it from its write of a type to its insert, so a reload that read the
-    // types before a registration of this process cannot install the older record over it.
+    // The follower polls every second: the usual answer, nothing new, is found without
+    // blocking the requests that read the registry.
+    let differs = |registry: &super::types::Registry, stored: &[(u32, TypeSpec)]| {
+        stored.iter().any(|(id, spec)| registry.by_id(*id).is_none_or(|t| t.spec != *spec))
+    };
+    if !differs(&core.registry.read(), &stored_types(core)?) {
+        return Ok(());
+    }
+    // Then under the registry's write lock from the read of the stored types to the last
+    // insert: `register` holds it from its write of a type to its insert, so a reload that read
+    // the types before a registration of this process cannot install the older record over it.
     let mut registry = core.registry.write();
-    let mut stored = Vec::new();
-    core.kv.scan(CF_TYPES, &[], None, &mut |k, v| {
-        let id = u32::from_be_bytes(k.try_into().map_err(|_| Error::Corrupt("bad type key".into()))?);
-        stored.push((id, v.to_vec()));
-        Ok(Flow::Continue)
-    })?;
-    for (id, record) in stored {
-        let spec: TypeSpec = serde_json::from_slice(&record).map_err(|e| Error::Corrupt(format!("type record: {e}")))?;
+    for (id, spec) in stored_types(core)? {
         if registry.by_id(id).is_some_and(|t| t.spec == spec) {
             continue;
         }
         registry.insert(Registered::compile(id, spec)?);
     }
     Ok(())
+}
+
+/// Every type record in the store, by id.
+fn stored_types(core: &Core) -> Result<Vec<(u32, TypeSpec)>> {
+    let mut stored = Vec::new();
+    core.kv.scan(CF_TYPES, &[], None, &mut |k, v| {
+        let id = u32::from_be_bytes(k.try_into().map_err(|_| Error::Corrupt("bad type key".into()))?);
+        let spec: TypeSpec = serde_json::from_slice(v).map_err(|e| Error::Corrupt(format!("type record: {e}")))?;
+        stored.push((id, spec));
+        Ok(Flow::Continue)
+    })?;
+    Ok(stored)
 }
