@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod coalesce;
 pub mod http;
 pub mod location;
 pub mod metrics;

@@ -2,10 +2,12 @@
 //! API (`--http`, see [`crate::http`]), with authentication, authorization, limits and graceful
 //! shutdown.
 
-use crate::api::{pb::store_server::StoreServer, FILE_DESCRIPTOR_SET};
+use crate::api::FILE_DESCRIPTOR_SET;
+use crate::coalesce::Coalesced;
 use crate::location::Location;
 use crate::metrics::{Metrics, MetricsLayer};
 use crate::service::auth::Auth;
+use crate::service::watch::StoreApi;
 use crate::service::{Limits, StoreService};
 use clap::Args;
 use fieldstore_engine::store::{Options, Store, TypeSpec};
@@ -146,12 +148,12 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
         .thread_keep_alive(Duration::from_secs(3600))
         .build()
         .map_err(|e| ServeError::Io(e.to_string()))?;
+    // One TLS configuration for both listeners (HTTP/2 and HTTP/1.1 by ALPN; gRPC takes the
+    // HTTP/2 connections).
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| ServeError::Io(format!("reading {}: {e}", p.display())));
-            let (cert, key) = (read(cert)?, read(key)?);
-            let http_tls = crate::http::listener::tls_config(&cert, &key).map_err(ServeError::Io)?;
-            Some((tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(cert, key)), http_tls))
+            Some(crate::http::listener::tls_config(&read(cert)?, &read(key)?).map_err(ServeError::Io)?)
         }
         _ => None,
     };
@@ -188,21 +190,15 @@ struct Addrs {
     ui: bool,
 }
 
-type TlsConfigs = (tonic::transport::ServerTlsConfig, Arc<tokio_rustls::rustls::ServerConfig>);
-
 async fn serve(
     store: Store,
     auth: Arc<Auth>,
     limits: Limits,
     addrs: Addrs,
-    tls: Option<TlsConfigs>,
+    tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
     location: &Location,
 ) -> Result<(), ServeError> {
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
-    let (tls, http_tls) = match tls {
-        Some((g, h)) => (Some(g), Some(h)),
-        None => (None, None),
-    };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
     let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
     let metrics = Arc::new(Metrics::default());
@@ -230,19 +226,19 @@ async fn serve(
             if addrs.ui {
                 router = router.merge(crate::http::ui::router());
             }
-            tokio::spawn(crate::http::listener::serve(l, router, http_tls, stop_rx));
+            tokio::spawn(crate::http::listener::serve(l, router, tls.clone(), stop_rx));
             Some(a)
         }
         None => None,
     };
-    let api = StoreServer::new(service).max_decoding_message_size(max_message).max_encoding_message_size(usize::MAX);
+    let api = StoreApi::new(service, max_message);
     let api = tonic::service::interceptor::InterceptedService::new(api, move |mut req: tonic::Request<()>| {
         let id = auth.authenticate(req.metadata())?;
         req.extensions_mut().insert(id);
         Ok(req)
     });
     let (mut health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<StoreServer<StoreService>>().await;
+    health.set_serving::<StoreApi>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
         .build_v1()
@@ -268,22 +264,66 @@ async fn serve(
         // Give open watches a moment to send their last bookmark.
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(tls) = tls {
-        builder = builder.tls_config(tls).map_err(|e| ServeError::Io(format!("TLS: {e}")))?;
-    }
-    builder
+    let router = tonic::transport::Server::builder()
         .layer(MetricsLayer(metrics))
         .add_service(health_service)
         .add_service(reflection)
-        .add_service(api)
-        // TCP_NODELAY: without it every reply waits for the client's delayed ACK (~40 ms).
-        .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| ServeError::Io(e.to_string()))?,
-            shutdown,
-        )
-        .await
-        .map_err(|e| ServeError::Io(e.to_string()))
+        .add_service(api);
+    // Each connection's writes coalesced (`crate::coalesce`): the frames of the streams one
+    // change wakes leave in one system call (and, with TLS, in few records). TCP_NODELAY: without
+    // it every reply would wait for the client's delayed ACK (~40 ms).
+    let served = match tls {
+        None => {
+            let incoming =
+                tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| ServeError::Io(e.to_string()))?;
+            router.serve_with_incoming_shutdown(futures_util::StreamExt::map(incoming, |c| c.map(Coalesced::new)), shutdown).await
+        }
+        Some(config) => router.serve_with_incoming_shutdown(tls_incoming(listener, config), shutdown).await,
+    };
+    served.map_err(|e| ServeError::Io(e.to_string()))
+}
+
+/// How long a client has to complete its TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The gRPC listener's connections with TLS: each handshake on a task of its own (a slow client
+/// holds up no one), offering HTTP/2 alone, then the stream's writes coalesced.
+fn tls_incoming(
+    listener: tokio::net::TcpListener,
+    config: Arc<tokio_rustls::rustls::ServerConfig>,
+) -> impl futures_util::Stream<Item = Result<Coalesced<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>, std::io::Error>> {
+    let mut config = (*config).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let (socket, peer) = tokio::select! {
+                r = listener.accept() => match r {
+                    Ok(s) => s,
+                    Err(e) => {
+                        // Out of descriptors and the like: wait rather than spin.
+                        tracing::warn!(error = %e, "grpc accept");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = tx.closed() => return,
+            };
+            let _ = socket.set_nodelay(true);
+            let (acceptor, tx) = (acceptor.clone(), tx.clone());
+            tokio::spawn(async move {
+                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(socket)).await {
+                    Ok(Ok(stream)) => {
+                        let _ = tx.send(Ok(Coalesced::new(stream))).await;
+                    }
+                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake"),
+                    Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                }
+            });
+        }
+    });
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) })
 }
 
 async fn wait_for_signal() {

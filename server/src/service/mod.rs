@@ -10,14 +10,14 @@
 pub mod auth;
 pub mod body;
 pub mod status;
+pub mod watch;
 
 use crate::api::pb::{self, store_server};
 use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, Watch, WatchEvent, WatchOptions,
-    WriteOptions, WriteVerb,
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchOptions, WriteOptions, WriteVerb,
 };
 use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
@@ -28,6 +28,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tonic::{Request, Response, Status};
+use watch::WatchStream;
+pub(crate) use watch::{next_event, EventEncodings, Next};
 
 /// Request limits; every one is enforced with a Kubernetes-style error.
 #[derive(Debug, Clone)]
@@ -67,56 +69,6 @@ pub struct StoreService {
     pub(crate) encodings: Arc<EventEncodings>,
 }
 
-/// The wire encodings of recent watch events, so that a change fanned out to many watchers is
-/// serialized once per media type rather than once per watcher.
-/// Entries are found by the event object's identity (watchers share the `Arc` the store
-/// broadcasts); a `Weak` keeps the allocation, so the address cannot be reused, without keeping
-/// the object.
-#[derive(Default)]
-pub(crate) struct EventEncodings(Mutex<(std::collections::VecDeque<EncodedEvent>, usize)>);
-
-/// One encoded event: the object it encodes (by identity), the media type, the body, and the
-/// object's resourceVersion as a number (read once, not per stream).
-type EncodedEvent = (std::sync::Weak<Value>, String, pb::Body, u64);
-
-impl EventEncodings {
-    /// At most this many recent encodings, and this many bytes of them.
-    const KEEP: usize = 64;
-    const KEEP_BYTES: usize = 16 << 20;
-
-    /// The object's JSON, encoded once for every watcher of the change.
-    pub(crate) fn json(&self, object: &Arc<Value>) -> Result<bytes::Bytes, Error> {
-        self.get_or_encode(object, body::JSON).map(|(b, _)| b.data)
-    }
-
-    /// The object encoded as `accept`, and its resourceVersion (0 when it has none).
-    fn get_or_encode(&self, object: &Arc<Value>, accept: &str) -> Result<(pb::Body, u64), Error> {
-        let found = self
-            .0
-            .lock()
-            .0
-            .iter()
-            .rev()
-            .find(|(o, a, _, _)| std::ptr::eq(o.as_ptr(), Arc::as_ptr(object)) && a == accept)
-            .map(|(_, _, b, rv)| (b.clone(), *rv));
-        if let Some(found) = found {
-            return Ok(found);
-        }
-        let b = body::encode(object, accept)?;
-        let rv = WatchEvent::Added(object.clone()).revision().unwrap_or(0);
-        let mut guard = self.0.lock();
-        let (recent, bytes) = &mut *guard;
-        recent.push_back((Arc::downgrade(object), accept.to_string(), b.clone(), rv));
-        *bytes += b.data.len();
-        while recent.len() > Self::KEEP || (*bytes > Self::KEEP_BYTES && recent.len() > 1) {
-            if let Some((_, _, old, _)) = recent.pop_front() {
-                *bytes -= old.data.len();
-            }
-        }
-        Ok((b, rv))
-    }
-}
-
 impl StoreService {
     /// A service over `store`; watches end (with a final bookmark) when `shutdown` turns true.
     pub fn new(store: Store, auth: Arc<Auth>, limits: Limits, shutdown: tokio::sync::watch::Receiver<bool>, metrics: Arc<Metrics>) -> Self {
@@ -139,6 +91,36 @@ impl StoreService {
         }
         self.metrics.open_watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(WatchSlot { user: user.to_string(), watches: self.watches.clone(), metrics: self.metrics.clone() })
+    }
+
+    /// Opens the watch a request asks for, after authorization and within the caller's watch
+    /// limit.
+    async fn open_watch(&self, req: Request<pb::WatchRequest>) -> Result<WatchStream, Status> {
+        let r = req.get_ref().clone();
+        let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
+        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
+        let slot = self.reserve_watch(&id.user)?;
+        let opts = WatchOptions {
+            resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
+            label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
+            field_selector: Some(r.field_selector.clone()).filter(|s| !s.is_empty()),
+            allow_bookmarks: r.allow_watch_bookmarks,
+            send_initial_events: r.send_initial_events,
+        };
+        let resource = spec.resource();
+        let ns = r.namespace.clone();
+        let watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
+        Ok(WatchStream {
+            watch,
+            _slot: slot,
+            shutdown: self.shutdown.clone(),
+            store: self.store.clone(),
+            api_version: spec.api_version(),
+            kind: spec.kind.clone(),
+            accept: r.accept,
+            encodings: self.encodings.clone(),
+            done: false,
+        })
     }
 
     /// Runs a store call on the blocking pool within the request deadline.
@@ -290,77 +272,6 @@ impl Drop for WatchSlot {
     }
 }
 
-/// What a watch stream sends next.
-pub(crate) enum Next {
-    /// An event of the watch.
-    Event(WatchEvent),
-    /// The server is stopping (the stream ends, with a last bookmark where allowed).
-    Stopping,
-    /// The watch ended.
-    Ended,
-}
-
-/// The watch's next event, or [`Next::Stopping`]: an event that is ready without setting up an
-/// await, else the watch and the server's shutdown signal awaited together. Shared by the gRPC
-/// and HTTP watch streams.
-pub(crate) async fn next_event(watch: &mut Watch, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> Next {
-    if *shutdown.borrow() {
-        return Next::Stopping;
-    }
-    if let Some(ev) = watch.try_next() {
-        return Next::Event(ev);
-    }
-    tokio::select! {
-        biased;
-        Ok(_) = shutdown.wait_for(|stop| *stop) => Next::Stopping,
-        ev = watch.next_async(tokio::time::sleep) => ev.map_or(Next::Ended, Next::Event),
-    }
-}
-
-/// One gRPC watch stream: the store's watch and how its events are encoded.
-struct WatchStream {
-    watch: Watch,
-    _slot: WatchSlot,
-    shutdown: tokio::sync::watch::Receiver<bool>,
-    store: Store,
-    api_version: String,
-    kind: String,
-    accept: String,
-    encodings: Arc<EventEncodings>,
-    /// The last message was sent (an error, or the bookmark of a stopping server).
-    done: bool,
-}
-
-impl WatchStream {
-    /// The next message of the stream, and the stream; `None` once it has ended. Boxed, so that
-    /// each message moves a pointer through `unfold` rather than the whole stream (three copies
-    /// per event otherwise).
-    async fn next(mut self: Box<Self>) -> Option<(Result<pb::WatchEvent, Status>, Box<Self>)> {
-        if self.done {
-            return None;
-        }
-        let ev = match next_event(&mut self.watch, &mut self.shutdown).await {
-            Next::Event(ev) => ev,
-            Next::Ended => return None,
-            // The server is stopping: a last bookmark tells the client where to resume.
-            Next::Stopping => {
-                self.done = true;
-                WatchEvent::Bookmark { revision: self.store.revision(), initial_events_end: false }
-            }
-        };
-        self.done |= matches!(ev, WatchEvent::Error(_));
-        let encoded = match &ev {
-            // Object events: every watcher of the change shares one encoding (and the revision
-            // read from it).
-            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => self.encodings.get_or_encode(o, &self.accept),
-            _ => body::encode(&ev.to_json(&self.api_version, &self.kind)["object"], &self.accept).map(|b| (b, ev.revision().unwrap_or(0))),
-        };
-        let msg =
-            encoded.map(|(b, resource_version)| pb::WatchEvent { r#type: ev.type_name().into(), object: Some(b), resource_version }).grpc();
-        Some((msg, self))
-    }
-}
-
 #[tonic::async_trait]
 impl store_server::Store for StoreService {
     async fn create(&self, req: Request<pb::WriteRequest>) -> Result<Response<pb::ObjectResponse>, Status> {
@@ -452,36 +363,11 @@ impl store_server::Store for StoreService {
 
     type WatchStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<pb::WatchEvent, Status>> + Send>>;
 
+    /// The generated route's watch, whose messages are decoded again from the shared encoding;
+    /// `serve` mounts [`watch::StoreApi`], which writes them as encoded.
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
-        let r = req.get_ref().clone();
-        let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
-        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
-        let slot = self.reserve_watch(&id.user)?;
-        let opts = WatchOptions {
-            resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
-            label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
-            field_selector: Some(r.field_selector.clone()).filter(|s| !s.is_empty()),
-            allow_bookmarks: r.allow_watch_bookmarks,
-            send_initial_events: r.send_initial_events,
-        };
-        let resource = spec.resource();
-        let ns = r.namespace.clone();
-        let watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
-        let stream = WatchStream {
-            watch,
-            _slot: slot,
-            shutdown: self.shutdown.clone(),
-            store: self.store.clone(),
-            api_version: spec.api_version(),
-            kind: spec.kind.clone(),
-            accept: r.accept,
-            encodings: self.encodings.clone(),
-            done: false,
-        };
-        // The stream is polled by the connection's task: a watch is a task, not a thread, and
-        // a client that stops reading stops the polling, so its hub buffer fills and it ends
-        // with 410 without holding anyone back.
-        Ok(Response::new(Box::pin(futures_util::stream::unfold(Box::new(stream), WatchStream::next))))
+        let messages = self.open_watch(req).await?.messages();
+        Ok(Response::new(Box::pin(futures_util::StreamExt::map(messages, |m| m.and_then(|m| m.decode())))))
     }
 
     async fn compact(&self, req: Request<pb::CompactRequest>) -> Result<Response<pb::CompactResponse>, Status> {
