@@ -10,6 +10,7 @@ pub mod api;
 pub mod cli;
 pub mod coalesce;
 pub mod http;
+pub mod listen;
 pub mod location;
 pub mod metrics;
 pub mod serve;

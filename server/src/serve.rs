@@ -283,42 +283,24 @@ async fn serve(
     served.map_err(|e| ServeError::Io(e.to_string()))
 }
 
-/// How long a client has to complete its TLS handshake.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The gRPC listener's connections with TLS: each handshake on a task of its own (a slow client
 /// holds up no one), offering HTTP/2 alone, then the stream's writes coalesced.
 fn tls_incoming(
     listener: tokio::net::TcpListener,
     config: Arc<tokio_rustls::rustls::ServerConfig>,
 ) -> impl futures_util::Stream<Item = Result<Coalesced<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>, std::io::Error>> {
-    let mut config = (*config).clone();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = crate::listen::acceptor(&config, &[b"h2"]);
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
         loop {
             let (socket, peer) = tokio::select! {
-                r = listener.accept() => match r {
-                    Ok(s) => s,
-                    Err(e) => {
-                        // Out of descriptors and the like: wait rather than spin.
-                        tracing::warn!(error = %e, "grpc accept");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
+                c = crate::listen::accept(&listener, "grpc") => c,
                 () = tx.closed() => return,
             };
-            let _ = socket.set_nodelay(true);
             let (acceptor, tx) = (acceptor.clone(), tx.clone());
             tokio::spawn(async move {
-                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(socket)).await {
-                    Ok(Ok(stream)) => {
-                        let _ = tx.send(Ok(Coalesced::new(stream))).await;
-                    }
-                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake"),
-                    Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                if let Some(stream) = crate::listen::tls_handshake(&acceptor, socket, peer).await {
+                    let _ = tx.send(Ok(Coalesced::new(stream))).await;
                 }
             });
         }

@@ -475,10 +475,39 @@ async fn tls_with_a_given_certificate() {
     let tls = tonic::transport::ClientTlsConfig::new()
         .ca_certificate(tonic::transport::Certificate::from_pem(&cert_pem))
         .domain_name("localhost");
+    // A client that connects and never starts its handshake holds up no one.
+    let _stalled = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
     let channel = Channel::from_shared(format!("https://{}", server.addr)).unwrap().tls_config(tls).unwrap().connect().await.unwrap();
     let mut c = StoreClient::new(channel);
     let out = obj(c.apply(write(&cm("a", json!({"k": "1"})), "m")).await.unwrap().into_inner());
     assert_eq!(out["data"]["k"], "1");
+    // Watch streams sharing the TLS connection (whose writes are coalesced above TLS) each get
+    // every change once, in order.
+    let from = out["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut streams = Vec::new();
+    for _ in 0..3 {
+        let req = pb::WatchRequest {
+            resource: "configmaps".into(),
+            namespace: "ns".into(),
+            resource_version: from.clone(),
+            ..Default::default()
+        };
+        streams.push(c.watch(req).await.unwrap().into_inner());
+    }
+    let mut want = Vec::new();
+    for v in ["2", "3", "4"] {
+        let out = obj(c.apply(write(&cm("a", json!({"k": v})), "m")).await.unwrap().into_inner());
+        want.push(out["metadata"]["resourceVersion"].as_str().unwrap().parse::<u64>().unwrap());
+    }
+    for s in &mut streams {
+        let mut got = Vec::new();
+        while got.len() < want.len() {
+            let ev = tokio::time::timeout(Duration::from_secs(10), s.message()).await.unwrap().unwrap().unwrap();
+            assert_eq!(ev.r#type, "MODIFIED");
+            got.push(ev.resource_version);
+        }
+        assert_eq!(got, want);
+    }
     // A plaintext client cannot talk to it.
     let plain = Channel::from_shared(format!("http://{}", server.addr)).unwrap().connect().await;
     if let Ok(ch) = plain {
@@ -496,7 +525,7 @@ async fn tls_with_a_given_certificate() {
     .await
     .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), want[2].to_string());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,28 +36,17 @@ pub async fn serve(
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         let (socket, peer) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(error = %e, "http accept");
-                    continue;
-                }
-            },
+            c = crate::listen::accept(&listener, "http") => c,
             _ = shutdown.changed() => return,
         };
-        // Without TCP_NODELAY every reply waits for the client's delayed ACK.
-        let _ = socket.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let builder = auto::Builder::new(TokioExecutor::new());
             let served = match acceptor {
-                Some(a) => match a.accept(socket).await {
-                    Ok(s) => builder.serve_connection(TokioIo::new(s), service).await,
-                    Err(e) => {
-                        tracing::debug!(%peer, error = %e, "TLS handshake");
-                        return;
-                    }
+                Some(a) => match crate::listen::tls_handshake(&a, socket, peer).await {
+                    Some(s) => builder.serve_connection(TokioIo::new(s), service).await,
+                    None => return,
                 },
                 None => builder.serve_connection(TokioIo::new(socket), service).await,
             };
