@@ -5,7 +5,8 @@
 //! ([`Store::write_async`]); the store's other calls block (RocksDB reads, large merges) and run
 //! on tokio's blocking pool. Both are bounded by the request deadline: a request that times out
 //! answers 504; a write it started may still commit, as with the apiserver. Watch streams are
-//! tasks polled by their connection, fed by the store's watch hub.
+//! tasks polled by their connection, fed by the store's watch hub, each event's message encoded once for
+//! all its streams ([`watch`]).
 
 pub mod auth;
 pub mod body;
