@@ -307,3 +307,60 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn configmap(rv: &str) -> Arc<Value> {
+        Arc::new(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "resourceVersion": rv}, "data": {"k": "v"}}),
+        )
+    }
+
+    #[test]
+    fn an_event_is_encoded_once_for_every_stream_and_decodes_to_its_fields() {
+        let encodings = EventEncodings::default();
+        let object = configmap("42");
+        let first = encodings.message("MODIFIED", &object, body::JSON).unwrap();
+        let second = encodings.message("MODIFIED", &object, body::JSON).unwrap();
+        assert_eq!(first.as_ptr(), second.as_ptr(), "the second stream shares the first one's bytes");
+        let ev = EncodedEvent(first).decode().unwrap();
+        assert_eq!((ev.r#type.as_str(), ev.resource_version), ("MODIFIED", 42));
+        let body = ev.object.unwrap();
+        assert_eq!(body.content_type, body::JSON);
+        assert_eq!(serde_json::from_slice::<Value>(&body.data).unwrap(), *object);
+        // The HTTP API's JSON of the same object is the same body, not encoded again.
+        assert_eq!(encodings.json(&object).unwrap().as_ptr(), body_ptr(&encodings, &object));
+        // Another event type carrying the same object gets its own message; another media type
+        // its own body.
+        let deleted = EncodedEvent(encodings.message("DELETED", &object, body::JSON).unwrap()).decode().unwrap();
+        assert_eq!(deleted.r#type, "DELETED");
+        let pb = EncodedEvent(encodings.message("MODIFIED", &object, body::PROTOBUF).unwrap()).decode().unwrap();
+        assert_eq!(pb.object.unwrap().content_type, body::PROTOBUF);
+        // Another object at the same revision is another entry.
+        let other = configmap("42");
+        let third = encodings.message("MODIFIED", &other, body::JSON).unwrap();
+        assert_ne!(third.as_ptr(), second.as_ptr());
+    }
+
+    fn body_ptr(encodings: &EventEncodings, object: &Arc<Value>) -> *const u8 {
+        let guard = encodings.0.lock();
+        let e = guard.0.iter().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == body::JSON).unwrap();
+        e.body.data.as_ptr()
+    }
+
+    #[test]
+    fn old_encodings_are_dropped_beyond_the_count_kept() {
+        let encodings = EventEncodings::default();
+        let objects: Vec<_> = (0..EventEncodings::KEEP + 10).map(|i| configmap(&i.to_string())).collect();
+        for o in &objects {
+            encodings.message("ADDED", o, body::JSON).unwrap();
+        }
+        let guard = encodings.0.lock();
+        assert_eq!(guard.0.len(), EventEncodings::KEEP);
+        let kept: usize = guard.0.iter().map(|e| e.body.data.len() + e.message.as_ref().map_or(0, |(_, m)| m.len())).sum();
+        assert_eq!(guard.1, kept, "the byte count follows what is kept");
+    }
+}
