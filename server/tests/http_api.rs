@@ -521,7 +521,7 @@ async fn tls_with_the_given_certificate() {
         .with_no_client_auth();
     let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config.clone())).connect(name, tcp).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.unwrap();
     tokio::spawn(conn);
     let req = http::Request::get("/api/v1/namespaces/default").header("host", "localhost").body(Full::new(Bytes::new())).unwrap();
@@ -529,4 +529,59 @@ async fn tls_with_the_given_certificate() {
     assert_eq!(resp.status(), 200);
     let body: Value = serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
     assert_eq!(body["metadata"]["name"], "default");
+
+    // HTTP/2 by ALPN, as client-go speaks over TLS: three watches and the writes on one
+    // connection (whose writes the server coalesces); each watch gets every change once, in order.
+    let mut config = config;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)).connect(name, tcp).await.unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (h2, conn) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioIo::new(tls)).await.unwrap();
+    tokio::spawn(conn);
+    let send = |method: &str, path: String, body: Option<Value>| {
+        let mut h2 = h2.clone();
+        let req = http::Request::builder()
+            .method(method)
+            .uri(format!("https://localhost{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()))))
+            .unwrap();
+        async move { h2.send_request(req).await.unwrap() }
+    };
+    let cms = "/api/v1/namespaces/default/configmaps".to_string();
+    let list = send("GET", cms.clone(), None).await;
+    assert_eq!(list.status(), 200);
+    let list: Value = serde_json::from_slice(&list.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    let from = list["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut watches = Vec::new();
+    for _ in 0..3 {
+        let w = send("GET", format!("{cms}?watch=1&resourceVersion={from}"), None).await;
+        assert_eq!(w.status(), 200);
+        watches.push(w.into_body());
+    }
+    let mut want = Vec::new();
+    for i in 0..3 {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("h2-{i}")}, "data": {"i": i.to_string()}});
+        let out = send("POST", cms.clone(), Some(cm)).await;
+        assert_eq!(out.status(), 201);
+        let out: Value = serde_json::from_slice(&out.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        want.push(out["metadata"]["resourceVersion"].as_str().unwrap().to_string());
+    }
+    for mut w in watches {
+        let (mut text, mut got) = (Vec::new(), Vec::new());
+        while got.len() < want.len() {
+            let frame = tokio::time::timeout(std::time::Duration::from_secs(10), w.frame()).await.unwrap().unwrap().unwrap();
+            text.extend_from_slice(&frame.into_data().unwrap_or_default());
+            while let Some(n) = text.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = text.drain(..=n).collect();
+                let ev: Value = serde_json::from_slice(&line).unwrap();
+                assert_eq!(ev["type"], "ADDED", "{ev}");
+                got.push(ev["object"]["metadata"]["resourceVersion"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(got, want);
+    }
 }

@@ -1,5 +1,6 @@
 //! The HTTP API's listener: plain TCP, or TLS (HTTP/2 and HTTP/1.1 by ALPN) with the
-//! certificate of `--tls-cert`; connections are served by hyper until shutdown.
+//! certificate of `--tls-cert`; connections are served by hyper until shutdown, those of HTTP/2
+//! with their writes coalesced ([`crate::coalesce`]).
 
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -45,6 +46,11 @@ pub async fn serve(
             let builder = auto::Builder::new(TokioExecutor::new());
             let served = match acceptor {
                 Some(a) => match crate::listen::tls_handshake(&a, socket, peer).await {
+                    // HTTP/2 (what client-go speaks over TLS, every watch of a client on one
+                    // connection) with its writes coalesced, as gRPC's; HTTP/1.1 as it is.
+                    Some(s) if s.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                        builder.serve_connection(TokioIo::new(crate::coalesce::Coalesced::new(s)), service).await
+                    }
                     Some(s) => builder.serve_connection(TokioIo::new(s), service).await,
                     None => return,
                 },
