@@ -130,14 +130,26 @@ impl<IO: AsyncWrite + Unpin> Coalesced<IO> {
     }
 }
 
-impl<IO: AsyncRead + Unpin> AsyncRead for Coalesced<IO> {
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Coalesced<IO> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         // HTTP/2 reads first in each poll of its connection and writes after: a read after a
         // put-off flush marks the poll that owes the write.
         if let Some(owed) = &mut self.owed {
             owed.polled_again = true;
         }
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let filled = buf.filled().len();
+        let read = Pin::new(&mut self.io).poll_read(cx, buf);
+        // The peer closed or the read failed: the connection may end without flushing or
+        // shutting down (h2 does on a TLS read error), so what is owed goes now, if it can.
+        let ended = match &read {
+            Poll::Ready(Ok(())) => buf.filled().len() == filled && buf.remaining() > 0,
+            Poll::Ready(Err(_)) => true,
+            Poll::Pending => false,
+        };
+        if ended && self.buffered > 0 {
+            let _ = self.poll_drain(cx);
+        }
+        read
     }
 }
 
@@ -236,16 +248,21 @@ mod tests {
     use std::sync::Arc;
     use tokio::io::AsyncWriteExt;
 
-    /// A socket that records each write it is given and has nothing to read.
+    /// A socket that records each write it is given and has nothing to read (or is at its end).
     #[derive(Default)]
     struct Recorder {
         writes: Vec<Vec<u8>>,
         flushes: usize,
+        eof: bool,
     }
 
     impl AsyncRead for Recorder {
         fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-            Poll::Pending
+            if self.eof {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
         }
     }
 
@@ -314,6 +331,19 @@ mod tests {
         assert_eq!(c.get_ref().writes.len(), 1);
         assert_eq!(c.get_ref().flushes, 2);
         assert_eq!(wakes.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn what_is_owed_is_written_when_the_peer_closes() {
+        let waker = futures_util::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut c = Coalesced::new(Recorder::default());
+        poll_like_h2(&mut c, &mut cx, &[b"last reply"]);
+        assert!(c.get_ref().writes.is_empty());
+        c.io.eof = true;
+        let mut space = [0u8; 16];
+        assert!(matches!(Pin::new(&mut c).poll_read(&mut cx, &mut ReadBuf::new(&mut space)), Poll::Ready(Ok(()))));
+        assert_eq!(c.get_ref().writes, vec![b"last reply".to_vec()]);
     }
 
     #[test]

@@ -270,13 +270,15 @@ async fn serve(
         .add_service(reflection)
         .add_service(api);
     // Each connection's writes coalesced (`crate::coalesce`): the frames of the streams one
-    // change wakes leave in one system call (and, with TLS, in few records). TCP_NODELAY: without
-    // it every reply would wait for the client's delayed ACK (~40 ms).
+    // change wakes leave in one system call (and, with TLS, in few records). Connections are
+    // accepted as the HTTP listener's (`crate::listen`: TCP_NODELAY, errors waited out).
     let served = match tls {
         None => {
-            let incoming =
-                tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| ServeError::Io(e.to_string()))?;
-            router.serve_with_incoming_shutdown(futures_util::StreamExt::map(incoming, |c| c.map(Coalesced::new)), shutdown).await
+            let incoming = futures_util::stream::unfold(listener, |l| async move {
+                let (socket, _) = crate::listen::accept(&l, "grpc").await;
+                Some((Ok::<_, std::io::Error>(Coalesced::new(socket)), l))
+            });
+            router.serve_with_incoming_shutdown(incoming, shutdown).await
         }
         Some(config) => router.serve_with_incoming_shutdown(tls_incoming(listener, config), shutdown).await,
     };

@@ -49,6 +49,8 @@ pub async fn serve(
                     // HTTP/2 (what client-go speaks over TLS, every watch of a client on one
                     // connection) with its writes coalesced, as gRPC's; HTTP/1.1 as it is.
                     Some(s) if s.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                        // HTTP/2 only: the coalescing's contract holds for HTTP/2's connection.
+                        let builder = builder.http2_only();
                         builder.serve_connection(TokioIo::new(crate::coalesce::Coalesced::new(s)), service).await
                     }
                     Some(s) => builder.serve_connection(TokioIo::new(s), service).await,

@@ -84,8 +84,10 @@ impl EventEncodings {
         let mut guard = self.0.lock();
         let (recent, bytes) = &mut *guard;
         if let Some(e) = recent.iter_mut().rev().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == accept) {
-            if message.is_some() {
-                e.message = message;
+            if let Some((kind, m)) = message {
+                // The byte count follows the message replaced.
+                *bytes += m.len();
+                *bytes -= e.message.replace((kind, m)).map_or(0, |(_, old)| old.len());
             }
             return Ok(out);
         }
@@ -349,6 +351,22 @@ mod tests {
         let guard = encodings.0.lock();
         let e = guard.0.iter().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == body::JSON).unwrap();
         e.body.data.as_ptr()
+    }
+
+    #[test]
+    fn the_byte_count_follows_bodies_and_messages_added_to_an_entry() {
+        let encodings = EventEncodings::default();
+        for i in 0..3 * EventEncodings::KEEP {
+            let o = configmap(&i.to_string());
+            // The HTTP API's body first, then gRPC messages of two event types on the entry.
+            encodings.json(&o).unwrap();
+            for kind in ["MODIFIED", "DELETED", "MODIFIED"] {
+                encodings.message(kind, &o, body::JSON).unwrap();
+            }
+            let guard = encodings.0.lock();
+            let kept: usize = guard.0.iter().map(|e| e.body.data.len() + e.message.as_ref().map_or(0, |(_, m)| m.len())).sum();
+            assert_eq!(guard.1, kept);
+        }
     }
 
     #[test]
