@@ -154,16 +154,8 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Coalesced<IO> {
 }
 
 impl<IO: AsyncWrite + Unpin> AsyncWrite for Coalesced<IO> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if let Err(e) = std::task::ready!(this.poll_room(cx, data.len())) {
-            return Poll::Ready(Err(e));
-        }
-        if this.buffered == 0 && data.len() >= Self::LIMIT {
-            return Pin::new(&mut this.io).poll_write(cx, data);
-        }
-        this.push(data);
-        Poll::Ready(Ok(data.len()))
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(cx, &[IoSlice::new(data)])
     }
 
     fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {

@@ -4,9 +4,9 @@
 //! Writes of bodies up to 64 KiB are planned on the request's task and await their commit
 //! ([`Store::write_async`]); the store's other calls block (RocksDB reads, large merges) and run
 //! on tokio's blocking pool. Both are bounded by the request deadline: a request that times out
-//! answers 504; a write it started may still commit, as with the apiserver. Watch streams are
-//! tasks polled by their connection, fed by the store's watch hub, each event's message encoded once for
-//! all its streams ([`watch`]).
+//! answers 504; a write it started may still commit, as with the apiserver. Watch streams
+//! ([`watch`]) are tasks polled by their connection, fed by the store's watch hub, with each
+//! event's message encoded once for all its streams.
 
 pub mod auth;
 pub mod body;
@@ -18,7 +18,7 @@ use crate::metrics::Metrics;
 use auth::{Auth, Identity};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WatchOptions, WriteOptions, WriteVerb,
+    DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WriteOptions, WriteVerb,
 };
 use fieldstore_engine::{Error, Reason};
 use parking_lot::Mutex;
@@ -29,7 +29,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tonic::{Request, Response, Status};
-use watch::WatchStream;
 pub(crate) use watch::{next_event, EventEncodings, Next};
 
 /// Request limits; every one is enforced with a Kubernetes-style error.
@@ -92,36 +91,6 @@ impl StoreService {
         }
         self.metrics.open_watches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(WatchSlot { user: user.to_string(), watches: self.watches.clone(), metrics: self.metrics.clone() })
-    }
-
-    /// Opens the watch a request asks for, after authorization and within the caller's watch
-    /// limit.
-    async fn open_watch(&self, req: Request<pb::WatchRequest>) -> Result<WatchStream, Status> {
-        let r = req.get_ref().clone();
-        let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
-        let spec = spec.ok_or_else(|| to_grpc(&Error::BadRequest("resource is required".into())))?;
-        let slot = self.reserve_watch(&id.user)?;
-        let opts = WatchOptions {
-            resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
-            label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
-            field_selector: Some(r.field_selector.clone()).filter(|s| !s.is_empty()),
-            allow_bookmarks: r.allow_watch_bookmarks,
-            send_initial_events: r.send_initial_events,
-        };
-        let resource = spec.resource();
-        let ns = r.namespace.clone();
-        let watch = self.call(move |s| s.watch(&resource, ns_opt(&ns), &opts)).await?;
-        Ok(WatchStream {
-            watch,
-            _slot: slot,
-            shutdown: self.shutdown.clone(),
-            store: self.store.clone(),
-            api_version: spec.api_version(),
-            kind: spec.kind.clone(),
-            accept: r.accept,
-            encodings: self.encodings.clone(),
-            done: false,
-        })
     }
 
     /// Runs a store call on the blocking pool within the request deadline.

@@ -11,7 +11,7 @@ use super::status::IntoGrpc;
 use super::{StoreService, WatchSlot};
 use crate::api::pb::{self, store_server::StoreServer};
 use bytes::{BufMut, Bytes};
-use fieldstore_engine::store::{Store, Watch, WatchEvent};
+use fieldstore_engine::store::{Store, Watch, WatchEvent, WatchOptions};
 use fieldstore_engine::Error;
 use parking_lot::Mutex;
 use prost::Message;
@@ -19,7 +19,7 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder, ProstCodec};
+use tonic::codec::{Codec, EncodeBuf, Encoder, ProstCodec};
 use tonic::codegen::{BoxFuture, StdError};
 use tonic::server::NamedService;
 use tonic::Status;
@@ -43,6 +43,18 @@ struct Encoded {
     message: Option<(&'static str, Bytes)>,
 }
 
+impl Encoded {
+    /// Whether this is the encoding of `object` (by identity) as `accept`.
+    fn is(&self, object: &Arc<Value>, accept: &str) -> bool {
+        std::ptr::eq(self.object.as_ptr(), Arc::as_ptr(object)) && self.accept == accept
+    }
+
+    /// The bytes it keeps.
+    fn bytes(&self) -> usize {
+        self.body.data.len() + self.message.as_ref().map_or(0, |(_, m)| m.len())
+    }
+}
+
 impl EventEncodings {
     /// At most this many recent encodings, and this many bytes of them.
     const KEEP: usize = 64;
@@ -64,7 +76,7 @@ impl EventEncodings {
     fn entry(&self, object: &Arc<Value>, accept: &str, kind: Option<&'static str>) -> Result<Bytes, Error> {
         let found = {
             let mut guard = self.0.lock();
-            let found = guard.0.iter_mut().rev().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == accept);
+            let found = guard.0.iter_mut().rev().find(|e| e.is(object, accept));
             match (found, kind) {
                 (None, _) => None,
                 (Some(e), None) => return Ok(e.body.data.clone()),
@@ -83,7 +95,7 @@ impl EventEncodings {
         let out = message.as_ref().map_or_else(|| body.data.clone(), |(_, m)| m.clone());
         let mut guard = self.0.lock();
         let (recent, bytes) = &mut *guard;
-        if let Some(e) = recent.iter_mut().rev().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == accept) {
+        if let Some(e) = recent.iter_mut().rev().find(|e| e.is(object, accept)) {
             if let Some((kind, m)) = message {
                 // The byte count follows the message replaced.
                 *bytes += m.len();
@@ -91,11 +103,12 @@ impl EventEncodings {
             }
             return Ok(out);
         }
-        *bytes += body.data.len() + message.as_ref().map_or(0, |(_, m)| m.len());
-        recent.push_back(Encoded { object: Arc::downgrade(object), accept: accept.to_string(), body, revision, message });
+        let entry = Encoded { object: Arc::downgrade(object), accept: accept.to_string(), body, revision, message };
+        *bytes += entry.bytes();
+        recent.push_back(entry);
         while recent.len() > Self::KEEP || (*bytes > Self::KEEP_BYTES && recent.len() > 1) {
             if let Some(old) = recent.pop_front() {
-                *bytes -= old.body.data.len() + old.message.as_ref().map_or(0, |(_, m)| m.len());
+                *bytes -= old.bytes();
             }
         }
         Ok(out)
@@ -145,18 +158,50 @@ impl EncodedEvent {
     }
 }
 
+impl StoreService {
+    /// Opens the watch a request asks for, after authorization and within the caller's watch
+    /// limit.
+    pub(super) async fn open_watch(&self, req: tonic::Request<pb::WatchRequest>) -> Result<WatchStream, Status> {
+        let r = req.get_ref().clone();
+        let (id, spec) = self.admit(&req, "watch", &r.resource, &r.namespace)?;
+        let spec = spec.ok_or_else(|| super::status::to_grpc(&Error::BadRequest("resource is required".into())))?;
+        let slot = self.reserve_watch(&id.user)?;
+        let opts = WatchOptions {
+            resource_version: Some(r.resource_version.clone()).filter(|s| !s.is_empty()),
+            label_selector: Some(r.label_selector.clone()).filter(|s| !s.is_empty()),
+            field_selector: Some(r.field_selector.clone()).filter(|s| !s.is_empty()),
+            allow_bookmarks: r.allow_watch_bookmarks,
+            send_initial_events: r.send_initial_events,
+        };
+        let resource = spec.resource();
+        let ns = r.namespace.clone();
+        let watch = self.call(move |s| s.watch(&resource, super::ns_opt(&ns), &opts)).await?;
+        Ok(WatchStream {
+            watch,
+            _slot: slot,
+            shutdown: self.shutdown.clone(),
+            store: self.store.clone(),
+            api_version: spec.api_version(),
+            kind: spec.kind.clone(),
+            accept: r.accept,
+            encodings: self.encodings.clone(),
+            done: false,
+        })
+    }
+}
+
 /// One gRPC watch stream: the store's watch and how its events are encoded.
 pub(crate) struct WatchStream {
-    pub(crate) watch: Watch,
-    pub(crate) _slot: WatchSlot,
-    pub(crate) shutdown: tokio::sync::watch::Receiver<bool>,
-    pub(crate) store: Store,
-    pub(crate) api_version: String,
-    pub(crate) kind: String,
-    pub(crate) accept: String,
-    pub(crate) encodings: Arc<EventEncodings>,
+    watch: Watch,
+    _slot: WatchSlot,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    store: Store,
+    api_version: String,
+    kind: String,
+    accept: String,
+    encodings: Arc<EventEncodings>,
     /// The last message was sent (an error, or the bookmark of a stopping server).
-    pub(crate) done: bool,
+    done: bool,
 }
 
 /// The messages of a watch stream.
@@ -217,31 +262,18 @@ impl Encoder for EncodedEventEncoder {
     }
 }
 
-/// Decodes a `WatchRequest` with prost.
-#[derive(Debug, Clone, Copy)]
-pub struct WatchRequestDecoder;
-
-impl Decoder for WatchRequestDecoder {
-    type Item = pb::WatchRequest;
-    type Error = Status;
-
-    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<pb::WatchRequest>, Status> {
-        ProstCodec::<pb::WatchRequest, pb::WatchRequest>::default().decoder().decode(buf)
-    }
-}
-
 impl Codec for WatchCodec {
     type Encode = EncodedEvent;
     type Decode = pb::WatchRequest;
     type Encoder = EncodedEventEncoder;
-    type Decoder = WatchRequestDecoder;
+    type Decoder = <ProstCodec<pb::WatchRequest, pb::WatchRequest> as Codec>::Decoder;
 
     fn encoder(&mut self) -> EncodedEventEncoder {
         EncodedEventEncoder
     }
 
-    fn decoder(&mut self) -> WatchRequestDecoder {
-        WatchRequestDecoder
+    fn decoder(&mut self) -> Self::Decoder {
+        ProstCodec::<pb::WatchRequest, pb::WatchRequest>::default().decoder()
     }
 }
 
@@ -349,7 +381,7 @@ mod tests {
 
     fn body_ptr(encodings: &EventEncodings, object: &Arc<Value>) -> *const u8 {
         let guard = encodings.0.lock();
-        let e = guard.0.iter().find(|e| std::ptr::eq(e.object.as_ptr(), Arc::as_ptr(object)) && e.accept == body::JSON).unwrap();
+        let e = guard.0.iter().find(|e| e.is(object, body::JSON)).unwrap();
         e.body.data.as_ptr()
     }
 
@@ -364,7 +396,7 @@ mod tests {
                 encodings.message(kind, &o, body::JSON).unwrap();
             }
             let guard = encodings.0.lock();
-            let kept: usize = guard.0.iter().map(|e| e.body.data.len() + e.message.as_ref().map_or(0, |(_, m)| m.len())).sum();
+            let kept: usize = guard.0.iter().map(Encoded::bytes).sum();
             assert_eq!(guard.1, kept);
         }
     }
@@ -378,7 +410,7 @@ mod tests {
         }
         let guard = encodings.0.lock();
         assert_eq!(guard.0.len(), EventEncodings::KEEP);
-        let kept: usize = guard.0.iter().map(|e| e.body.data.len() + e.message.as_ref().map_or(0, |(_, m)| m.len())).sum();
+        let kept: usize = guard.0.iter().map(Encoded::bytes).sum();
         assert_eq!(guard.1, kept, "the byte count follows what is kept");
     }
 }
