@@ -71,6 +71,16 @@ pub enum Error {
         /// The object's kind (empty if it had none).
         kind: String,
     },
+    /// A JSON or YAML document could not be read ([`crate::document`]).
+    #[error("invalid {syntax}: {reason}")]
+    Document {
+        /// `JSON` or `YAML`.
+        syntax: &'static str,
+        /// Whether the document nests deeper than the limit.
+        nesting: bool,
+        /// What was wrong.
+        reason: String,
+    },
     /// JSON (de)serialisation failed.
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),

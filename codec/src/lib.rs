@@ -7,6 +7,7 @@
 //! ordering and equality rules of structured-merge-diff are provided by [`value`].
 #![deny(missing_docs)]
 
+pub mod document;
 pub mod envelope;
 mod error;
 pub mod fieldpath;

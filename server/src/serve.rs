@@ -120,8 +120,12 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     if let Some(addr) = http.filter(|a| !a.ip().is_loopback() && !auth.requires_tokens()) {
         return Err(ServeError::Unauthenticated(addr));
     }
-    let store =
-        location.open(Options::default().max_depth(args.max_depth).max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES))?;
+    let store = location.open(
+        Options::default()
+            .max_depth(args.max_depth)
+            .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
+            .max_patch_bytes(args.max_request_bytes),
+    )?;
     for file in &args.types {
         for spec in types_file(file)? {
             store.register(spec)?;
@@ -337,11 +341,9 @@ fn types_file(path: &Path) -> Result<Vec<TypeSpec>, ServeError> {
     let err = |message: String| ServeError::TypesFile { path: path.display().to_string(), message };
     let text = std::fs::read(path).map_err(|e| err(e.to_string()))?;
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_slice(&text) {
-        let v: serde_json::Value = serde::Deserialize::deserialize(doc).map_err(|e| err(e.to_string()))?;
-        if v.is_null() {
-            continue;
-        }
+    // An administrator's file: nesting bounded only by what the parsers allow (128 levels).
+    for doc in fieldstore_codec::document::parse_stream(&text, 128).map_err(|e| err(e.to_string()))? {
+        let v = doc.value;
         if v.get("paths").is_some() && (v.get("swagger").is_some() || v.get("openapi").is_some()) {
             out.extend(TypeSpec::from_openapi(&v).map_err(|e| err(e.to_string()))?);
         } else {

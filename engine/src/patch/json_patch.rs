@@ -34,11 +34,68 @@ use serde_json::Value;
 /// [`K::InvalidPointer`] for a malformed pointer or array index, [`K::TestFailed`],
 /// [`K::PathNotFound`], [`K::IndexOutOfRange`]. `original` is never modified.
 pub fn json_patch(original: &Value, patch: &Value) -> Result<Value> {
+    json_patch_limited(original, patch, usize::MAX)
+}
+
+/// The most operations a JSON patch may have, as kube-apiserver allows.
+pub const MAX_OPERATIONS: usize = 10_000;
+
+/// [`json_patch()`] with the document it makes bounded: the operations that add to it (`add`,
+/// `replace`, and `copy`, which can double it each time) are counted against `max_bytes` of
+/// JSON *before* they run, so an oversized document is never built.
+///
+/// # Errors
+/// Those of [`json_patch()`]; [`K::TooLarge`] when the document would grow past `max_bytes`
+/// or the patch has more than [`MAX_OPERATIONS`] operations.
+pub fn json_patch_limited(original: &Value, patch: &Value, max_bytes: usize) -> Result<Value> {
     let ops = parse(patch)?;
     let mut doc = original.clone();
-    // Applied to a copy: no undo log is needed, a failure just drops the copy.
-    json_patch::patch_unsafe(&mut doc, &ops).map_err(|e| classify(&doc, &ops, &e))?;
+    let bounded = max_bytes != usize::MAX;
+    let mut size = if bounded { json_size(&doc) } else { 0 };
+    for (i, op) in ops.iter().enumerate() {
+        if bounded {
+            use json_patch::PatchOperation as Op;
+            let grows = match op {
+                Op::Add(a) => json_size(&a.value),
+                Op::Replace(r) => json_size(&r.value),
+                Op::Copy(c) => doc.pointer(c.from.as_str()).map_or(0, json_size),
+                _ => 0,
+            };
+            size = size.saturating_add(grows);
+            if size > max_bytes {
+                return Err(invalid(
+                    K::TooLarge,
+                    format!("/{i}"),
+                    format!("operation {i} would make the document larger than the limit of {max_bytes} bytes"),
+                ));
+            }
+        }
+        // One operation at a time: on failure `doc` is the document that operation saw.
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| classify(&doc, &ops, i, &e))?;
+    }
     Ok(doc)
+}
+
+/// About the size of `v` written as compact JSON: a bound that costs one walk, no writing.
+fn json_size(v: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(match v {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => {
+                stack.extend(a.iter());
+                a.len() + 2
+            }
+            Value::Object(m) => {
+                stack.extend(m.values());
+                m.keys().map(|k| k.len() + 4).sum::<usize>() + 2
+            }
+        });
+    }
+    total
 }
 
 /// [`json_patch()`] on a document in place; on error the document is unchanged.
@@ -59,6 +116,13 @@ fn parse(patch: &Value) -> Result<Vec<json_patch::PatchOperation>> {
     let Value::Array(ops) = patch else {
         return Err(invalid(K::InvalidPatch, "", "a JSON patch must be a list of operations"));
     };
+    if ops.len() > MAX_OPERATIONS {
+        return Err(invalid(
+            K::TooLarge,
+            "",
+            format!("The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, got {}", ops.len()),
+        ));
+    }
     let mut out = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let Value::Object(m) = op else {
@@ -111,9 +175,9 @@ fn pointer_field(m: &serde_json::Map<String, Value>, field: &str, i: usize) -> R
 
 /// Turns a failure of the crate into a typed error, looking at the pointer of the failing
 /// operation in `doc` (the document as the operation saw it).
-fn classify(doc: &Value, ops: &[json_patch::PatchOperation], e: &json_patch::PatchError) -> Error {
+fn classify(doc: &Value, ops: &[json_patch::PatchOperation], index: usize, e: &json_patch::PatchError) -> Error {
     use json_patch::{PatchErrorKind as E, PatchOperation as Op};
-    let op = ops.get(e.operation);
+    let op = ops.get(index);
     let name = match op {
         Some(Op::Add(_)) => "add",
         Some(Op::Remove(_)) => "remove",
@@ -123,7 +187,7 @@ fn classify(doc: &Value, ops: &[json_patch::PatchOperation], e: &json_patch::Pat
         Some(Op::Test(_)) => "test",
         None => "operation",
     };
-    let context = format!("operation {} ({name})", e.operation);
+    let context = format!("operation {index} ({name})");
     match e.kind {
         E::TestFailed => invalid(K::TestFailed, e.path.as_str(), format!("{context}: the value differs")),
         E::CannotMoveInsideItself => invalid(K::InvalidPatch, e.path.as_str(), format!("{context}: cannot move a value inside itself")),
@@ -217,6 +281,26 @@ mod tests {
         for (patch, kind, path) in cases {
             assert_eq!(kind_of(json_patch(&doc, &patch)), Some((kind, path.to_string())), "{patch}");
         }
+    }
+
+    #[test]
+    fn patches_are_bounded_in_operations_and_in_what_they_make() {
+        let doc = json!({"data": {"k": "x".repeat(1000)}});
+        let ops: Vec<Value> = (0..18).map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")})).collect();
+        let bomb = Value::Array(ops);
+        let e = json_patch_limited(&doc, &bomb, 3 << 20).unwrap_err();
+        assert!(matches!(&e, Error::Patch { kind: K::TooLarge, .. }), "{e}");
+        assert_eq!(e.reason(), crate::Reason::RequestEntityTooLarge);
+        // Eleven doublings fit in 3 MiB, and the bound counts at most twice the real size.
+        let fits = Value::Array(bomb.as_array().unwrap()[..11].to_vec());
+        let out = json_patch_limited(&doc, &fits, 3 << 20).unwrap();
+        assert!(serde_json::to_vec(&out).unwrap().len() <= 3 << 20);
+        let many = Value::Array(vec![json!({"op": "test", "path": "/data/k", "value": "x".repeat(1000)}); MAX_OPERATIONS + 1]);
+        assert!(matches!(json_patch(&doc, &many), Err(Error::Patch { kind: K::TooLarge, .. })));
+        let ok = Value::Array(vec![json!({"op": "test", "path": "/data/k", "value": "x".repeat(1000)}); MAX_OPERATIONS]);
+        assert!(json_patch(&doc, &ok).is_ok());
+        let added = json!([{"op": "add", "path": "/big", "value": "y".repeat(5000)}]);
+        assert!(matches!(json_patch_limited(&doc, &added, 4096), Err(Error::Patch { kind: K::TooLarge, .. })));
     }
 
     #[test]

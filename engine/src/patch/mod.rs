@@ -27,7 +27,7 @@ mod strategic;
 mod strategic_create;
 
 pub use json_merge::{create_merge_patch, create_three_way_merge_patch, merge_patch, merge_patch_in_place};
-pub use json_patch::{json_patch, json_patch_in_place};
+pub use json_patch::{json_patch, json_patch_in_place, json_patch_limited, MAX_OPERATIONS};
 pub use meta::{load_schema, PatchMeta};
 pub use strategic::strategic_merge;
 pub use strategic_create::{create_three_way, create_two_way};
@@ -106,10 +106,20 @@ impl FromStr for PatchType {
 /// # Errors
 /// [`Error::Patch`] as the patch type's own function reports it.
 pub fn apply(patch_type: PatchType, original: &Value, patch: &Value, meta: &PatchMeta<'_>) -> Result<Value> {
+    apply_limited(patch_type, original, patch, meta, usize::MAX)
+}
+
+/// [`apply`] with the patched document bounded to about `max_bytes` of JSON where a patch can
+/// make a document larger than itself and the original (JSON patch's `copy`; see
+/// [`json_patch_limited`]).
+///
+/// # Errors
+/// Those of [`apply`]; [`PatchErrorKind::TooLarge`].
+pub fn apply_limited(patch_type: PatchType, original: &Value, patch: &Value, meta: &PatchMeta<'_>, max_bytes: usize) -> Result<Value> {
     match patch_type {
         PatchType::Strategic => strategic_merge(original, patch, meta),
         PatchType::Merge => Ok(merge_patch(original, patch)),
-        PatchType::Json => json_patch(original, patch),
+        PatchType::Json => json_patch_limited(original, patch, max_bytes),
     }
 }
 
@@ -181,6 +191,9 @@ pub enum PatchErrorKind {
     /// A JSON pointer is malformed (no leading `/`, a bad escape, an array index that is not a
     /// number or has leading zeros).
     InvalidPointer,
+    /// The patch is too large: more operations than allowed, or a document that would grow past
+    /// the limit (413).
+    TooLarge,
 }
 
 impl PatchErrorKind {
@@ -200,6 +213,7 @@ impl PatchErrorKind {
             PatchErrorKind::PathNotFound => "PathNotFound",
             PatchErrorKind::IndexOutOfRange => "IndexOutOfRange",
             PatchErrorKind::InvalidPointer => "InvalidPointer",
+            PatchErrorKind::TooLarge => "TooLarge",
         }
     }
 
@@ -214,6 +228,7 @@ impl PatchErrorKind {
             | PatchErrorKind::IndexOutOfRange
             | PatchErrorKind::InvalidPointer => Reason::Invalid,
             PatchErrorKind::Schema => Reason::InternalError,
+            PatchErrorKind::TooLarge => Reason::RequestEntityTooLarge,
             _ => Reason::BadRequest,
         }
     }

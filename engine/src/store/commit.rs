@@ -9,7 +9,7 @@ use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
 use super::types::Registered;
-use super::{definitions, follow, object, owner_index, Store};
+use super::{definitions, follow, object, owner_index, validate, Store};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -152,6 +152,12 @@ impl Store {
             };
             if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
                 m.insert("namespace".into(), Value::String(ns.to_string()));
+            }
+            if !tombstone {
+                if let Err(e) = validate::object_meta(t, &object).and_then(|()| validate::encodable(t, &object)) {
+                    put_back(live);
+                    return Err(e);
+                }
             }
             // A CustomResourceDefinition registers its type once written.
             let defines = match (tombstone, t.spec.resource() == definitions::CRDS) {

@@ -95,8 +95,47 @@ pub(super) fn check_preconditions(t: &Registered, name: &str, live: &Value, new:
     Ok(())
 }
 
-/// The apiserver's PrepareForUpdate: server-owned metadata stays; with a status subresource, a
-/// main-resource write keeps the live status and a status write changes only the status.
+/// What a patch may not do to an object's identity, as kube-apiserver's patcher rules it: the
+/// patched document must be an object with an object (or no) `metadata`; a name or namespace
+/// the patch changed is a 400 (one it removed is refilled), a uid it changed a 422 (immutable);
+/// apiVersion and kind it removed come back in [`prepare_update`].
+pub(super) fn check_patched_identity(live: &Value, patched: &mut Value) -> Result<()> {
+    let Value::Object(root) = patched else {
+        return Err(Error::BadRequest("the patched object must be a JSON object".into()));
+    };
+    let meta = match root.get_mut("metadata") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(validate::invalid("metadata", "Invalid value: metadata must be an object")),
+    };
+    let live_field = |f: &str| live.get("metadata").and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
+    for (field, what) in [("name", "name"), ("namespace", "namespace")] {
+        match meta.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.is_empty() || s == live_field(field) => {}
+            Some(v) => {
+                let got = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                return Err(Error::BadRequest(format!(
+                    "the {what} of the object ({got}) does not match the {what} on the URL ({})",
+                    live_field(field)
+                )));
+            }
+        }
+    }
+    match meta.get("uid") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() || s == live_field("uid") => {}
+        Some(v) => {
+            return Err(validate::invalid("metadata.uid", &format!("Invalid value: {v}: field is immutable")));
+        }
+    }
+    Ok(())
+}
+
+/// The apiServer's PrepareForUpdate: the object keeps its type's apiVersion and kind and its
+/// server-owned metadata (name, namespace, uid, creationTimestamp, …: what a write removed comes
+/// back, what it changed is the live value); with a status subresource, a main-resource write
+/// keeps the live status and a status write changes only the status.
 pub(super) fn prepare_update(t: &Registered, status_write: bool, live: &Value, mut new: Value) -> Value {
     if t.spec.status_subresource {
         if status_write {
@@ -117,6 +156,14 @@ pub(super) fn prepare_update(t: &Registered, status_write: bool, live: &Value, m
                 Some(s) => root.insert("status".into(), s.clone()),
                 None => root.remove("status"),
             };
+        }
+    }
+    if let Value::Object(root) = &mut new {
+        root.insert("apiVersion".into(), Value::String(t.api_version.clone()));
+        root.insert("kind".into(), Value::String(t.spec.kind.clone()));
+        let meta = root.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
         }
     }
     if let (Some(Value::Object(lm)), Some(Value::Object(nm))) = (live.get("metadata"), new.get_mut("metadata")) {
@@ -215,6 +262,14 @@ impl Store {
             return Err(Error::BadRequest("the object must be a JSON object".into()));
         }
         validate::depth(object, self.core().options.max_depth)?;
+        for k in ["apiVersion", "kind"] {
+            if object.get(k).is_some_and(|v| !v.is_string() && !v.is_null()) {
+                return Err(Error::BadRequest(format!(
+                    "{k} must be a string, not {}",
+                    object.get(k).map_or_else(String::new, Value::to_string)
+                )));
+            }
+        }
         let s = |k: &str| object.get(k).and_then(Value::as_str);
         if let Some(kind) = s("kind") {
             if kind != t.spec.kind {

@@ -74,7 +74,7 @@ pub use keys::EventType;
 pub use list::ObjectList;
 pub use options::{
     DeleteOptions, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_OBJECT_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
+    DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};

@@ -11,6 +11,9 @@ pub const DEFAULT_OBJECT_CACHE_BYTES: usize = 64 << 20;
 pub const OBJECT_CACHE_MIN_BYTES: usize = 64 << 10;
 /// Default deepest nesting of objects and arrays accepted in an object.
 pub const DEFAULT_MAX_DEPTH: usize = 100;
+/// The default bound on what a JSON patch may make: 3 MiB of JSON, `fieldstore serve`'s default
+/// request body limit.
+pub const DEFAULT_MAX_PATCH_BYTES: usize = 3 << 20;
 
 /// Store options; every default is documented on its builder.
 #[derive(Debug, Clone)]
@@ -18,6 +21,7 @@ pub struct Options {
     pub(super) sync: bool,
     pub(super) max_object_bytes: usize,
     pub(super) max_depth: usize,
+    pub(super) max_patch_bytes: usize,
     pub(super) watch_buffer: usize,
     pub(super) bookmark_interval: Duration,
     pub(super) future_revision_wait: Duration,
@@ -36,6 +40,7 @@ impl Default for Options {
             sync: true,
             max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
             max_depth: DEFAULT_MAX_DEPTH,
+            max_patch_bytes: DEFAULT_MAX_PATCH_BYTES,
             watch_buffer: 1024,
             bookmark_interval: Duration::from_secs(1),
             future_revision_wait: Duration::from_secs(3),
@@ -69,6 +74,15 @@ impl Options {
     #[must_use]
     pub fn max_depth(mut self, depth: usize) -> Self {
         self.max_depth = depth;
+        self
+    }
+
+    /// Largest document a JSON patch may make, in bytes of JSON (default
+    /// [`DEFAULT_MAX_PATCH_BYTES`]; a server sets its request body limit): `copy` operations
+    /// that would grow the document past it are refused (413) before they run.
+    #[must_use]
+    pub fn max_patch_bytes(mut self, bytes: usize) -> Self {
+        self.max_patch_bytes = bytes;
         self
     }
 

@@ -301,6 +301,9 @@ pub(crate) struct Registered {
     pub root: &'static TypeRef,
     pub main: FieldManager<'static>,
     pub status: Option<FieldManager<'static>>,
+    /// The Kubernetes protobuf message of a built-in kind (what clients read it as): every
+    /// object stored must encode as it.
+    pub protobuf: Option<fieldstore_codec::k8s_protobuf::MessageType>,
 }
 
 impl Registered {
@@ -351,7 +354,8 @@ impl Registered {
                     .with_reset_fields(api_version.clone(), "status", spec_set),
             );
         }
-        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status })
+        let protobuf = fieldstore_codec::k8s_protobuf::MessageType::for_kind(&api_version, &spec.kind).ok();
+        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status, protobuf })
     }
 }
 

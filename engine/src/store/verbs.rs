@@ -5,7 +5,7 @@ use super::core::now_time;
 use super::history_record::Who;
 use super::keys::{self, EventType, CF_TYPES};
 use super::kv::Batch;
-use super::meta::{check_preconditions, finish_update, fold_string_data, init_new, prepare_update};
+use super::meta::{check_patched_identity, check_preconditions, finish_update, fold_string_data, init_new, prepare_update};
 use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb};
 use super::selectors::parse_rv;
 use super::types::{Registered, SchemaSource, TypeSpec};
@@ -113,23 +113,19 @@ impl Store {
         hub.bookmark_all(self.revision());
     }
 
+    /// The deepest nesting of objects and arrays the store accepts ([`Options::max_depth`]).
+    #[must_use]
+    pub fn max_depth(&self) -> usize {
+        self.core().options.max_depth
+    }
+
     /// Parses an object from JSON or YAML bytes, with the store's nesting limit.
     ///
     /// # Errors
     /// [`Error::BadRequest`] when the bytes are neither, or nest too deeply.
     pub fn parse_object(&self, bytes: &[u8]) -> Result<Value> {
-        let v: Value = match serde_json::from_slice(bytes) {
-            Ok(v) => v,
-            Err(json_err) => {
-                let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-                if matches!(first, Some(b'{') | Some(b'[')) {
-                    return Err(Error::BadRequest(format!("invalid JSON: {json_err}")));
-                }
-                serde_yaml::from_slice(bytes).map_err(|e| Error::BadRequest(format!("invalid YAML: {e}")))?
-            }
-        };
-        validate::depth(&v, self.core().options.max_depth)?;
-        Ok(v)
+        use fieldstore_codec::document::{parse, Syntax};
+        parse(bytes, Syntax::Yaml, self.core().options.max_depth).map(|d| d.value).map_err(|e| Error::BadRequest(e.to_string()))
     }
 
     /// Creates an object (`metadata.name`, or `metadata.generateName` for a generated one).
@@ -368,7 +364,8 @@ impl Store {
         let now = now_time();
         self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
-            let patched = crate::patch::apply(patch_type, live, patch, &meta)?;
+            let mut patched = crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes)?;
+            check_patched_identity(live, &mut patched)?;
             self.check_input(&t, &patched)?;
             check_preconditions(&t, name, live, &patched)?;
             let mut new = prepare_update(&t, opts.status, live, patched);

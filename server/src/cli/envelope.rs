@@ -4,6 +4,7 @@
 use clap::Subcommand;
 use fieldstore_codec::k8s_protobuf::{self, JsonStyle};
 use fieldstore_codec::Envelope;
+use fieldstore_engine::store::DEFAULT_MAX_DEPTH;
 use serde_json::Value;
 
 use super::error::{CliError, Result};
@@ -56,8 +57,9 @@ pub(super) fn run(command: EnvelopeCommand) -> Result<()> {
             write_stdout(&Envelope::from_json_view(&view)?.encode())
         }
         EnvelopeCommand::Encode { view: false } => {
-            let object: Value =
-                serde_yaml::from_slice(&input).map_err(|e| CliError::Usage(format!("stdin: not a JSON or YAML object: {e}")))?;
+            let object = fieldstore_codec::document::parse(&input, fieldstore_codec::document::Syntax::Yaml, DEFAULT_MAX_DEPTH)
+                .map_err(|e| CliError::Usage(format!("stdin: not a JSON or YAML object: {e}")))?
+                .value;
             write_stdout(&envelope_of(&object)?)
         }
     }

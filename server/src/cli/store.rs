@@ -12,7 +12,7 @@ use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions};
+use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions, DEFAULT_MAX_DEPTH};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -364,12 +364,10 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
 
 /// A patch given on the command line: JSON, or YAML.
 fn parse_text(text: &str) -> Result<Value> {
-    match serde_json::from_str(text) {
-        Ok(v) => Ok(v),
-        Err(json_err) => {
-            serde_yaml::from_str(text).map_err(|_| CliError::Usage(format!("the patch is neither JSON ({json_err}) nor YAML")))
-        }
-    }
+    use fieldstore_codec::document::{parse, Syntax};
+    parse(text.as_bytes(), Syntax::Yaml, DEFAULT_MAX_DEPTH)
+        .map(|d| d.value)
+        .map_err(|e| CliError::Usage(format!("the patch is neither JSON nor YAML: {e}")))
 }
 
 /// The files `-f` names: the file itself, or the `.yaml`, `.yml` and `.json` files of a
@@ -427,20 +425,13 @@ fn read_documents(file: &Path) -> Result<Vec<Value>> {
             fieldstore_codec::k8s_protobuf::object_of_envelope(&bytes).map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
         return Ok(list_items(v));
     }
+    let docs = fieldstore_codec::document::parse_stream(&bytes, DEFAULT_MAX_DEPTH)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{') | Some(b'[')) {
-        let v: Value = serde_json::from_slice(&bytes).map_err(CliError::InputJson)?;
-        return Ok(list_items(v));
+        return Ok(docs.into_iter().flat_map(|d| list_items(d.value)).collect());
     }
-    let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_slice(&bytes) {
-        let v: Value =
-            serde::Deserialize::deserialize(doc).map_err(|e| CliError::Usage(format!("{}: invalid YAML: {e}", file.display())))?;
-        if !v.is_null() {
-            out.push(v);
-        }
-    }
-    Ok(out)
+    Ok(docs.into_iter().map(|d| d.value).collect())
 }
 
 /// The objects of a document: a JSON array's elements, a List's items, or the object itself.

@@ -5,6 +5,7 @@
 use super::negotiate::{self, PatchKind};
 use super::reply::{encoded, Failure, Reply};
 use super::verbs::{read_body, Ctx};
+use crate::api::pb;
 use crate::service::body;
 use fieldstore_engine::patch::{PatchMeta, PatchType};
 use fieldstore_engine::store::{GetOptions, WriteOptions};
@@ -46,13 +47,13 @@ pub(crate) async fn serve(ctx: &Ctx<'_>, method: &Method, b: axum::body::Body) -
         Method::PUT => {
             ctx.admit("update")?;
             let data = read_body(b, ctx.h.svc.limits.max_request_bytes).await?;
-            serde_json::from_slice::<Value>(&data).map_err(|e| Failure::bad_request(format!("invalid Scale: {e}")))?
+            ctx.h.svc.decode(Some(&pb::Body { content_type: body::JSON.into(), data }), "Scale").await?.value
         }
         Method::PATCH => {
             ctx.admit("patch")?;
             let kind = negotiate::patch_kind(ctx.content_type())?;
             let data = read_body(b, ctx.h.svc.limits.max_request_bytes).await?;
-            let patch: Value = serde_json::from_slice(&data).map_err(|e| Failure::bad_request(format!("invalid patch: {e}")))?;
+            let patch = ctx.h.svc.decode(Some(&pb::Body { content_type: body::JSON.into(), data }), "patch").await?.value;
             let patch_type = match kind {
                 PatchKind::Json => PatchType::Json,
                 PatchKind::Merge | PatchKind::Strategic => PatchType::Merge,
@@ -67,8 +68,9 @@ pub(crate) async fn serve(ctx: &Ctx<'_>, method: &Method, b: axum::body::Body) -
     let replicas = new_scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
+        .and_then(|r| i32::try_from(r).ok())
         .filter(|r| *r >= 0)
-        .ok_or_else(|| Failure::from(Error::BadRequest("spec.replicas: a non-negative integer is required".into())))?;
+        .ok_or_else(|| Failure::from(Error::BadRequest("spec.replicas: a non-negative 32-bit integer is required".into())))?;
     let rv = new_scale.pointer("/metadata/resourceVersion").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let mut patch = json!({"spec": {"replicas": replicas}});
     if let Some(rv) = rv.filter(|_| *method == Method::PUT) {

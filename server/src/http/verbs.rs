@@ -48,7 +48,8 @@ pub(crate) struct Ctx<'a> {
 /// Serves a request on a resource path.
 pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: Request) -> Reply {
     let (parts, body) = req.into_parts();
-    let hdr = |n: header::HeaderName| parts.headers.get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+    // A header that is not text is kept as one no media type matches (415/406, not a default).
+    let hdr = |n: header::HeaderName| parts.headers.get(n).map(|v| v.to_str().map_or_else(|_| "(not text)".to_string(), str::to_string));
     let accept = negotiate::accept(hdr(header::ACCEPT).as_deref())?;
     let ctx = Ctx {
         h,
@@ -152,17 +153,18 @@ impl Ctx<'_> {
         read_body(b, self.h.svc.limits.max_request_bytes).await
     }
 
-    /// A create or update body, as an object of this resource's type.
-    /// The request's object and the size of its body in bytes.
-    async fn object_body(&self, b: axum::body::Body) -> Result<(Value, usize), Failure> {
+    /// A create or update body, as an object of this resource's type: the object, the size of
+    /// its body in bytes, and the fields that appeared twice in it.
+    async fn object_body(&self, b: axum::body::Body) -> Result<(Value, usize, Vec<String>), Failure> {
         let media = negotiate::object_body(self.content_type.as_deref())?;
         let data = self.read(b).await?;
         let len = data.len();
-        let mut v = body::decode(Some(&pb::Body { content_type: media, data }), "body")?;
+        let doc = self.h.svc.decode(Some(&pb::Body { content_type: media, data }), "body").await?;
+        let mut v = doc.value;
         let Value::Object(m) = &mut v else { return Err(Failure::bad_request("the body must be a JSON object")) };
         m.entry("apiVersion").or_insert_with(|| Value::String(self.t.spec.api_version()));
         m.entry("kind").or_insert_with(|| Value::String(self.t.spec.kind.clone()));
-        Ok((v, len))
+        Ok((v, len, doc.duplicates))
     }
 
     /// A write of an object body through the service ([`StoreService::write_object`]: on this
@@ -202,10 +204,14 @@ impl Ctx<'_> {
     /// Runs a write of `object`, treating fields its schema does not declare as `fieldValidation`
     /// asks: Strict fails (400), Warn and Ignore drop them (Warn with a warning each). `write`
     /// gives the store's answer (inner) or the request's failure (outer: deadline, pool).
-    async fn write_checked(&self, object: Value, write: Write) -> Result<(Value, Vec<String>), Failure> {
+    async fn write_checked(&self, object: Value, duplicates: &[String], write: Write) -> Result<(Value, Vec<String>), Failure> {
         let validation = self.q.field_validation()?;
         let mut object = object;
-        let mut warnings = Vec::new();
+        // Fields given twice: the last one counts (as Go's decoders keep it); Strict refuses them.
+        let mut warnings: Vec<String> = duplicates.iter().map(|p| format!("duplicate field {:?}", p.trim_start_matches('.'))).collect();
+        if validation == FieldValidation::Strict && !warnings.is_empty() {
+            return Err(Failure::from(Error::BadRequest(format!("strict decoding error: {}", warnings.join(", ")))));
+        }
         let done = |r: Result<Value, Error>, warnings: Vec<String>| {
             r.map(|o| (o, if validation == FieldValidation::Warn { warnings } else { Vec::new() })).map_err(Failure::from)
         };
@@ -279,7 +285,7 @@ impl Ctx<'_> {
 
     async fn create(&self, b: axum::body::Body) -> Reply {
         self.admit("create")?;
-        let (object, len) = self.object_body(b).await?;
+        let (object, len, duplicates) = self.object_body(b).await?;
         let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?);
         let (resource, ns) = (self.t.spec.resource(), self.ns());
         let namespace_kind = resource == "namespaces";
@@ -289,9 +295,9 @@ impl Ctx<'_> {
                 // As Kubernetes' namespace strategy: a new namespace is Active.
                 activate_namespace(s, out, &opts.manager)
             });
-            self.write_checked(object, Write::Blocking(write)).await?
+            self.write_checked(object, &duplicates, Write::Blocking(write)).await?
         } else {
-            self.write_checked(object, Write::Verb(WriteVerb::Create, opts, len)).await?
+            self.write_checked(object, &duplicates, Write::Verb(WriteVerb::Create, opts, len)).await?
         };
         if namespace_kind && self.q.dry_run()? {
             out["status"] = json!({"phase": "Active"});
@@ -301,10 +307,10 @@ impl Ctx<'_> {
 
     async fn update(&self, b: axum::body::Body) -> Reply {
         self.admit("update")?;
-        let (mut object, len) = self.object_body(b).await?;
+        let (mut object, len, duplicates) = self.object_body(b).await?;
         self.same_name(&mut object)?;
         let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(self.q.dry_run()?).status(self.status());
-        let (out, warnings) = self.write_checked(object, Write::Verb(WriteVerb::Update, opts, len)).await?;
+        let (out, warnings) = self.write_checked(object, &duplicates, Write::Verb(WriteVerb::Update, opts, len)).await?;
         Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
     }
 
@@ -336,19 +342,19 @@ impl Ctx<'_> {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             };
-            // JSON is YAML, and far cheaper to parse: clients (client-go, kubectl) send JSON.
-            let mut config: Value = match serde_json::from_slice(&data) {
-                Ok(v) => v,
-                Err(_) => serde_yaml::from_slice(&data).map_err(|e| Failure::bad_request(format!("error decoding YAML: {e}")))?,
-            };
+            // YAML (JSON is YAML, and read as JSON when it is: clients send JSON).
+            let len = data.len();
+            let doc = self.h.svc.decode(Some(&pb::Body { content_type: body::YAML.into(), data }), "apply configuration").await?;
+            let mut config = doc.value;
             if !config.is_object() {
                 return Err(Failure::bad_request("the apply configuration must be an object"));
             }
             self.same_name(&mut config)?;
             let opts = WriteOptions::new(manager).dry_run(dry_run).force(force).status(self.status());
-            self.write_checked(config, Write::Verb(WriteVerb::Apply, opts, data.len())).await?
+            self.write_checked(config, &doc.duplicates, Write::Verb(WriteVerb::Apply, opts, len)).await?
         } else {
-            let patch: Value = serde_json::from_slice(&data).map_err(|e| Failure::bad_request(format!("invalid JSON patch body: {e}")))?;
+            let doc = self.h.svc.decode(Some(&pb::Body { content_type: body::JSON.into(), data }), "patch").await?;
+            let (patch, duplicates) = (doc.value, doc.duplicates);
             let patch_type = match kind {
                 PatchKind::Strategic => PatchType::Strategic,
                 PatchKind::Merge => PatchType::Merge,
@@ -357,7 +363,7 @@ impl Ctx<'_> {
             let opts = WriteOptions::new(self.q.field_manager(self.user_agent.as_deref())).dry_run(dry_run).status(self.status());
             let write: Arc<BlockingWrite> =
                 Arc::new(move |s: &Store, p: &Value| s.patch(&resource, ns.as_deref(), &name, patch_type, p, &opts));
-            self.write_checked(patch, Write::Blocking(write)).await?
+            self.write_checked(patch, &duplicates, Write::Blocking(write)).await?
         };
         Ok(with_warnings(self.respond(&out, StatusCode::OK)?, &warnings))
     }
@@ -369,8 +375,13 @@ impl Ctx<'_> {
             json!({})
         } else {
             let media = negotiate::object_body(self.content_type.as_deref())?;
-            body::decode(Some(&pb::Body { content_type: media, data: data.clone() }), "DeleteOptions")?
+            self.h.svc.decode(Some(&pb::Body { content_type: media, data: data.clone() }), "DeleteOptions").await?.value
         };
+        if !body.is_object() || body.get("preconditions").is_some_and(|p| !p.is_object() && !p.is_null()) {
+            return Err(Failure::bad_request(format!(
+                "invalid DeleteOptions: {body}: expected an object whose preconditions are an object"
+            )));
+        }
         let s = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
         let dry_run = match body.get("dryRun") {
             None | Some(Value::Null) => self.q.dry_run()?,

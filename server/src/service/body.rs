@@ -2,6 +2,7 @@
 //! response bodies in the media type the client accepts.
 
 use crate::api::pb::Body;
+use fieldstore_codec::document::{self, Document, Syntax};
 use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::{Error, Result};
 use serde_json::Value;
@@ -14,20 +15,33 @@ pub const YAML: &str = "application/yaml";
 /// built-in kinds (as kube-apiserver writes it), JSON for custom resources.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-/// Parses a request body, with the store's nesting limit applied by the caller.
-pub fn decode(body: Option<&Body>, what: &str) -> Result<Value> {
+/// Parses a request body, nested at most `max_depth` levels (checked while it is read).
+///
+/// # Errors
+/// [`Error::BadRequest`] naming `what` when the body is missing, malformed or too deep, or of an
+/// unsupported content type.
+pub fn decode(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Value> {
+    decode_document(body, what, max_depth).map(|d| d.value)
+}
+
+/// [`decode`], with the fields that appeared twice (for `fieldValidation`).
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_document(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Document> {
     let body = body.ok_or_else(|| Error::BadRequest(format!("{what} is required")))?;
-    let ct = media_type(&body.content_type);
-    match ct {
-        "" | JSON => serde_json::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid JSON: {e}"))),
-        YAML | "application/x-yaml" | "text/yaml" => {
-            serde_yaml::from_slice(&body.data).map_err(|e| Error::BadRequest(format!("{what}: invalid YAML: {e}")))
-        }
+    let syntax = match media_type(&body.content_type) {
+        "" | JSON => Syntax::Json,
+        YAML | "application/x-yaml" | "text/yaml" => Syntax::Yaml,
         // Built-in kinds in their Kubernetes protobuf encoding, custom resources as JSON in `raw`;
         // a bad body is a 400 naming the field path.
-        PROTOBUF => k8s_protobuf::object_of_envelope(&body.data).map_err(|e| Error::BadRequest(format!("{what}: {e}"))),
-        other => Err(Error::BadRequest(format!("unsupported content type {other:?} for {what}: use {JSON}, {YAML} or {PROTOBUF}"))),
-    }
+        PROTOBUF => {
+            let value = k8s_protobuf::object_of_envelope(&body.data).map_err(|e| Error::BadRequest(format!("{what}: {e}")))?;
+            return Ok(Document { value, duplicates: Vec::new() });
+        }
+        other => return Err(Error::BadRequest(format!("unsupported content type {other:?} for {what}: use {JSON}, {YAML} or {PROTOBUF}"))),
+    };
+    document::parse(&body.data, syntax, max_depth).map_err(|e| Error::BadRequest(format!("{what}: {e}")))
 }
 
 /// Encodes a response object as `accept` asks (JSON when empty).
@@ -75,13 +89,13 @@ mod tests {
         let p = encode(&obj, PROTOBUF).unwrap();
         assert!(p.data.starts_with(b"k8s\0"));
         for b in [j, y, p] {
-            assert_eq!(decode(Some(&b), "body").unwrap(), obj);
+            assert_eq!(decode(Some(&b), "body", 100).unwrap(), obj);
         }
         assert!(matches!(
-            decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body"),
+            decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body", 100),
             Err(Error::BadRequest(_))
         ));
-        assert!(matches!(decode(None, "body"), Err(Error::BadRequest(_))));
+        assert!(matches!(decode(None, "body", 100), Err(Error::BadRequest(_))));
     }
 
     /// The upstream ConfigMap fixture (k8s.io/api testdata, Apache-2.0; copied in codec's tests).
@@ -93,7 +107,7 @@ mod tests {
     fn protobuf_bodies_of_builtin_kinds_are_the_real_encoding_both_ways() {
         let pb = fixture("pb");
         let want: Value = serde_json::from_slice(&fixture("json")).unwrap();
-        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone().into() }), "body").unwrap();
+        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone().into() }), "body", 100).unwrap();
         assert_eq!(got, want);
         // And out again: the bytes kube-apiserver writes.
         let out = encode(&want, PROTOBUF).unwrap();
@@ -107,10 +121,10 @@ mod tests {
         let out = encode(&cr, PROTOBUF).unwrap();
         let env = Envelope::decode(&out.data).unwrap();
         assert_eq!(env.content_type, JSON);
-        assert_eq!(decode(Some(&out), "body").unwrap(), cr);
+        assert_eq!(decode(Some(&out), "body", 100).unwrap(), cr);
         let mut pb = fixture("pb");
         pb.truncate(pb.len() - 30);
-        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.into() }), "body").unwrap_err();
+        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.into() }), "body", 100).unwrap_err();
         assert!(matches!(err, Error::BadRequest(_) | Error::Codec(_)), "{err:?}");
     }
 }

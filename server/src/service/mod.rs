@@ -16,6 +16,7 @@ pub mod watch;
 use crate::api::pb::{self, store_server};
 use crate::metrics::Metrics;
 use auth::{Auth, Identity};
+use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
     DeleteOptions, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Store, TypeSpec, WriteOptions, WriteVerb,
@@ -30,6 +31,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tonic::{Request, Response, Status};
 pub(crate) use watch::{next_event, EventEncodings, Next};
+
+/// Request bodies from this size up are parsed on the blocking pool ([`StoreService::decode`]).
+pub(crate) const PARSE_ON_POOL_BYTES: usize = 64 << 10;
 
 /// Request limits; every one is enforced with a Kubernetes-style error.
 #[derive(Debug, Clone)]
@@ -104,6 +108,20 @@ impl StoreService {
         }
     }
 
+    /// Parses a request body ([`body::decode_document`]): small ones here, those of
+    /// [`PARSE_ON_POOL_BYTES`] and more on the blocking pool within the request deadline, so that
+    /// a large body does not hold an async worker.
+    pub(crate) async fn decode(&self, b: Option<&pb::Body>, what: &'static str) -> Result<Document, Status> {
+        let max_depth = self.store.max_depth();
+        match b {
+            Some(b) if b.data.len() >= PARSE_ON_POOL_BYTES => {
+                let b = b.clone();
+                self.call(move |_| body::decode_document(Some(&b), what, max_depth)).await
+            }
+            b => body::decode_document(b, what, max_depth).grpc(),
+        }
+    }
+
     /// Authorizes `verb` on `resource` (a client's name for it; resolved to the registered
     /// type) in `namespace`; returns the caller and the type.
     fn admit<T>(&self, req: &Request<T>, verb: &str, resource: &str, namespace: &str) -> Result<(Identity, Option<TypeSpec>), Status> {
@@ -133,7 +151,7 @@ impl StoreService {
         let r = req.get_ref();
         let body_len = r.body.as_ref().map_or(0, |b| b.data.len());
         self.check_size(body_len)?;
-        let object = body::decode(r.body.as_ref(), "body").grpc()?;
+        let object = self.decode(r.body.as_ref(), "body").await?.value;
         let resource = if r.resource.is_empty() { self.store.type_of(&object).grpc()?.resource() } else { r.resource.clone() };
         let ns = if r.namespace.is_empty() {
             object.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("").to_string()
@@ -280,7 +298,7 @@ impl store_server::Store for StoreService {
             "json" => PatchType::Json,
             other => return Err(to_grpc(&Error::BadRequest(format!("unknown patch type {other:?}: strategic, merge or json")))),
         };
-        let patch = body::decode(r.patch.as_ref(), "patch").grpc()?;
+        let patch = self.decode(r.patch.as_ref(), "patch").await?.value;
         let resource = spec.map(|s| s.resource()).unwrap_or_default();
         let manager = if r.field_manager.is_empty() { id.user } else { r.field_manager };
         let opts = WriteOptions::new(manager).dry_run(r.dry_run).status(subresource(&r.subresource)?);
@@ -372,7 +390,7 @@ impl store_server::Store for StoreService {
 
     async fn register_type(&self, req: Request<pb::RegisterTypeRequest>) -> Result<Response<pb::RegisterTypeResponse>, Status> {
         self.admit(&req, "admin", "customresourcedefinitions", "")?;
-        let crd = body::decode(req.get_ref().definition.as_ref(), "definition").grpc()?;
+        let crd = self.decode(req.get_ref().definition.as_ref(), "definition").await?.value;
         let resource = self
             .call(move |s| {
                 let spec = TypeSpec::from_crd(&crd)?;
