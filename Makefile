@@ -47,7 +47,9 @@ demo: setup
 # process starts; skipped, with the reason, only when no etcd binary can be installed); the
 # embedding example (built by `cargo test`), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
-# binary is the one `cargo test` built for the server's integration tests; a separate
+# binary is the one `cargo test` built for the server's integration tests; then the HTTP
+# bad-input sweep (tests/http_sweep: malformed bodies, bombs, hostile parameters and headers,
+# thousands of requests in under a minute); a separate
 # `cargo build -p` would resolve features differently and rebuild the engine). Then the web view
 # in headless chromium (installed when missing; skipped with the reason when it cannot be), its
 # screenshots kept out of the tree (`docs/` holds the committed ones).
@@ -61,6 +63,7 @@ test: setup
 	sh tests/python/ensure_packages.sh
 	python3 tests/python/test_grpc_client.py target/release/fieldstore
 	python3 tests/python/test_k8s_client.py target/release/fieldstore
+	python3 tests/http_sweep/sweep.py target/release/fieldstore
 	sh tests/browser/ensure_browser.sh
 	python3 tests/browser/test_web_view.py target/release/fieldstore --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 

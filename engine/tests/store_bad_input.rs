@@ -246,3 +246,37 @@ mod encodable {
         }
     }
 }
+
+/// A custom resource's schema holds on every write, not only on apply: an update or a patch
+/// that puts a list where the schema has an object, or a string where it has an integer, is
+/// refused naming the field, and nothing is written.
+#[test]
+fn every_write_of_a_custom_resource_is_checked_against_its_schema() {
+    use fieldstore_engine::patch::PatchType;
+    use fieldstore_engine::store::TypeSpec;
+    let s = store(Options::default());
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}}}}}}]}});
+    s.register(TypeSpec::from_crd(&crd).unwrap()).unwrap();
+    let w = WriteOptions::new("t");
+    let ok = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 1, "tags": ["a"]}});
+    let live = s.create("widgets.example.com", Some("ns"), &ok, &w).unwrap();
+    let rev = s.revision();
+    for bad in [json!([1]), json!({"replicas": "x"}), json!({"tags": {"a": 1}}), json!({"replicas": [1]})] {
+        let mut o = live.clone();
+        o["spec"] = bad.clone();
+        let e = s.update("widgets.example.com", Some("ns"), &o, &w).unwrap_err();
+        assert_eq!(e.reason(), Reason::Invalid, "update {bad}: {e}");
+        let e = s.patch("widgets.example.com", Some("ns"), "w", PatchType::Merge, &json!({"spec": bad}), &w).unwrap_err();
+        assert_eq!(e.reason(), Reason::Invalid, "merge patch {bad}: {e}");
+        let mut created = ok.clone();
+        created["metadata"]["name"] = json!("w2");
+        created["spec"] = bad.clone();
+        let e = s.create("widgets.example.com", Some("ns"), &created, &w).unwrap_err();
+        assert_eq!(e.reason(), Reason::Invalid, "create {bad}: {e}");
+    }
+    assert_eq!(s.revision(), rev);
+}

@@ -361,7 +361,9 @@ impl<'s> FieldManager<'s> {
         }
 
         let current = current_operation();
-        let mut managers = self.updater().update(&live_view, &new, &self.api_version, managers, &current)?;
+        // The new object is validated in the same walk (every write is checked against the schema,
+        // not only applies).
+        let mut managers = self.updater().validating().update(&live_view, &new, &self.api_version, managers, &current)?;
         if let Some(vs) = managers.remove(&current) {
             let mut set = strip::stripped(vs.set, &self.strip);
             if let Some(reset) = reset {

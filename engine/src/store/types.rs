@@ -354,7 +354,12 @@ impl Registered {
                     .with_reset_fields(api_version.clone(), "status", spec_set),
             );
         }
-        let protobuf = fieldstore_codec::k8s_protobuf::MessageType::for_kind(&api_version, &spec.kind).ok();
+        // Only the built-in schema: a type registered under a built-in's name with a schema of
+        // its own is its owner's (README, "Built-in kinds").
+        let protobuf = match spec.schema {
+            SchemaSource::Builtin { .. } => fieldstore_codec::k8s_protobuf::MessageType::for_kind(&api_version, &spec.kind).ok(),
+            _ => None,
+        };
         Ok(Registered { id, spec, api_version, root_name, schema, root, main, status, protobuf })
     }
 }
