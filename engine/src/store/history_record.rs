@@ -63,6 +63,15 @@ pub(crate) struct Who {
     pub note: String,
 }
 
+impl Who {
+    /// Whether a client makes the write. Writes with a note are the store's own (an import, a
+    /// manager's rename or release): they keep objects as they were, so the checks a client's
+    /// write gets (kube-apiserver's metadata rules) are not made again.
+    pub(crate) fn is_client(&self) -> bool {
+        self.note.is_empty()
+    }
+}
+
 /// Removes what history does not track from a version (managedFields, resourceVersion) and
 /// returns it, to be put back with [`restore_untracked`].
 pub(crate) fn take_untracked(v: &mut Value) -> (Option<Value>, Option<Value>) {
