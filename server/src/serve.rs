@@ -214,7 +214,7 @@ async fn serve(
         None => None,
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let max_message = limits.max_request_bytes + (64 << 10);
+    let max_message = limits.max_request_bytes.saturating_add(64 << 10);
     let service = StoreService::new(store, auth.clone(), limits, stop_rx.clone(), metrics.clone());
     let http_local = match addrs.http {
         Some(addr) => {

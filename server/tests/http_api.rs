@@ -389,6 +389,25 @@ async fn watches_stream_events_bookmarks_and_410() {
     assert_eq!(lines[1]["object"]["columnDefinitions"], json!([]));
 }
 
+/// A `timeoutSeconds` beyond the clock's range is a watch without end (it panicked with
+/// "overflow when adding duration to instant" and dropped the connection); negative or
+/// non-numeric ones are 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_watch_timeouts_are_served() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &cm("a", json!({"k": "1"}))).await;
+    for timeout in ["18446744073709551615", "9223372036854775807", "100000000000000000"] {
+        let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&timeoutSeconds={timeout}"), 1, &[]).await;
+        assert_eq!((code, lines[0]["type"].as_str()), (200, Some("ADDED")), "timeoutSeconds={timeout}");
+    }
+    for bad in ["-1", "18446744073709551616", "x"] {
+        s.get(&format!("{CMS}?watch=1&timeoutSeconds={bad}")).await.status(400, "BadRequest");
+    }
+    // The server is still there.
+    assert_eq!(s.get(&format!("{CMS}/a")).await.code, 200);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crds_register_their_types() {
     let server = Server::start(&[]);
