@@ -214,24 +214,43 @@ where
     }
 }
 
-/// Serves `GET /metrics` on `listener` until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>, store: fieldstore_engine::store::Store) {
+/// Serves `GET /metrics` on `listener` until the process ends; a client has `header_read_timeout`
+/// to send its request.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    metrics: Arc<Metrics>,
+    store: fieldstore_engine::store::Store,
+    header_read_timeout: Duration,
+) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let mut sock = match listener.accept().await {
+            Ok((sock, _)) => sock,
+            Err(e) => {
+                tracing::warn!(error = %e, listener = "metrics", "accept");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
         let metrics = metrics.clone();
         let store = store.clone();
         tokio::spawn(async move {
             let mut buf = vec![0u8; 4096];
             let mut n = 0;
-            while n < buf.len() {
-                match sock.read(&mut buf[n..]).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(k) => n += k,
+            let read = async {
+                while n < buf.len() {
+                    match sock.read(&mut buf[n..]).await {
+                        Ok(0) | Err(_) => return false,
+                        Ok(k) => n += k,
+                    }
+                    if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                        break;
+                    }
                 }
-                if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
-                    break;
-                }
+                true
+            };
+            if !tokio::time::timeout(header_read_timeout, read).await.unwrap_or(false) {
+                return;
             }
             let head = String::from_utf8_lossy(&buf[..n]);
             let (status, body) = if head.starts_with("GET /metrics ") {
