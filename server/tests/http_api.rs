@@ -408,6 +408,27 @@ async fn huge_watch_timeouts_are_served() {
     assert_eq!(s.get(&format!("{CMS}/a")).await.code, 200);
 }
 
+/// Label selectors are parsed as Kubernetes' labels.Parse: keys are qualified names and values
+/// label values (at most 63 characters, alphanumeric at both ends), anything else 400 — on lists
+/// and watches alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_label_selectors_are_400() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"app.kubernetes.io/name": "web"}}}))
+        .await;
+    for bad in ["a=b=c", "-x-=y", "x-=y", "a=-b", "Example.com/a=b", "a/b/c=d", "x in (a, -b)", "!-x"] {
+        let q: String = form_urlencoded::byte_serialize(bad.as_bytes()).collect();
+        s.get(&format!("{CMS}?labelSelector={q}")).await.status(400, "BadRequest");
+        s.get(&format!("{CMS}?watch=1&labelSelector={q}")).await.status(400, "BadRequest");
+    }
+    for (good, n) in [("app.kubernetes.io/name=web", 1), ("a=b", 0), ("app.kubernetes.io/name in (web, db)", 1), ("!a", 1)] {
+        let q: String = form_urlencoded::byte_serialize(good.as_bytes()).collect();
+        let list = s.get(&format!("{CMS}?labelSelector={q}")).await;
+        assert_eq!((list.code, list.json()["items"].as_array().map(Vec::len)), (200, Some(n)), "{good}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crds_register_their_types() {
     let server = Server::start(&[]);
