@@ -429,6 +429,35 @@ async fn malformed_label_selectors_are_400() {
     }
 }
 
+/// Subresources are their exact names (`status`, `scale`, `blame`, `history`, `log`, `at`), and
+/// `.` or `..` is no segment of a resource path: anything else is 404, not an empty history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_subresources_and_dot_segments_are_404() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &cm("x", json!({"k": "1"}))).await;
+    let log = s.get(&format!("{CMS}/x/log")).await;
+    assert_eq!((log.code, log.json().as_array().map(Vec::len)), (200, Some(1)));
+    assert_eq!(s.get(&format!("{CMS}/x/history?path=.data.k")).await.code, 200);
+    for bad in [
+        "x/../history?path=.data.k",
+        "x/../log",
+        "../log",
+        "x/./log",
+        "x/%2E%2E/log",
+        "%2e%2e/log",
+        "..",
+        "x/UPPER/log",
+        "x/LOG",
+        "x/History?path=.data.k",
+        "x/Blame",
+        "x/logs",
+        "x/log%2F",
+    ] {
+        s.get(&format!("{CMS}/{bad}")).await.status(404, "NotFound");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crds_register_their_types() {
     let server = Server::start(&[]);
