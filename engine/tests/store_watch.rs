@@ -107,6 +107,25 @@ fn bookmarks_periodic_and_on_demand() {
     assert!(quiet.next_timeout(Duration::from_millis(250)).is_none(), "no bookmarks unless allowed");
 }
 
+/// Waits and intervals beyond the clock's range (`Duration::MAX`) mean "no deadline", not an
+/// overflow panic: a watch's timeout, the bookmark interval, the wait for a future revision and
+/// the compaction interval.
+#[test]
+fn durations_beyond_the_clock_do_not_overflow() {
+    let options =
+        Options::default().bookmark_interval(Duration::MAX).future_revision_wait(Duration::MAX).compaction_interval(Duration::MAX);
+    let s = store(options);
+    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    let at_one = fieldstore_engine::store::GetOptions { resource_version: Some("1".into()), ..Default::default() };
+    assert_eq!(s.get("configmaps", Some("ns"), "a", &at_one).unwrap()["data"]["v"], "1");
+    let mut watch = s
+        .watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("0".into()), allow_bookmarks: true, ..Default::default() })
+        .unwrap();
+    assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
+    s.create("configmaps", Some("ns"), &cm("b", 1), &WriteOptions::new("t")).unwrap();
+    assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
+}
+
 #[test]
 fn selector_watches_see_objects_enter_and_leave() {
     let s = store(Options::default());

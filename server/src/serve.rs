@@ -4,6 +4,7 @@
 
 use crate::api::FILE_DESCRIPTOR_SET;
 use crate::coalesce::Coalesced;
+use crate::listen::{Conn, ConnLimits, Connections, InFlightLayer};
 use crate::location::Location;
 use crate::metrics::{Metrics, MetricsLayer};
 use crate::service::auth::Auth;
@@ -20,6 +21,9 @@ use std::time::Duration;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7700";
 /// The default address of the Kubernetes HTTP API: loopback, port 7701.
 pub const DEFAULT_HTTP: &str = "127.0.0.1:7701";
+/// The largest `--header-read-timeout-seconds` and `--idle-timeout-seconds`: a year (hyper adds
+/// them to the clock).
+const MAX_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -60,6 +64,18 @@ pub struct ServeArgs {
     /// Deadline of a unary request, in seconds.
     #[arg(long, default_value_t = 60)]
     request_deadline_seconds: u64,
+    /// Seconds a new connection has to send its first request's headers, and an HTTP/1.1
+    /// connection each later request's (slow or silent clients are disconnected).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECONDS))]
+    header_read_timeout_seconds: u64,
+    /// Seconds a connection may stay open without a request in flight (a streaming watch is
+    /// one); HTTP/2 connections are pinged after as long without traffic.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SECONDS))]
+    idle_timeout_seconds: u64,
+    /// Open connections of one client IP address, gRPC and HTTP together; more are closed at
+    /// once.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections_per_client: u64,
     /// Serve Prometheus metrics on `http://ADDR/metrics`.
     #[arg(long)]
     metrics: Option<SocketAddr>,
@@ -163,7 +179,13 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     };
     let ui = args.ui.unwrap_or_else(|| http.is_some_and(|a| a.ip().is_loopback()));
     let addrs = Addrs { listen: args.listen, http, metrics: args.metrics, ui };
-    runtime.block_on(serve(store.clone(), Arc::new(auth), limits, addrs, tls, location))?;
+    let conn_limits = ConnLimits {
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
+        idle_timeout: Duration::from_secs(args.idle_timeout_seconds),
+        max_per_client: usize::try_from(args.max_connections_per_client).unwrap_or(usize::MAX),
+    };
+    let server = Server { limits, conn_limits, addrs, tls };
+    runtime.block_on(serve(store.clone(), Arc::new(auth), server, location))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
     // acknowledged write).
@@ -194,14 +216,18 @@ struct Addrs {
     ui: bool,
 }
 
-async fn serve(
-    store: Store,
-    auth: Arc<Auth>,
+/// How the server serves: request limits, connection limits, addresses, TLS.
+struct Server {
     limits: Limits,
+    conn_limits: ConnLimits,
     addrs: Addrs,
     tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
-    location: &Location,
-) -> Result<(), ServeError> {
+}
+
+async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Location) -> Result<(), ServeError> {
+    let Server { limits, conn_limits, addrs, tls } = server;
+    // One count of connections per client address for both listeners.
+    let conns = Connections::new(conn_limits);
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| ServeError::Io(format!("cannot listen on {listen}: {e}")))?;
     let local = listener.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
@@ -212,13 +238,13 @@ async fn serve(
                 .await
                 .map_err(|e| ServeError::Io(format!("cannot listen on {addr} for metrics: {e}")))?;
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
-            tokio::spawn(crate::metrics::serve(l, metrics.clone(), store.clone()));
+            tokio::spawn(crate::metrics::serve(l, metrics.clone(), store.clone(), conn_limits.header_read_timeout));
             Some(a)
         }
         None => None,
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let max_message = limits.max_request_bytes + (64 << 10);
+    let max_message = limits.max_request_bytes.saturating_add(64 << 10);
     let service = StoreService::new(store, auth.clone(), limits, stop_rx.clone(), metrics.clone());
     let http_local = match addrs.http {
         Some(addr) => {
@@ -230,7 +256,7 @@ async fn serve(
             if addrs.ui {
                 router = router.merge(crate::http::ui::router());
             }
-            tokio::spawn(crate::http::listener::serve(l, router, tls.clone(), stop_rx));
+            tokio::spawn(crate::http::listener::serve(l, router, tls.clone(), conns.clone(), stop_rx));
             Some(a)
         }
         None => None,
@@ -268,8 +294,12 @@ async fn serve(
         // Give open watches a moment to send their last bookmark.
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
+    // Connections are closed when they go without a request too long (`crate::listen`); a peer
+    // that does not answer a ping within 20 s (tonic's default) is gone.
     let router = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(conn_limits.idle_timeout))
         .layer(MetricsLayer(metrics))
+        .layer(InFlightLayer)
         .add_service(health_service)
         .add_service(reflection)
         .add_service(api);
@@ -278,13 +308,13 @@ async fn serve(
     // accepted as the HTTP listener's (`crate::listen`: TCP_NODELAY, errors waited out).
     let served = match tls {
         None => {
-            let incoming = futures_util::stream::unfold(listener, |l| async move {
-                let (socket, _) = crate::listen::accept(&l, "grpc").await;
-                Some((Ok::<_, std::io::Error>(Coalesced::new(socket)), l))
+            let incoming = futures_util::stream::unfold((listener, conns), |(l, conns)| async move {
+                let conn = crate::listen::accept(&l, "grpc", &conns).await.into_conn();
+                Some((Ok::<_, std::io::Error>(Coalesced::new(conn)), (l, conns)))
             });
             router.serve_with_incoming_shutdown(incoming, shutdown).await
         }
-        Some(config) => router.serve_with_incoming_shutdown(tls_incoming(listener, config), shutdown).await,
+        Some(config) => router.serve_with_incoming_shutdown(tls_incoming(listener, config, conns), shutdown).await,
     };
     served.map_err(|e| ServeError::Io(e.to_string()))
 }
@@ -294,15 +324,18 @@ async fn serve(
 fn tls_incoming(
     listener: tokio::net::TcpListener,
     config: Arc<tokio_rustls::rustls::ServerConfig>,
-) -> impl futures_util::Stream<Item = Result<Coalesced<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>, std::io::Error>> {
+    conns: Arc<Connections>,
+) -> impl futures_util::Stream<Item = Result<Coalesced<tokio_rustls::server::TlsStream<Conn<tokio::net::TcpStream>>>, std::io::Error>> {
     let acceptor = crate::listen::acceptor(&config, &[b"h2"]);
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     tokio::spawn(async move {
         loop {
-            let (socket, peer) = tokio::select! {
-                c = crate::listen::accept(&listener, "grpc") => c,
+            let accepted = tokio::select! {
+                c = crate::listen::accept(&listener, "grpc", &conns) => c,
                 () = tx.closed() => return,
             };
+            let peer = accepted.peer;
+            let socket = accepted.into_conn();
             let (acceptor, tx) = (acceptor.clone(), tx.clone());
             tokio::spawn(async move {
                 if let Some(stream) = crate::listen::tls_handshake(&acceptor, socket, peer).await {

@@ -389,6 +389,85 @@ async fn watches_stream_events_bookmarks_and_410() {
     assert_eq!(lines[1]["object"]["columnDefinitions"], json!([]));
 }
 
+/// A `timeoutSeconds` beyond the clock's range is a watch without end (it panicked with
+/// "overflow when adding duration to instant" and dropped the connection); negative or
+/// non-numeric ones are 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_watch_timeouts_are_served() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &cm("a", json!({"k": "1"}))).await;
+    for timeout in ["18446744073709551615", "9223372036854775807", "100000000000000000"] {
+        let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&timeoutSeconds={timeout}"), 1, &[]).await;
+        assert_eq!((code, lines[0]["type"].as_str()), (200, Some("ADDED")), "timeoutSeconds={timeout}");
+    }
+    for bad in ["-1", "18446744073709551616", "x"] {
+        s.get(&format!("{CMS}?watch=1&timeoutSeconds={bad}")).await.status(400, "BadRequest");
+    }
+    // The server is still there.
+    assert_eq!(s.get(&format!("{CMS}/a")).await.code, 200);
+}
+
+/// Label selectors are parsed as Kubernetes' labels.Parse: keys are qualified names and values
+/// label values (at most 63 characters, alphanumeric at both ends), anything else 400 — on lists
+/// and watches alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_label_selectors_are_400() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"app.kubernetes.io/name": "web"}}}))
+        .await;
+    for bad in ["a=b=c", "-x-=y", "x-=y", "a=-b", "Example.com/a=b", "a/b/c=d", "x in (a, -b)", "!-x"] {
+        let q: String = form_urlencoded::byte_serialize(bad.as_bytes()).collect();
+        s.get(&format!("{CMS}?labelSelector={q}")).await.status(400, "BadRequest");
+        s.get(&format!("{CMS}?watch=1&labelSelector={q}")).await.status(400, "BadRequest");
+    }
+    for (good, n) in [("app.kubernetes.io/name=web", 1), ("a=b", 0), ("app.kubernetes.io/name in (web, db)", 1), ("!a", 1)] {
+        let q: String = form_urlencoded::byte_serialize(good.as_bytes()).collect();
+        let list = s.get(&format!("{CMS}?labelSelector={q}")).await;
+        assert_eq!((list.code, list.json()["items"].as_array().map(Vec::len)), (200, Some(n)), "{good}");
+    }
+}
+
+/// Subresources are their exact names (`status`, `scale`, `blame`, `history`, `log`, `at`), and
+/// `.` or `..` is no segment of a resource path: anything else is 404, not an empty history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_subresources_and_dot_segments_are_404() {
+    let server = Server::start(&[]);
+    let s = &server;
+    s.post(CMS, &cm("x", json!({"k": "1"}))).await;
+    let log = s.get(&format!("{CMS}/x/log")).await;
+    assert_eq!((log.code, log.json().as_array().map(Vec::len)), (200, Some(1)));
+    assert_eq!(s.get(&format!("{CMS}/x/history?path=.data.k")).await.code, 200);
+    for bad in [
+        "x/../history?path=.data.k",
+        "x/../log",
+        "../log",
+        "x/./log",
+        "x/%2E%2E/log",
+        "%2e%2e/log",
+        "..",
+        "x/UPPER/log",
+        "x/LOG",
+        "x/History?path=.data.k",
+        "x/Blame",
+        "x/logs",
+        "x/log%2F",
+    ] {
+        s.get(&format!("{CMS}/{bad}")).await.status(404, "NotFound");
+    }
+    // The history of an object that never was is no empty history; a deleted one's stays.
+    for missing in ["UPPER/log", "missing/log", "missing/history?path=.data.k", "missing/blame", "missing/at?revision=1"] {
+        s.get(&format!("{CMS}/{missing}")).await.status(404, "NotFound");
+    }
+    s.post(CMS, &cm("gone", json!({"k": "1"}))).await;
+    s.send("DELETE", &format!("{CMS}/gone"), &[], Bytes::new()).await;
+    let log = s.get(&format!("{CMS}/gone/log")).await;
+    assert_eq!((log.code, log.json()[0]["event"].as_str()), (200, Some("DELETED")));
+    let history = s.get(&format!("{CMS}/gone/history?path=.data.k")).await;
+    assert_eq!((history.code, history.json()["events"].as_array().is_some_and(|e| !e.is_empty())), (200, true));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crds_register_their_types() {
     let server = Server::start(&[]);

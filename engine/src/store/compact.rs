@@ -106,18 +106,20 @@ fn target(core: &Core) -> Result<Option<u64>> {
 /// The automatic compaction loop, until the store closes.
 pub(crate) fn auto(core: &Core) {
     let interval = core.options.compaction_interval.max(Duration::from_millis(10));
-    let mut next = Instant::now() + interval;
+    // An interval beyond the clock's range (`Duration::MAX`) never comes: no automatic runs.
+    let mut next = Instant::now().checked_add(interval);
+    let tick = Duration::from_millis(50);
     loop {
         // Short sleeps rather than the store's condition variable, which every commit signals.
-        while !core.stop.load(Ordering::SeqCst) && Instant::now() < next {
-            std::thread::sleep(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)));
+        while !core.stop.load(Ordering::SeqCst) && next.is_none_or(|n| Instant::now() < n) {
+            std::thread::sleep(next.map_or(tick, |n| n.saturating_duration_since(Instant::now()).min(tick)));
         }
         if core.stop.load(Ordering::SeqCst) {
             return;
         }
         // Among processes sharing the store, one runs it (the elected one, for three
         // intervals at a time, renewed each interval).
-        if core.kv.lead("compact", interval * 3).unwrap_or(false) {
+        if core.kv.lead("compact", interval.saturating_mul(3)).unwrap_or(false) {
             if let Ok(Some(t)) = target(core) {
                 let _ = compact(core, t);
             }
@@ -125,7 +127,7 @@ pub(crate) fn auto(core: &Core) {
             let _ = prune(core);
             let _ = core.kv.collect_garbage(core.compacted.load(Ordering::SeqCst));
         }
-        next = Instant::now() + interval;
+        next = Instant::now().checked_add(interval);
     }
 }
 

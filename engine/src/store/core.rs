@@ -82,10 +82,19 @@ impl Core {
 
     /// Waits (bounded) until the store reaches `revision`.
     pub(crate) fn wait_for(&self, revision: u64) -> Result<()> {
-        let deadline = std::time::Instant::now() + self.options.future_revision_wait;
+        // A wait beyond the clock's range (`Duration::MAX`) has no deadline.
+        let deadline = std::time::Instant::now().checked_add(self.options.future_revision_wait);
         let mut hub = self.hub.lock();
         while self.visible.load(Ordering::SeqCst) < revision {
-            if self.stop.load(Ordering::SeqCst) || self.advanced.wait_until(&mut hub, deadline).timed_out() {
+            let ended = self.stop.load(Ordering::SeqCst)
+                || match deadline {
+                    Some(d) => self.advanced.wait_until(&mut hub, d).timed_out(),
+                    None => {
+                        self.advanced.wait(&mut hub);
+                        false
+                    }
+                };
+            if ended {
                 let current = self.visible.load(Ordering::SeqCst);
                 if current >= revision {
                     break;

@@ -810,7 +810,7 @@ impl Kv for Etcd {
                 return Ok(false);
             }
         }
-        let mine = format!("{} {}", self.me, now + u64::try_from(term.as_millis()).unwrap_or(u64::MAX / 2));
+        let mine = format!("{} {}", self.me, now.saturating_add(u64::try_from(term.as_millis()).unwrap_or(u64::MAX)));
         let guard = match current {
             Some(v) => Compare::value(key.clone(), CompareOp::Equal, v),
             None => Compare::version(key.clone(), CompareOp::Equal, 0),

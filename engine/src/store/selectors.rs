@@ -49,7 +49,13 @@ impl LabelSelector {
                 let op_end = p.find(words.get(1).copied().unwrap_or_default()).unwrap_or(0) + words.get(1).map_or(0, |w| w.len());
                 let rest = p.get(op_end..).unwrap_or_default().trim();
                 let inner = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| bad("expected a parenthesized list"))?;
-                let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+                let values: Vec<String> = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(label_value)
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|e| bad(&e))?;
                 if values.is_empty() {
                     return Err(bad("for 'in', 'notin' operators, values set can't be empty"));
                 }
@@ -59,11 +65,11 @@ impl LabelSelector {
                     Requirement::NotIn(key, values)
                 }
             } else if let Some((k, v)) = p.split_once("!=") {
-                Requirement::NotEquals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+                Requirement::NotEquals(label_key(k.trim()).map_err(|e| bad(&e))?, label_value(v.trim()).map_err(|e| bad(&e))?)
             } else if let Some((k, v)) = p.split_once("==") {
-                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, label_value(v.trim()).map_err(|e| bad(&e))?)
             } else if let Some((k, v)) = p.split_once('=') {
-                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, v.trim().to_string())
+                Requirement::Equals(label_key(k.trim()).map_err(|e| bad(&e))?, label_value(v.trim()).map_err(|e| bad(&e))?)
             } else if words.len() == 1 {
                 Requirement::Exists(label_key(p).map_err(|e| bad(&e))?)
             } else {
@@ -87,13 +93,56 @@ impl LabelSelector {
     }
 }
 
+/// A label key as Kubernetes validates it (apimachinery's `IsQualifiedName`): a name of at most
+/// 63 characters, alphanumeric at both ends with `-`, `_` and `.` between, after an optional
+/// prefix and `/` that is a DNS subdomain (lowercase, at most 253 characters).
 fn label_key(k: &str) -> std::result::Result<String, String> {
-    let ok = !k.is_empty() && k.len() <= 317 && k.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c));
+    let (prefix, name) = match k.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, k),
+    };
+    let ok = is_label_name(name) && !name.is_empty() && prefix.is_none_or(is_dns_subdomain);
     if ok {
         Ok(k.to_string())
     } else {
-        Err(format!("invalid label key {k:?}"))
+        Err(format!(
+            "invalid label key {k:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters), with an optional DNS subdomain prefix and '/'"
+        ))
     }
+}
+
+/// A label value as Kubernetes validates it (`IsValidLabelValue`): empty, or at most 63
+/// characters, alphanumeric at both ends with `-`, `_` and `.` between.
+fn label_value(v: &str) -> std::result::Result<String, String> {
+    if is_label_name(v) {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "invalid label value {v:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
+        ))
+    }
+}
+
+/// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?` of at most 63 characters: a label value, and the
+/// name part of a label key when not empty.
+fn is_label_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() <= 63
+        && b.first().is_none_or(u8::is_ascii_alphanumeric)
+        && b.last().is_none_or(u8::is_ascii_alphanumeric)
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// A DNS-1123 subdomain: at most 253 characters, dot-separated labels of lowercase
+/// alphanumerics and `-`, each alphanumeric at both ends.
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|l| {
+            let b = l.as_bytes();
+            b.first().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && b.last().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
 }
 
 /// Splits on commas outside parentheses.
@@ -266,6 +315,52 @@ mod tests {
         assert!(m("!missing"));
         assert!(!m("missing"));
         assert!(LabelSelector::parse("app in web").is_err());
+    }
+
+    /// Keys and values as Kubernetes validates them (labels.Parse answers 400 for the others).
+    #[test]
+    fn label_selector_keys_and_values_are_validated() {
+        for ok in [
+            "a=b",
+            "a=",
+            "a==b.c_d-e",
+            "app.kubernetes.io/name=web",
+            "k8s.io/x!=y",
+            "A_b.C",
+            "!a-b",
+            "x in (a, b-c, )",
+            "x notin (1)",
+            "a=b,c!=d,e",
+            " a = b ",
+        ] {
+            assert!(LabelSelector::parse(ok).is_ok(), "{ok}");
+        }
+        let long = "a".repeat(64);
+        for bad in [
+            "a=b=c",
+            "-x-=y",
+            "x-=y",
+            "_x=y",
+            "a=-b",
+            "a=b-",
+            "a!=b=c",
+            "Example.com/a=b",
+            "-a.com/b=c",
+            "a..b/c=d",
+            "/a=b",
+            "a/=b",
+            "a/b/c=d",
+            "!-x",
+            "x in (a, -b)",
+            "x notin (a=b)",
+            "a=b c",
+            &format!("{long}=b"),
+            &format!("a={long}"),
+        ] {
+            assert!(LabelSelector::parse(bad).is_err(), "{bad}");
+        }
+        let max = format!("{}.{}/{}={}", "a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(63));
+        assert!(LabelSelector::parse(&max).is_ok());
     }
 
     #[test]

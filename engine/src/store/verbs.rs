@@ -424,7 +424,7 @@ impl Store {
                 m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                 let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
                 if generation > 0 {
-                    m.insert("generation".into(), Value::from(generation + 1));
+                    m.insert("generation".into(), Value::from(generation.saturating_add(1)));
                 }
             }
             Ok(Plan::Put(out, EventType::Modified))

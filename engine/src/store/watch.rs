@@ -246,7 +246,8 @@ impl Watch {
     /// The next event, waiting at most `timeout`; `None` when nothing came in time or the watch
     /// has ended (see [`Watch::is_ended`]).
     pub fn next_timeout(&mut self, timeout: Duration) -> Option<WatchEvent> {
-        let deadline = Instant::now() + timeout;
+        // A timeout beyond the clock's range (`Duration::MAX`) waits without a deadline.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             if let Some(e) = self.ready() {
                 return Some(e);
@@ -254,15 +255,21 @@ impl Watch {
             if self.ended {
                 return None;
             }
-            let now = Instant::now();
-            if now >= deadline {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
             if self.spin_for_message() {
                 continue;
             }
-            let wait = self.bookmark_wait(now).map_or(deadline - now, |b| b.min(deadline - now));
-            match self.rx.recv_timeout(wait) {
+            let until = match (self.bookmark_due(), deadline) {
+                (Some(b), Some(d)) => Some(b.min(d)),
+                (b, d) => b.or(d),
+            };
+            let received = match until {
+                Some(t) => self.rx.recv_deadline(t),
+                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match received {
                 Ok(m) => self.receive(m),
                 Err(RecvTimeoutError::Timeout) => self.idle(),
                 Err(RecvTimeoutError::Disconnected) => self.disconnected(),
@@ -346,9 +353,15 @@ impl Watch {
         }
     }
 
-    /// How long until an idle bookmark is due (`None` when bookmarks are not allowed).
+    /// When an idle bookmark is due (`None` when bookmarks are not allowed, or the interval is
+    /// beyond the clock's range).
+    fn bookmark_due(&self) -> Option<Instant> {
+        self.allow_bookmarks.then(|| self.last_sent.checked_add(self.core.options.bookmark_interval)).flatten()
+    }
+
+    /// How long until an idle bookmark is due (`None` when none is, see [`Watch::bookmark_due`]).
     fn bookmark_wait(&self, now: Instant) -> Option<Duration> {
-        self.allow_bookmarks.then(|| (self.last_sent + self.core.options.bookmark_interval).saturating_duration_since(now))
+        self.bookmark_due().map(|due| due.saturating_duration_since(now))
     }
 
     /// Takes a message of the hub.
@@ -377,7 +390,7 @@ impl Watch {
 
     /// Nothing came within the wait: a bookmark at the visible revision when one is due.
     fn idle(&mut self) {
-        if self.allow_bookmarks && Instant::now() >= self.last_sent + self.core.options.bookmark_interval {
+        if self.bookmark_due().is_some_and(|due| Instant::now() >= due) {
             // Under the hub lock, an empty channel means every published change has been
             // received.
             let hub = self.core.hub.lock();

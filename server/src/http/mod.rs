@@ -63,13 +63,14 @@ impl Http {
     }
 }
 
-/// Every request: authenticated, dispatched, counted in the metrics (method `HTTP <METHOD>`,
-/// code the HTTP status).
+/// Every request: authenticated, dispatched, counted in the metrics (method `HTTP <METHOD>` of
+/// the standard methods, else `HTTP other`; code the HTTP status: closed sets, see
+/// [`crate::metrics`]).
 async fn handle(State(h): State<Http>, req: Request) -> Response {
     let start = Instant::now();
-    let method = req.method().clone();
+    let method = crate::metrics::http_method_label(req.method());
     let r = dispatch(&h, req).await.unwrap_or_else(IntoResponse::into_response);
-    h.svc.metrics.observe(&format!("HTTP {method}"), r.status().as_str(), start.elapsed());
+    h.svc.metrics.observe(method, crate::metrics::http_code_label(r.status()), start.elapsed());
     r
 }
 

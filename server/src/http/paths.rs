@@ -26,6 +26,11 @@ impl Target {
     }
 }
 
+/// The subresources served, by their exact names: Kubernetes' `status` and `scale` (of the types
+/// that have them), fieldstore's history (`blame`, `history`, `log`) and the object at a revision
+/// (`at`). Any other is 404.
+pub(crate) const SUBRESOURCES: [&str; 6] = ["status", "scale", "blame", "history", "log", "at"];
+
 /// Resolves a path against the registered types (`lookup` finds one by its resource name,
 /// `plural` or `plural.group`): the resource it names, or `None` for a path that is not a
 /// resource path.
@@ -42,7 +47,8 @@ pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Re
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
         _ => return Ok(None),
     };
-    if rest.iter().any(|s| s.is_empty()) {
+    // `.` and `..` name nothing (a client that resolves them asks for another path).
+    if rest.iter().any(|s| s.is_empty() || *s == "." || *s == "..") {
         return Err(Failure::no_route());
     }
     let (watch, rest) = match rest {
@@ -61,7 +67,7 @@ pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Re
     let (plural, name, subresource) = match rest {
         [p] => (*p, None, None),
         [p, n] => (*p, Some(n.to_string()), None),
-        [p, n, s] => (*p, Some(n.to_string()), Some(s.to_string())),
+        [p, n, s] if SUBRESOURCES.contains(s) => (*p, Some(n.to_string()), Some(s.to_string())),
         _ => return Err(Failure::no_route()),
     };
     let spec = in_gv(plural).ok_or_else(Failure::no_route)?;
@@ -105,6 +111,29 @@ mod tests {
         assert_eq!(t.subresource.as_deref(), Some("status"));
         assert!(matches!(route("/version", lookup), Ok(None)));
         for bad in ["/api/v1/nothings", "/api/v1/namespaces/a/nodes", "/api/v1/pods/p", "/apis/apps/v2/deployments", "/api/v1/a/b/c/d"] {
+            assert_eq!(route(bad, lookup).unwrap_err().code(), 404, "{bad}");
+        }
+        for sub in SUBRESOURCES {
+            assert_eq!(target(&format!("/api/v1/namespaces/a/configmaps/x/{sub}")).subresource.as_deref(), Some(sub));
+        }
+    }
+
+    /// Only the exact names of the served subresources, and no `.` or `..` segment.
+    #[test]
+    fn unknown_subresources_and_dot_segments_name_nothing() {
+        for bad in [
+            "/api/v1/namespaces/default/configmaps/x/../history",
+            "/api/v1/namespaces/default/configmaps/../log",
+            "/api/v1/namespaces/default/configmaps/./log",
+            "/api/v1/namespaces/default/configmaps/x/%2E%2E/log",
+            "/api/v1/namespaces/default/configmaps/%2e%2e",
+            "/api/v1/namespaces/../configmaps/x",
+            "/api/v1/namespaces/default/configmaps/x/UPPER/log",
+            "/api/v1/namespaces/default/configmaps/x/LOG",
+            "/api/v1/namespaces/default/configmaps/x/Status",
+            "/api/v1/namespaces/default/configmaps/x/logs",
+            "/api/v1/namespaces/default/configmaps/x/log%2F",
+        ] {
             assert_eq!(route(bad, lookup).unwrap_err().code(), 404, "{bad}");
         }
     }

@@ -37,6 +37,9 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         send_initial_events: ctx.q.opt_flag("sendInitialEvents")?,
     };
     let timeout = ctx.q.number("timeoutSeconds")?.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+    // A timeout beyond what the clock can count (`timeoutSeconds=18446744073709551615`) is a
+    // watch without end, not an overflow.
+    let end = tokio::time::Instant::now().checked_add(timeout);
     let table = (ctx.accept == Accept::Table).then_some(()).map(|_| ctx.t.spec.clone());
     let include = if table.is_some() { Some(ctx.include_object()?) } else { None };
     let slot = ctx.h.svc.reserve_watch(&ctx.id.user)?;
@@ -58,7 +61,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         shutdown: ctx.h.svc.shutdown.clone(),
         store: ctx.h.svc.store.clone(),
         allow_bookmarks: ctx.q.flag("allowWatchBookmarks")?,
-        end: tokio::time::Instant::now() + timeout,
+        end,
         api_version,
         kind,
         table: table.zip(include),
@@ -77,8 +80,8 @@ struct HttpWatch {
     shutdown: tokio::sync::watch::Receiver<bool>,
     store: fieldstore_engine::store::Store,
     allow_bookmarks: bool,
-    /// When the watch ends (`timeoutSeconds`).
-    end: tokio::time::Instant,
+    /// When the watch ends (`timeoutSeconds`); `None` when that is beyond the clock's range.
+    end: Option<tokio::time::Instant>,
     api_version: String,
     kind: String,
     /// Events as Table rows (`as=Table`): the type and whether objects are included.
@@ -93,13 +96,20 @@ struct HttpWatch {
 impl HttpWatch {
     /// The next line of the stream, and the stream; `None` once it has ended.
     async fn next(mut self) -> Option<(Result<Bytes, std::convert::Infallible>, Self)> {
-        if self.done || tokio::time::Instant::now() >= self.end {
+        if self.done || self.end.is_some_and(|end| tokio::time::Instant::now() >= end) {
             return None;
         }
+        let end = self.end;
+        let timeout = async move {
+            match end {
+                Some(end) => tokio::time::sleep_until(end).await,
+                None => std::future::pending().await,
+            }
+        };
         let next = tokio::select! {
             biased;
             next = next_event(&mut self.watch, &mut self.shutdown) => next,
-            () = tokio::time::sleep_until(self.end) => return None,
+            () = timeout => return None,
         };
         let ev = match next {
             Next::Event(ev) => ev,

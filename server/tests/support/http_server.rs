@@ -19,6 +19,8 @@ pub struct Server {
     pub base: String,
     /// The gRPC address.
     pub grpc: String,
+    /// The first line the server printed (its addresses).
+    pub banner: String,
     pub client: Client<HttpConnector, Full<Bytes>>,
     _dir: tempfile::TempDir,
 }
@@ -64,7 +66,35 @@ impl Server {
         let grpc = line.split_whitespace().nth(3).unwrap().to_string();
         let base = line.split("kubernetes API ").nth(1).unwrap_or_else(|| panic!("no HTTP address in {line:?}"));
         let base = base.split([',', ')']).next().unwrap().trim().to_string();
-        Server { child, base, grpc, client: Client::builder(TokioExecutor::new()).build_http(), _dir: dir }
+        Server {
+            child,
+            base,
+            grpc,
+            banner: line.trim_end().to_string(),
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            _dir: dir,
+        }
+    }
+
+    /// `HOST:PORT` of the HTTP API (without the scheme).
+    pub fn http_addr(&self) -> &str {
+        self.base.trim_start_matches("http://").trim_start_matches("https://")
+    }
+
+    /// The Prometheus text of `--metrics` (the server must have been started with it).
+    pub async fn metrics_text(&self) -> String {
+        let addr = self.banner.split("metrics http://").nth(1).expect("started with --metrics").split('/').next().unwrap().to_string();
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+            write!(sock, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+            let mut out = String::new();
+            sock.read_to_string(&mut out).unwrap();
+            assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+            out
+        })
+        .await
+        .unwrap()
     }
 
     pub async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Resp {
