@@ -36,10 +36,13 @@ impl LabelSelector {
     pub(crate) fn parse(s: &str) -> Result<Self> {
         let bad = |why: &str| Error::BadRequest(format!("unable to parse requirement: {why} in label selector {s:?}"));
         let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(LabelSelector(reqs));
+        }
         for part in split_top_level(s) {
             let p = part.trim();
             if p.is_empty() {
-                continue;
+                return Err(bad("found ',', expected: !, identifier, or 'end of string'"));
             }
             let words: Vec<&str> = p.split_whitespace().collect();
             let req = if let Some(k) = p.strip_prefix('!') {
@@ -93,56 +96,20 @@ impl LabelSelector {
     }
 }
 
-/// A label key as Kubernetes validates it (apimachinery's `IsQualifiedName`): a name of at most
-/// 63 characters, alphanumeric at both ends with `-`, `_` and `.` between, after an optional
-/// prefix and `/` that is a DNS subdomain (lowercase, at most 253 characters).
+/// A label key as Kubernetes validates it (apimachinery's `IsQualifiedName`).
 fn label_key(k: &str) -> std::result::Result<String, String> {
-    let (prefix, name) = match k.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, k),
-    };
-    let ok = is_label_name(name) && !name.is_empty() && prefix.is_none_or(is_dns_subdomain);
-    if ok {
-        Ok(k.to_string())
-    } else {
-        Err(format!(
-            "invalid label key {k:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters), with an optional DNS subdomain prefix and '/'"
-        ))
+    match super::validate::qualified_name(k).first() {
+        None => Ok(k.to_string()),
+        Some(why) => Err(format!("invalid label key {k:?}: {why}")),
     }
 }
 
-/// A label value as Kubernetes validates it (`IsValidLabelValue`): empty, or at most 63
-/// characters, alphanumeric at both ends with `-`, `_` and `.` between.
+/// A label value as Kubernetes validates it (`IsValidLabelValue`).
 fn label_value(v: &str) -> std::result::Result<String, String> {
-    if is_label_name(v) {
-        Ok(v.to_string())
-    } else {
-        Err(format!(
-            "invalid label value {v:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
-        ))
+    match super::validate::label_value(v).first() {
+        None => Ok(v.to_string()),
+        Some(why) => Err(format!("invalid label value {v:?}: {why}")),
     }
-}
-
-/// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?` of at most 63 characters: a label value, and the
-/// name part of a label key when not empty.
-fn is_label_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() <= 63
-        && b.first().is_none_or(u8::is_ascii_alphanumeric)
-        && b.last().is_none_or(u8::is_ascii_alphanumeric)
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// A DNS-1123 subdomain: at most 253 characters, dot-separated labels of lowercase
-/// alphanumerics and `-`, each alphanumeric at both ends.
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|l| {
-            let b = l.as_bytes();
-            b.first().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.last().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
 }
 
 /// Splits on commas outside parentheses.
@@ -332,6 +299,8 @@ mod tests {
             "x notin (1)",
             "a=b,c!=d,e",
             " a = b ",
+            "",
+            "  ",
         ] {
             assert!(LabelSelector::parse(ok).is_ok(), "{ok}");
         }
@@ -356,6 +325,8 @@ mod tests {
             "a=b c",
             &format!("{long}=b"),
             &format!("a={long}"),
+            ",,",
+            "a=b,,c",
         ] {
             assert!(LabelSelector::parse(bad).is_err(), "{bad}");
         }

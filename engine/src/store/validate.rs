@@ -104,7 +104,7 @@ pub(crate) fn qualified_name(s: &str) -> Vec<String> {
 }
 
 /// The problems of a label value (apimachinery's `IsValidLabelValue`).
-fn label_value(v: &str) -> Vec<String> {
+pub(crate) fn label_value(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     if v.len() > 63 {
         out.push("must be no more than 63 characters".to_string());
