@@ -18,7 +18,7 @@ For each it reports the server's VmRSS (baseline, peak, after), the slowest /hea
 (probed every 250 ms on a fresh connection), and whether the server closed the phase's
 connections and after how long. Prints a markdown table on stdout.
 
-Usage: exhaustion_rss.py PATH_TO_FIELDSTORE_BINARY
+Usage: exhaustion_rss.py PATH_TO_FIELDSTORE_BINARY [MORE SERVE FLAGS, e.g. --idle-timeout-seconds 5]
 Python 3.11 standard library only. Raises RLIMIT_NOFILE to its hard limit (the server inherits
 it). The server runs with --max-watches-per-client 1000 so that phase 3's 500 watchers all start
 (the default, 100, would refuse 400 of them with 429)."""
@@ -111,11 +111,11 @@ class Monitor(threading.Thread):
             self.stop_.wait(0.25)
 
 
-def start_server(binary, data):
+def start_server(binary, data, extra=()):
     log = open(os.path.join(data, "server.log"), "wb")
     proc = subprocess.Popen(
         [binary, "--data", os.path.join(data, "store"), "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-         "--metrics", "127.0.0.1:0", "--max-watches-per-client", "1000"],
+         "--metrics", "127.0.0.1:0", "--max-watches-per-client", "1000", *extra],
         stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     line = proc.stdout.readline().decode() if ready else ""
@@ -577,7 +577,7 @@ def h2_flood(port, paths, batch=100, timeout=10.0):
 # ---------------------------------------------------------------------------------------------
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     binary = os.path.abspath(sys.argv[1])
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -590,7 +590,7 @@ def main():
     # machine, but only ours count against our limit (the server's against its own, inherited).
     conns = max(100, min(2000, nofile - 500))
     data = tempfile.mkdtemp(prefix="fieldstore-exhaustion-")
-    proc, grpc, http_port, metrics, log = start_server(binary, data)
+    proc, grpc, http_port, metrics, log = start_server(binary, data, sys.argv[2:])
     b = Bench(proc, grpc, http_port, metrics)
     t0 = time.monotonic()
     print(f"  server pid {proc.pid}, RLIMIT_NOFILE {nofile}, baseline RSS {rss_mib(proc.pid):.0f} MiB", file=sys.stderr)

@@ -19,7 +19,7 @@ impl Error {
             Error::Conflict(conflicts) => {
                 for c in &conflicts.0 {
                     let mut cause = json!({
-                        "type": "FieldManagerConflict",
+                        "reason": "FieldManagerConflict",
                         "message": format!("conflict with {}", crate::merge::conflicts::display_manager(&c.manager)),
                         "field": c.path.to_string(),
                     });
@@ -35,11 +35,11 @@ impl Error {
             }
             Error::Invalid(errors) => {
                 for e in &errors.0 {
-                    causes.push(json!({ "type": "FieldValueInvalid", "message": e.message, "field": e.path }));
+                    causes.push(json!({ "reason": "FieldValueInvalid", "message": e.message, "field": e.path }));
                 }
             }
             Error::Patch { path, message, .. } => {
-                causes.push(json!({ "type": "FieldValueInvalid", "message": message, "field": path }));
+                causes.push(json!({ "reason": "FieldValueInvalid", "message": message, "field": path }));
             }
             Error::NotFound { resource, name } | Error::AlreadyExists { resource, name } | Error::Precondition { resource, name, .. } => {
                 let (kind, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(s["reason"], "Conflict");
         assert_eq!(s["details"]["causes"][0]["field"], ".spec.replicas");
         assert_eq!(s["details"]["causes"][0]["message"], "conflict with \"hpa\" using apps/v1");
-        assert_eq!(s["details"]["causes"][0]["type"], "FieldManagerConflict");
+        assert_eq!(s["details"]["causes"][0]["reason"], "FieldManagerConflict");
         assert_eq!((&s["details"]["causes"][0]["live"], &s["details"]["causes"][0]["applied"]), (&json!(3), &json!(5)));
     }
 

@@ -260,3 +260,22 @@ async fn yaml_values_json_cannot_hold_and_duplicate_fields() {
     assert_eq!(ignore.code, 201);
     assert!(ignore.headers.get("warning").is_none());
 }
+
+/// A conflict's causes are `metav1.StatusCause`s as client-go decodes them: the cause type under
+/// `reason` (Go's JSON tag), so `apierrors.HasStatusCause(err, FieldManagerConflict)` matches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_causes_carry_their_type_as_reason() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let apply = |manager: &'static str, value: &'static str| async move {
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": value}});
+        s.patch(&format!("{CMS}/c?fieldManager={manager}"), "application/apply-patch+yaml", &body).await
+    };
+    assert!(matches!(apply("alice", "1").await.code, 200 | 201));
+    let e = apply("bob", "2").await.status(409, "Conflict");
+    let cause = &e["details"]["causes"][0];
+    assert_eq!((cause["reason"].as_str(), cause["field"].as_str()), (Some("FieldManagerConflict"), Some(".data.a")), "{e}");
+    assert!(cause.get("type").is_none(), "{e}");
+    let e = s.post(CMS, &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "-bad"}})).await.status(422, "Invalid");
+    assert_eq!(e["details"]["causes"][0]["reason"], "FieldValueInvalid", "{e}");
+}

@@ -299,7 +299,7 @@ fn api_error(status: &serde_json::Value, output: Option<Output>) -> ExitCode {
         eprintln!("error: {} ({code}): {}", s("reason"), one_line(s("message")));
         // Apply conflicts: per field, who owns it, its live value and the value applied.
         for c in status.pointer("/details/causes").and_then(serde_json::Value::as_array).into_iter().flatten() {
-            if c.get("type").and_then(serde_json::Value::as_str) != Some("FieldManagerConflict") {
+            if c.get("reason").and_then(serde_json::Value::as_str) != Some("FieldManagerConflict") {
                 continue;
             }
             let field = c.get("field").and_then(serde_json::Value::as_str).unwrap_or("");
