@@ -17,12 +17,33 @@
     );
   }
 
-  /** The newest managedFields entry: who wrote the object last, and how. */
-  function lastWriter(o) {
+  /**
+   * The newest managedFields entry by time: only a guess at the last writer. Times have whole
+   * seconds (an apply and another manager's update in the same second tie), an entry's time moves
+   * only when its own fields change, and servers' clocks differ.
+   */
+  function newestEntry(o) {
     const mf = (o.metadata && o.metadata.managedFields) || [];
     let best = null;
     for (const e of mf) if (!best || String(e.time || "") > String(best.time || "")) best = e;
     return best;
+  }
+
+  /**
+   * Who wrote the object last, and how: the newest write of its log (field history), the write
+   * that made its resourceVersion, whatever its operation and manager. The newest managedFields
+   * entry when history does not hold that write (history off for the type, or no `get`).
+   */
+  async function lastWriter(t, o, signal) {
+    const m = o.metadata;
+    try {
+      const log = await FS.get(FS.objectPath(t, m.namespace, m.name) + "/log?limit=1", signal);
+      const e = log && log[0];
+      if (e && e.manager && String(e.revision) === String(m.resourceVersion)) return e;
+    } catch (err) {
+      if (signal && signal.aborted) throw err;
+    }
+    return newestEntry(o);
   }
 
   const objectLink = (t, ns, name) => `#/object?${new URLSearchParams(Object.assign({ type: t.key }, t.namespaced ? { ns } : {}, { name }))}`;
@@ -59,8 +80,10 @@
       const q = new URLSearchParams({ limit: String(PAGE) });
       if (cont) q.set("continue", cont);
       const list = await FS.get(FS.collectionPath(t, ns) + "?" + q, signal);
-      const rows = (list.items || []).map((o) => {
-        const w = lastWriter(o);
+      const items = list.items || [];
+      const writers = await Promise.all(items.map((o) => lastWriter(t, o, signal)));
+      const rows = items.map((o, i) => {
+        const w = writers[i];
         const m = o.metadata;
         return html`<tr><td><a href="${objectLink(t, m.namespace, m.name)}">${m.name}</a></td>
           ${t.namespaced && !ns ? html`<td>${m.namespace}</td>` : ""}

@@ -213,6 +213,7 @@ class Browser:
 KEYS = {"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40, "Enter": 13, "Tab": 9}
 
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
+CMS = "/api/v1/namespaces/default/configmaps"
 
 
 def deployment(name, replicas, image="nginx:1.25", env=None):
@@ -278,6 +279,20 @@ def main():
         rows = b.eval("[...document.querySelectorAll('#rows tr')].map(r => r.innerText.replace(/\\s+/g, ' ').trim())")
         check(len(rows) == 2 and rows[1].startswith("web") and "autoscaler" in rows[1], f"the list shows web with its last writer: {rows}")
         b.screenshot(os.path.join(shots, "ui-objects.png"))
+
+        # The last writer is the manager of the object's last write: here an update by another
+        # manager after an apply, named even when managedFields times do not order the writes
+        # (whole seconds; another server's clock, or an import: here the applier's entry, which
+        # keeps `team`, is dated later than the update of `mode`).
+        server.apply(f"{CMS}/settings", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"mode": "safe", "team": "web"}}, "deployer")
+        settings = server.request("GET", f"{CMS}/settings")
+        for entry in settings["metadata"]["managedFields"]:
+            entry["time"] = "2099-01-01T00:00:00Z"
+        settings["data"]["mode"] = "fast"
+        server.request("PUT", f"{CMS}/settings?fieldManager=kubectl-edit", settings)
+        b.hash("#/objects?type=v1/configmaps&ns=default")
+        rows = b.eval("[...document.querySelectorAll('#rows tr')].map(r => r.innerText.replace(/\\s+/g, ' ').trim())")
+        check(len(rows) == 1 and rows[0].startswith("settings") and "kubectl-edit" in rows[0] and "Update" in rows[0], f"the last writer is the last write's manager: {rows}")
 
         print("object page: blame")
         b.hash("#/object?type=apps/v1/deployments&ns=default&name=web")
