@@ -456,6 +456,16 @@ async fn unknown_subresources_and_dot_segments_are_404() {
     ] {
         s.get(&format!("{CMS}/{bad}")).await.status(404, "NotFound");
     }
+    // The history of an object that never was is no empty history; a deleted one's stays.
+    for missing in ["UPPER/log", "missing/log", "missing/history?path=.data.k", "missing/blame", "missing/at?revision=1"] {
+        s.get(&format!("{CMS}/{missing}")).await.status(404, "NotFound");
+    }
+    s.post(CMS, &cm("gone", json!({"k": "1"}))).await;
+    s.send("DELETE", &format!("{CMS}/gone"), &[], Bytes::new()).await;
+    let log = s.get(&format!("{CMS}/gone/log")).await;
+    assert_eq!((log.code, log.json()[0]["event"].as_str()), (200, Some("DELETED")));
+    let history = s.get(&format!("{CMS}/gone/history?path=.data.k")).await;
+    assert_eq!((history.code, history.json()["events"].as_array().is_some_and(|e| !e.is_empty())), (200, true));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

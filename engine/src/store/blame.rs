@@ -202,7 +202,8 @@ impl Store {
     /// for the whole object), newest first, paged.
     ///
     /// # Errors
-    /// [`Error::NotFound`] for an unknown resource; [`Error::BadRequest`] for a namespace error.
+    /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
+    /// write in history; [`Error::BadRequest`] for a namespace error.
     pub fn field_history(
         &self,
         resource: &str,
@@ -246,14 +247,33 @@ impl Store {
             }
             Ok(Flow::Continue)
         })?;
+        if events.is_empty() {
+            self.known(resource, namespace, name, &prefix)?;
+        }
         Ok(FieldTimeline { events, next_before_revision: next })
+    }
+
+    /// Fails with [`Error::NotFound`] unless the object exists or history holds a write of it
+    /// (a deleted object's history stays readable): the log or timeline of an object that never
+    /// was is not an empty one.
+    fn known(&self, resource: &str, namespace: Option<&str>, name: &str, prefix: &[u8]) -> Result<()> {
+        let mut any = false;
+        self.core().history_scan(prefix, u64::MAX, &mut |_, _| {
+            any = true;
+            Ok(Flow::Stop)
+        })?;
+        if any {
+            return Ok(());
+        }
+        self.get(resource, namespace, name, &Default::default()).map(|_| ())
     }
 
     /// Every write of the object that history still holds, newest first (at most `limit`):
     /// who, when, what kind of write, and how many fields it changed.
     ///
     /// # Errors
-    /// [`Error::NotFound`] for an unknown resource.
+    /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
+    /// write in history.
     pub fn object_log(&self, resource: &str, namespace: Option<&str>, name: &str, limit: Option<usize>) -> Result<Vec<WriteEntry>> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
@@ -270,6 +290,9 @@ impl Store {
             });
             Ok(if out.len() >= limit { Flow::Stop } else { Flow::Continue })
         })?;
+        if out.is_empty() {
+            self.get(resource, namespace, name, &Default::default())?;
+        }
         Ok(out)
     }
 
