@@ -31,15 +31,26 @@ setup:
 	fi; \
 	command -v $(CARGO) >/dev/null 2>&1 || { echo "setup: $(CARGO) not found; install Rust from https://rustup.rs" >&2; exit 1; }
 
+# How `run` and `demo` build the `fieldstore` binary: with the workspace's features as
+# `cargo test --workspace --release` resolves them, so that neither rebuilds anything after
+# `make test` (nor `make test` after them). Cargo resolves features per command: `cargo run -p
+# fieldstore-server` leaves out the members' dev-dependencies, which add features to crates the
+# server uses too (rustix, regex, zerocopy, getrandom, …), so that half the tree, engine and server
+# among it, would be rebuilt. Naming an example (`embed`, which `make test` builds and runs anyway)
+# makes cargo resolve with every member's dev-dependencies, as the tests do.
+BUILD_BIN = $(CARGO) build --release --workspace --bin fieldstore --example embed
+
 # The main job: the server on the embedded data directory $(DATA) — gRPC on 127.0.0.1:7700, the
 # Kubernetes HTTP API (kubectl, client libraries) and the web view (/ui/) on 127.0.0.1:7701 — with
 # the built-in Kubernetes kinds (README, "Built-in kinds"). Stop it with Ctrl-C.
+# `tests/readme/test_make_run.py` (CI, after `make test`) runs it as the README says.
 run: setup
-	$(CARGO) run --release -p fieldstore-server -- --data $(DATA) serve
+	$(BUILD_BIN)
+	./target/release/fieldstore --data $(DATA) serve
 
 # A store session without a server: register a CRD, apply, patch, then blame / history / owners.
 demo: setup
-	$(CARGO) build --release -p fieldstore-server
+	$(BUILD_BIN)
 	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the

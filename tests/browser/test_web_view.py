@@ -282,9 +282,9 @@ def main():
 
         # The last writer is the manager of the object's last write: here an update by another
         # manager after an apply, named even when managedFields times do not order the writes
-        # (whole seconds; another server's clock, or an import: here the applier's entry is dated
-        # later than the update).
-        server.apply(f"{CMS}/settings", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"mode": "safe"}}, "deployer")
+        # (whole seconds; another server's clock, or an import: here the applier's entry, which
+        # keeps `team`, is dated later than the update of `mode`).
+        server.apply(f"{CMS}/settings", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"mode": "safe", "team": "web"}}, "deployer")
         settings = server.request("GET", f"{CMS}/settings")
         for entry in settings["metadata"]["managedFields"]:
             entry["time"] = "2099-01-01T00:00:00Z"
