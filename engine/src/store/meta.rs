@@ -208,7 +208,7 @@ pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
         // Types without a generation have none (the update kept the live object's).
         if let Some(Value::Object(m)) = new.get_mut("metadata") {
             if let Some(generation) = m.get("generation").and_then(Value::as_i64) {
-                m.insert("generation".into(), Value::from(generation + 1));
+                m.insert("generation".into(), Value::from(generation.saturating_add(1)));
             }
         }
     }
