@@ -367,7 +367,7 @@ impl YamlScan<'_> {
                     return Ok(());
                 }
                 b'#' => {
-                    self.to_eol();
+                    self.skip_line();
                     return Ok(());
                 }
                 b'\n' => {
@@ -393,7 +393,7 @@ impl YamlScan<'_> {
                     return self.node_start(indent);
                 }
                 b'#' if self.i > 0 && matches!(self.b[self.i - 1], b' ' | b'\t') => {
-                    self.to_eol();
+                    self.skip_line();
                     return Ok(());
                 }
                 _ => self.i += 1,
@@ -421,7 +421,7 @@ impl YamlScan<'_> {
                 c @ (b'\'' | b'"') if self.i == 0 || matches!(self.b[self.i - 1], b'[' | b'{' | b',' | b' ' | b'\t' | b'\n' | b':') => {
                     self.quoted(c);
                 }
-                b'#' if self.i > 0 && Self::blank(self.b[self.i - 1]) => self.to_eol(),
+                b'#' if self.i > 0 && Self::blank(self.b[self.i - 1]) => self.skip_line(),
                 _ => self.i += 1,
             }
         }
@@ -449,7 +449,7 @@ impl YamlScan<'_> {
     /// A block scalar (`|`, `>`): its header line, then every line blank or indented more than
     /// the line it started on.
     fn block_scalar(&mut self, indent: usize) {
-        self.to_eol();
+        self.skip_line();
         while self.i < self.b.len() {
             let start = self.i;
             let mut j = self.i;
@@ -461,11 +461,11 @@ impl YamlScan<'_> {
                 return;
             }
             self.i = j;
-            self.to_eol();
+            self.skip_line();
         }
     }
 
-    fn to_eol(&mut self) {
+    fn skip_line(&mut self) {
         while self.i < self.b.len() && self.b[self.i] != b'\n' {
             self.i += 1;
         }
