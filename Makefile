@@ -3,6 +3,9 @@
 
 CARGO    ?= cargo
 DATA     ?= ./fieldstore-data
+# Where cargo builds (`CARGO_TARGET_DIR` when set, as cargo itself reads it) and the binary in it.
+TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
+BIN      := $(TARGET)/release/fieldstore
 
 .PHONY: setup run demo lint test
 
@@ -46,12 +49,12 @@ BUILD_BIN = $(CARGO) build --release --workspace --bin fieldstore --example embe
 # `tests/readme/test_make_run.py` (CI, after `make test`) runs it as the README says.
 run: setup
 	$(BUILD_BIN)
-	./target/release/fieldstore --data $(DATA) serve
+	$(BIN) --data $(DATA) serve
 
 # A store session without a server: register a CRD, apply, patch, then blame / history / owners.
 demo: setup
 	$(BUILD_BIN)
-	sh examples/cli/demo.sh target/release/fieldstore $(DATA)
+	sh examples/cli/demo.sh $(BIN) $(DATA)
 
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
 # benches use); the store suites (`store_*`) a second time on etcd (a single-member etcd each test
@@ -72,11 +75,11 @@ test: setup
 	else echo "skipped: the store suites on etcd (no etcd binary)"; fi
 	$(CARGO) run --release --example embed
 	sh tests/python/ensure_packages.sh
-	python3 tests/python/test_grpc_client.py target/release/fieldstore
-	python3 tests/python/test_k8s_client.py target/release/fieldstore
-	python3 tests/http_sweep/sweep.py target/release/fieldstore
+	python3 tests/python/test_grpc_client.py $(BIN)
+	python3 tests/python/test_k8s_client.py $(BIN)
+	python3 tests/http_sweep/sweep.py $(BIN)
 	sh tests/browser/ensure_browser.sh
-	python3 tests/browser/test_web_view.py target/release/fieldstore --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
+	python3 tests/browser/test_web_view.py $(BIN) --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 
 # The guard rails CI runs before the tests: rustfmt (rustfmt.toml) and clippy with every warning
 # an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.
