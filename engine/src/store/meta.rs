@@ -99,11 +99,11 @@ pub(super) fn check_preconditions(t: &Registered, name: &str, live: &Value, new:
 /// patched document must be an object with an object (or no) `metadata`; a name or namespace
 /// the patch changed is a 400 (one it removed is refilled), a uid it changed a 422 (immutable);
 /// apiVersion and kind it removed come back in [`prepare_update`].
-pub(super) fn check_patched_identity(live: &Value, patched: &mut Value) -> Result<()> {
+pub(super) fn check_patched_identity(live: &Value, patched: &Value) -> Result<()> {
     let Value::Object(root) = patched else {
         return Err(Error::BadRequest("the patched object must be a JSON object".into()));
     };
-    let meta = match root.get_mut("metadata") {
+    let meta = match root.get("metadata") {
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Object(m)) => m,
         Some(_) => return Err(validate::invalid("metadata", "Invalid value: metadata must be an object")),
@@ -132,7 +132,7 @@ pub(super) fn check_patched_identity(live: &Value, patched: &mut Value) -> Resul
     Ok(())
 }
 
-/// The apiServer's PrepareForUpdate: the object keeps its type's apiVersion and kind and its
+/// The apiserver's PrepareForUpdate: the object keeps its type's apiVersion and kind and its
 /// server-owned metadata (name, namespace, uid, creationTimestamp, …: what a write removed comes
 /// back, what it changed is the live value); with a status subresource, a main-resource write
 /// keeps the live status and a status write changes only the status.

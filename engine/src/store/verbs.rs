@@ -364,8 +364,8 @@ impl Store {
         let now = now_time();
         self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
-            let mut patched = crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes)?;
-            check_patched_identity(live, &mut patched)?;
+            let patched = crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes)?;
+            check_patched_identity(live, &patched)?;
             self.check_input(&t, &patched)?;
             check_preconditions(&t, name, live, &patched)?;
             let mut new = prepare_update(&t, opts.status, live, patched);
