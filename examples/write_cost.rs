@@ -1,0 +1,68 @@
+//! The engine's work per write, for callgrind: `write_cost OP N` opens a store in a temporary
+//! directory (WAL sync off: the instructions, not the disk), makes 200 writes untimed, then N more
+//! in the callgrind region `measure` (`--collect-atstart=no --toggle-collect='*measure*'`).
+//! OP: `create` (1 KiB ConfigMaps), `update` (one data key of a 1 KiB ConfigMap changed by PUT),
+//! `patch` (the same change by merge patch), `deployment` (creates of a Deployment). Every
+//! thread counts (the committer's RocksDB write among them).
+#![allow(missing_docs)]
+
+use fieldstore::{Options, PatchType, Store, WriteOptions};
+use serde_json::{json, Value};
+
+#[inline(never)]
+fn measure(f: impl FnOnce()) {
+    f();
+}
+
+fn configmap(i: usize) -> Value {
+    let data: serde_json::Map<String, Value> = (0..8).map(|k| (format!("key{k}"), json!(format!("{i:08}-{}", "v".repeat(100))))).collect();
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm{i}"), "labels": {"app": "web", "tier": "a"}}, "data": data})
+}
+
+fn deployment(i: usize) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": format!("d{i}"), "labels": {"app": "web"}}, "spec": {
+        "replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+            {"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80}], "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}}]}}}})
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let op = args.get(1).map_or("create", String::as_str).to_string();
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let dir = std::env::temp_dir().join(format!("fieldstore-write-cost-{}", std::process::id()));
+    let store = Store::open(&dir, Options::default().sync(false))?;
+    let w = WriteOptions::new("bench");
+    let ns = Some("default");
+    let run = |i: usize| -> Result<(), fieldstore::Error> {
+        match op.as_str() {
+            "create" => store.create("configmaps", ns, &configmap(i), &w).map(drop),
+            "deployment" => store.create("deployments.apps", ns, &deployment(i), &w).map(drop),
+            "update" => {
+                let mut o = store.get("configmaps", ns, "cm0", &Default::default())?;
+                o["data"]["key0"] = json!(format!("{i}"));
+                store.update("configmaps", ns, &o, &w).map(drop)
+            }
+            _ => store.patch("configmaps", ns, "cm0", PatchType::Merge, &json!({"data": {"key0": format!("{i}")}}), &w).map(drop),
+        }
+    };
+    if op != "create" && op != "deployment" {
+        store.create("configmaps", ns, &configmap(0), &w)?;
+    }
+    for i in 0..200 {
+        run(n + 1 + i)?;
+    }
+    let mut result = Ok(());
+    measure(|| {
+        for i in 0..n {
+            if let Err(e) = run(i + 1) {
+                result = Err(e);
+                return;
+            }
+        }
+    });
+    result?;
+    drop(store);
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
