@@ -13,7 +13,7 @@ pub mod merge;
 pub mod patch;
 pub mod replay;
 pub mod schema;
-mod status;
+pub mod status;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod typed;
@@ -22,6 +22,7 @@ pub use error::{Error, Reason, Result};
 pub use fieldmanager::FieldManager;
 pub use merge::{Applied, Conflict, Conflicts, ManagedFields, ManagerKey, Operation, Updater, VersionedSet};
 pub use schema::{Schema, TypeRef};
+pub use status::{Status, StatusCause, StatusDetails};
 
 /// The value at a field path inside an object (see [`history::value_at`]).
 pub use history::value_at;

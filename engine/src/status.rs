@@ -1,77 +1,180 @@
-//! Errors as Kubernetes `Status` objects: the one place an engine error becomes what API
-//! clients read (reason, code, message, and `details.causes` naming field paths).
+//! Kubernetes `metav1.Status`, typed: every answer that is not an object (failures, and the
+//! success of a delete) is built here, and an engine error becomes one in one function
+//! ([`Status::from`]`(&Error)`). Serialised exactly as `metav1.Status`: a cause's type under
+//! `reason` (its Go JSON tag), `details` with `name`, `group`, `kind`, `uid`, `causes`,
+//! `retryAfterSeconds`, empty fields left out as Go's `omitempty` leaves them.
 
 use crate::{Error, Reason};
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-impl Error {
-    /// This error as a Kubernetes `Status` (`kind: Status`, `status: Failure`), with the
-    /// reason and HTTP code of [`Error::reason`]. Apply conflicts carry one
-    /// `FieldManagerConflict` cause per conflicting field naming its manager (and, beyond
-    /// Kubernetes, the `live` and `applied` values when known); validation errors
-    /// one `FieldValueInvalid` cause per problem; not-found and already-exists errors name the
-    /// object in `details`.
-    pub fn to_status(&self) -> Value {
-        let reason = self.reason();
-        let mut details = Map::new();
-        let mut causes = Vec::new();
-        match self {
+/// A Kubernetes `metav1.Status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Always `Status`.
+    pub kind: String,
+    /// Always `v1`.
+    pub api_version: String,
+    /// `continue` of an inconsistent list; otherwise empty (`{}`).
+    pub metadata: StatusMeta,
+    /// `Success` or `Failure`.
+    pub status: String,
+    /// What happened, for people.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Why, for machines (`NotFound`, `Conflict`, …; empty for a success).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The object it is about, and the causes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<StatusDetails>,
+    /// The HTTP status code (0, left out, for a success without one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub code: u16,
+}
+
+fn is_zero(c: &u16) -> bool {
+    *c == 0
+}
+
+/// `metav1.ListMeta` of a Status: only `continue` is ever set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusMeta {
+    /// The continue token of the list that failed (an inconsistent continue, 410).
+    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
+    pub continue_token: Option<String>,
+}
+
+/// `metav1.StatusDetails`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDetails {
+    /// The object's name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// The object's API group.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The object's kind (Kubernetes puts the resource's plural here for most errors).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// The object's uid.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// Each problem, with the field it is at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<StatusCause>,
+    /// When to try again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<i32>,
+}
+
+/// `metav1.StatusCause`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusCause {
+    /// The cause's type (`FieldValueInvalid`, `FieldManagerConflict`, …): `reason` in JSON, as
+    /// Go's tag has it (client-go's `HasStatusCause` reads it there).
+    #[serde(rename = "reason", default, skip_serializing_if = "String::is_empty")]
+    pub cause_type: String,
+    /// What is wrong.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Where (`.spec.replicas`, `metadata.name`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field: String,
+    /// Beyond Kubernetes (clients ignore unknown keys): a conflict's live value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<Value>,
+    /// Beyond Kubernetes: a conflict's applied value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Value>,
+}
+
+impl StatusCause {
+    fn new(cause_type: &str, message: impl Into<String>, field: impl Into<String>) -> Self {
+        StatusCause { cause_type: cause_type.into(), message: message.into(), field: field.into(), live: None, applied: None }
+    }
+}
+
+impl Status {
+    /// A failure of an engine [`Reason`] (its HTTP code).
+    pub fn failure(reason: Reason, message: impl Into<String>) -> Self {
+        Status::failure_with_code(reason.code(), reason.as_str(), message)
+    }
+
+    /// A failure of a code and reason the engine does not produce (405, 406, 415, a client's
+    /// view of a transport error).
+    pub fn failure_with_code(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Status {
+            kind: "Status".into(),
+            api_version: "v1".into(),
+            metadata: StatusMeta::default(),
+            status: "Failure".into(),
+            message: message.into(),
+            reason: reason.into(),
+            details: None,
+            code,
+        }
+    }
+
+    /// A success naming what it was about (a deletion that is done).
+    pub fn success(details: StatusDetails) -> Self {
+        Status { status: "Success".into(), reason: String::new(), details: Some(details), ..Status::failure_with_code(0, "", "") }
+    }
+
+    /// This Status as JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl From<&Error> for Status {
+    /// The error's Status (`Failure`), with the reason and HTTP code of [`Error::reason`]. Apply
+    /// conflicts carry one `FieldManagerConflict` cause per conflicting field naming its manager
+    /// (and, beyond Kubernetes, the `live` and `applied` values when known); validation errors
+    /// one `FieldValueInvalid` cause per problem; not-found, already-exists and precondition
+    /// errors name the object in `details`.
+    fn from(e: &Error) -> Self {
+        let mut status = Status::failure(e.reason(), e.to_string());
+        let mut details = StatusDetails::default();
+        match e {
             Error::Conflict(conflicts) => {
                 for c in &conflicts.0 {
-                    let mut cause = json!({
-                        "reason": "FieldManagerConflict",
-                        "message": format!("conflict with {}", crate::merge::conflicts::display_manager(&c.manager)),
-                        "field": c.path.to_string(),
-                    });
-                    // Beyond Kubernetes (clients ignore unknown keys): the values in conflict.
-                    if let Some(v) = &c.live {
-                        cause["live"] = v.clone();
-                    }
-                    if let Some(v) = &c.applied {
-                        cause["applied"] = v.clone();
-                    }
-                    causes.push(cause);
+                    let mut cause = StatusCause::new(
+                        "FieldManagerConflict",
+                        format!("conflict with {}", crate::merge::conflicts::display_manager(&c.manager)),
+                        c.path.to_string(),
+                    );
+                    cause.live.clone_from(&c.live);
+                    cause.applied.clone_from(&c.applied);
+                    details.causes.push(cause);
                 }
             }
             Error::Invalid(errors) => {
-                for e in &errors.0 {
-                    causes.push(json!({ "reason": "FieldValueInvalid", "message": e.message, "field": e.path }));
-                }
+                details.causes.extend(errors.0.iter().map(|e| StatusCause::new("FieldValueInvalid", e.message.clone(), e.path.clone())));
             }
-            Error::Patch { path, message, .. } => {
-                causes.push(json!({ "reason": "FieldValueInvalid", "message": message, "field": path }));
-            }
+            Error::Patch { path, message, .. } => details.causes.push(StatusCause::new("FieldValueInvalid", message.clone(), path.clone())),
             Error::NotFound { resource, name } | Error::AlreadyExists { resource, name } | Error::Precondition { resource, name, .. } => {
                 let (kind, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
-                if !name.is_empty() {
-                    details.insert("name".into(), Value::String(name.clone()));
-                }
-                if !group.is_empty() {
-                    details.insert("group".into(), Value::String(group.into()));
-                }
-                details.insert("kind".into(), Value::String(kind.into()));
+                details.name.clone_from(name);
+                details.group = group.into();
+                details.kind = kind.into();
             }
+            Error::InconsistentContinue { continue_token } => status.metadata.continue_token = Some(continue_token.clone()),
             _ => {}
         }
-        if !causes.is_empty() {
-            details.insert("causes".into(), Value::Array(causes));
-        }
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.to_string(),
-            "reason": reason.as_str(),
-            "code": reason.code(),
-        });
-        if !details.is_empty() {
-            status["details"] = Value::Object(details);
-        }
-        if let Error::InconsistentContinue { continue_token } = self {
-            status["metadata"] = json!({ "continue": continue_token });
+        if details != StatusDetails::default() {
+            status.details = Some(details);
         }
         status
+    }
+}
+
+impl Error {
+    /// This error as a Kubernetes `Status` in JSON ([`Status::from`]).
+    pub fn to_status(&self) -> Value {
+        Status::from(self).to_value()
     }
 }
 
@@ -103,6 +206,7 @@ mod tests {
     use super::*;
     use crate::merge::{Conflict, Conflicts, ManagerKey, Operation};
     use fieldstore_codec::{Path, PathElement};
+    use serde_json::json;
 
     #[test]
     fn conflict_status_names_each_field_and_manager() {
@@ -117,6 +221,25 @@ mod tests {
         assert_eq!(s["details"]["causes"][0]["message"], "conflict with \"hpa\" using apps/v1");
         assert_eq!(s["details"]["causes"][0]["reason"], "FieldManagerConflict");
         assert_eq!((&s["details"]["causes"][0]["live"], &s["details"]["causes"][0]["applied"]), (&json!(3), &json!(5)));
+    }
+
+    #[test]
+    fn statuses_serialise_as_metav1_status() {
+        let s = Status::failure(Reason::Invalid, "bad");
+        assert_eq!(
+            s.to_value(),
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "bad", "reason": "Invalid", "code": 422})
+        );
+        let ok =
+            Status::success(StatusDetails { name: "a".into(), kind: "configmaps".into(), uid: "u".into(), ..StatusDetails::default() });
+        assert_eq!(
+            ok.to_value(),
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": {"name": "a", "kind": "configmaps", "uid": "u"}})
+        );
+        let back: Status = serde_json::from_value(Error::Expired("gone".into()).to_status()).unwrap();
+        assert_eq!((back.code, back.reason.as_str()), (410, "Expired"));
+        let e = Error::InconsistentContinue { continue_token: "t".into() }.to_status();
+        assert_eq!(e["metadata"], json!({"continue": "t"}));
     }
 
     #[test]

@@ -119,10 +119,7 @@ impl WatchEvent {
                 }
                 json!({"apiVersion": api_version, "kind": kind, "metadata": meta})
             }
-            WatchEvent::Error(e) => {
-                let r = e.reason();
-                json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "message": e.to_string(), "reason": r.as_str(), "code": r.code()})
-            }
+            WatchEvent::Error(e) => e.to_status(),
         };
         json!({"type": self.type_name(), "object": object})
     }

@@ -315,9 +315,8 @@ impl Remote {
 
 /// A server's error as the CLI reports it: its Kubernetes Status.
 fn status_error(s: tonic::Status) -> CliError {
-    let status = crate::service::status::k8s_status(&s).unwrap_or_else(|| {
-        serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": s.message(), "reason": format!("{:?}", s.code()), "code": 500})
-    });
+    let status = crate::service::status::k8s_status(&s)
+        .unwrap_or_else(|| fieldstore_engine::Status::failure_with_code(500, &format!("{:?}", s.code()), s.message()).to_value());
     CliError::Api(status)
 }
 

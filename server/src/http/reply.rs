@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use fieldstore_engine::{Error, Reason};
 use http::{header, HeaderValue, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// A refused or failed request: the `Status` object it answers with.
 #[derive(Debug)]
@@ -21,8 +21,7 @@ impl Failure {
 
     /// A failure with a code and reason the engine does not produce (405, 406, 415).
     pub(crate) fn with_code(code: u16, reason: &str, message: impl Into<String>) -> Self {
-        Failure(json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": message.into(), "reason": reason, "code": code}))
+        Failure(fieldstore_engine::Status::failure_with_code(code, reason, message).to_value())
     }
 
     /// 400 BadRequest.

@@ -417,15 +417,14 @@ impl Ctx<'_> {
             // Finalizers hold it: the object, with its deletionTimestamp.
             return self.respond(&out, StatusCode::OK);
         }
-        let mut details = json!({"name": self.name(), "kind": self.t.spec.plural});
-        if !self.t.spec.group.is_empty() {
-            details["group"] = json!(self.t.spec.group);
-        }
-        if let Some(uid) = out.pointer("/metadata/uid") {
-            details["uid"] = uid.clone();
-        }
-        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details});
-        Ok(encoded(body::encode(&status, body::JSON)?, StatusCode::OK))
+        let status = fieldstore_engine::Status::success(fieldstore_engine::StatusDetails {
+            name: self.name(),
+            group: self.t.spec.group.clone(),
+            kind: self.t.spec.plural.clone(),
+            uid: out.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_string(),
+            ..Default::default()
+        });
+        Ok(encoded(body::encode(&status.to_value(), body::JSON)?, StatusCode::OK))
     }
 
     async fn delete_collection(&self, b: axum::body::Body) -> Reply {

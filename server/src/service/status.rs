@@ -2,7 +2,6 @@
 //! message, and the Kubernetes `Status` object (JSON) in the status details.
 
 use fieldstore_engine::{Error, Reason};
-use serde_json::json;
 use tonic::{Code, Status};
 
 /// The gRPC status of an engine error; `details` holds the Kubernetes `Status` as JSON.
@@ -31,8 +30,7 @@ impl<T> IntoGrpc<T> for Result<T, Error> {
 /// A request refused before reaching the store (authentication, authorization, limits), with a
 /// Kubernetes `Status` in the details like every other error.
 pub fn refused(reason: Reason, message: String) -> Status {
-    let k8s = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": message, "reason": reason.as_str(), "code": reason.code()});
+    let k8s = fieldstore_engine::Status::failure(reason, message.clone());
     Status::with_details(Code::from_i32(reason.grpc_code()), message, serde_json::to_vec(&k8s).unwrap_or_default().into())
 }
 

@@ -7,7 +7,7 @@
 
 use super::super::error::{CliError, Result};
 use super::config::Target;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use ureq::tls::{PemItem, RootCerts, TlsConfig};
@@ -73,11 +73,14 @@ impl Client {
         }
         match parsed {
             Some(s) if s.get("kind").and_then(Value::as_str) == Some("Status") => Err(CliError::Api(s)),
-            _ => Err(CliError::Api(json!({
-                "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status.as_u16(),
-                "reason": status.canonical_reason().unwrap_or("Unknown").replace(' ', ""),
-                "message": format!("GET {url}: {}", String::from_utf8_lossy(&body).trim()),
-            }))),
+            _ => Err(CliError::Api(
+                fieldstore_engine::Status::failure_with_code(
+                    status.as_u16(),
+                    &status.canonical_reason().unwrap_or("Unknown").replace(' ', ""),
+                    format!("GET {url}: {}", String::from_utf8_lossy(&body).trim()),
+                )
+                .to_value(),
+            )),
         }
     }
 }
