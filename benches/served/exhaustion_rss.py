@@ -39,20 +39,12 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../tests/support'))
+from processes import rss_mib, stop  # noqa: E402
+
 HOST = "127.0.0.1"
 RSS_ABORT_MIB = 4096  # a phase stops its traffic when the server grows beyond this
 TCHARS = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def rss_mib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def open_fds(pid):
@@ -343,42 +335,8 @@ class Bench:
             codes[code] = codes.get(code, 0) + 1
         # The writes: two writers on keep-alive connections.
         payload = "x" * size
-        done, errors, aborted = [0], {}, [False]
-        lock = threading.Lock()
-
-        def writer(k):
-            c = http.client.HTTPConnection(HOST, self.http, timeout=30)
-            for i in range(k, writes, 2):
-                if aborted[0]:
-                    return
-                if rss_mib(self.proc.pid) > RSS_ABORT_MIB:
-                    aborted[0] = True
-                    return
-                body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"stall-{i}"},
-                                   "data": {"d": payload}})
-                try:
-                    c.request("POST", "/api/v1/namespaces/default/configmaps", body,
-                              {"Content-Type": "application/json"})
-                    r = c.getresponse()
-                    r.read()
-                    key = str(r.status)
-                except Exception as e:  # noqa: BLE001
-                    key = type(e).__name__
-                    c.close()
-                    c = http.client.HTTPConnection(HOST, self.http, timeout=30)
-                with lock:
-                    done[0] += 1
-                    if key != "201":
-                        errors[key] = errors.get(key, 0) + 1
-            c.close()
-
-        t0 = time.monotonic()
-        ws = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
-        for w in ws:
-            w.start()
-        for w in ws:
-            w.join()
-        wdt = time.monotonic() - t0
+        done, errors, wdt, aborted = self.create_configmaps(
+            writes, lambda i: {"metadata": {"name": f"stall-{i}"}, "data": {"d": payload}})
         # Which watchers has the server closed (FIN or reset seen by the kernel)?
         time.sleep(5.0)
         states = {}
@@ -396,8 +354,8 @@ class Bench:
         closed_n = sum(v for k, v in states.items() if k != "open")
         closed_txt = (f"{closed_n}/{n} closed by {wdt + 5:.0f} s after the writes began ({states})" if closed_n
                       else f"none of {n} closed ({states}) 5 s after the writes")
-        note = (f"watch answers {codes}; {done[0]} writes in {wdt:.1f} s ({errors or 'all 201'})"
-                f"{'; ABORTED at ' + str(RSS_ABORT_MIB) + ' MiB' if aborted[0] else ''}; fieldstore_watches {gauge}; server fds {fds}")
+        note = (f"watch answers {codes}; {done} writes in {wdt:.1f} s ({errors or 'all 201'})"
+                f"{'; ABORTED at ' + str(RSS_ABORT_MIB) + ' MiB' if aborted else ''}; fieldstore_watches {gauge}; server fds {fds}")
         return closed_txt, note
 
     # 4
@@ -421,21 +379,23 @@ class Bench:
         how = "HTTP/2 prior knowledge, hand-framed"
         return "—", f"{how}: {done}/{n} calls answered{' (' + err + ')' if err else ''}; GET /metrics {before} → {after} bytes"
 
-    # 5
-    def label_flood(self, n=2000, labels=60):
-        before = metrics_size(self.metrics)
-        errors, done = {}, [0]
+    def create_configmaps(self, n, object_of):
+        """POSTs n ConfigMaps (object_of(i) gives metadata and data) from two writers on keep-alive
+        connections, stopping when the server's RSS passes RSS_ABORT_MIB. Returns how many were
+        sent, the answers other than 201 by code or error, the seconds taken and whether it
+        stopped early."""
+        done, errors, aborted = [0], {}, [False]
         lock = threading.Lock()
 
         def writer(k):
             c = http.client.HTTPConnection(HOST, self.http, timeout=30)
             for i in range(k, n, 2):
-                if rss_mib(self.proc.pid) > RSS_ABORT_MIB:
+                if aborted[0]:
                     return
-                body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
-                                   "metadata": {"name": f"lab-{i}",
-                                                "labels": {f"k{i}-{j}.example.com/l{j}": f"v{i}-{j}" for j in range(labels)}},
-                                   "data": {"a": "b"}})
+                if rss_mib(self.proc.pid) > RSS_ABORT_MIB:
+                    aborted[0] = True
+                    return
+                body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", **object_of(i)})
                 try:
                     c.request("POST", "/api/v1/namespaces/default/configmaps", body, {"Content-Type": "application/json"})
                     r = c.getresponse()
@@ -457,13 +417,20 @@ class Bench:
             w.start()
         for w in ws:
             w.join()
-        wdt = time.monotonic() - t0
+        return done[0], errors, time.monotonic() - t0, aborted[0]
+
+    # 5
+    def label_flood(self, n=2000, labels=60):
+        before = metrics_size(self.metrics)
+        done, errors, wdt, _ = self.create_configmaps(n, lambda i: {
+            "metadata": {"name": f"lab-{i}", "labels": {f"k{i}-{j}.example.com/l{j}": f"v{i}-{j}" for j in range(labels)}},
+            "data": {"a": "b"}})
         t1 = time.monotonic()
         code, body, _ = raw_request(self.http, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=k7-3.example.com%2Fl3%3Dv7-3")
         sel = time.monotonic() - t1
         items = len(json.loads(body).get("items", [])) if code == 200 else f"? ({code})"
         after = metrics_size(self.metrics)
-        return "—", (f"{done[0]} creates in {wdt:.1f} s ({errors or 'all 201'}); a labelSelector LIST: {items} item in "
+        return "—", (f"{done} creates in {wdt:.1f} s ({errors or 'all 201'}); a labelSelector LIST: {items} item in "
                      f"{sel * 1000:.0f} ms; GET /metrics {before} → {after} bytes")
 
 
@@ -606,13 +573,7 @@ def main():
     finally:
         b.mon.stop_.set()
         final = rss_mib(proc.pid)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
         log.close()
         with open(os.path.join(data, "server.log"), "rb") as f:
             panics = [ln for ln in f.read().decode("utf-8", "replace").splitlines() if "panicked at" in ln]

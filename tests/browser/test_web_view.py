@@ -25,6 +25,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../support'))
+from processes import stop  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TIMEOUT = 20.0
@@ -37,12 +40,7 @@ def skip(reason):
 
 def end_process(proc, directory):
     """Stops a child process (SIGTERM, then SIGKILL after 10 s) and removes its directory."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    stop(proc)
     shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -37,6 +37,9 @@ import threading
 import time
 from urllib.parse import quote
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../support'))
+from processes import rss_mib, stop  # noqa: E402
+
 HOST = "127.0.0.1"
 NS = "default"
 PB = "application/vnd.kubernetes.protobuf"
@@ -186,17 +189,6 @@ def http_request(method, path, body=b"", headers=(), timeout=15.0, head_only=Fal
         return Resp(r.status, r.getheaders(), data, elapsed=time.monotonic() - t0)
     finally:
         s.close()
-
-
-def rss_mib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class RssSampler(threading.Thread):
@@ -1215,13 +1207,7 @@ def main():
             if rss > RSS_LIMIT_MIB:
                 sw.fail(c, f"VmRSS {rss:.0f} MiB")
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
         log.close()
         with open(os.path.join(data, "server.log"), "rb") as f:
             text = f.read().decode("utf-8", "replace")
