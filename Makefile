@@ -81,8 +81,10 @@ test: setup
 	sh tests/browser/ensure_browser.sh
 	python3 tests/browser/test_web_view.py $(BIN) --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 
-# The guard rails CI runs before the tests: rustfmt (rustfmt.toml) and clippy with every warning
+# The guard rails CI runs before the tests: rustfmt (rustfmt.toml), no import circle between
+# modules of any crate (tests/layers/import_cycles.py), and clippy with every warning
 # an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.
 lint: setup
 	$(CARGO) fmt --all -- --check
+	python3 tests/layers/import_cycles.py
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings

@@ -6,7 +6,7 @@
 
 use super::query::Query;
 use super::reply::{json_bytes, Failure, Reply};
-use super::verbs::Ctx;
+use super::request::Ctx;
 use super::Http;
 use crate::service::auth::Identity;
 use fieldstore_engine::store::HistoryQuery;

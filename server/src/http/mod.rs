@@ -8,7 +8,8 @@
 //! `Authorization: Bearer` header and authorized per verb, resource and namespace, and its
 //! store call runs on the blocking pool within the request deadline (504 beyond).
 //!
-//! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`discovery`],
+//! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`request`] (one
+//! request on a resource path, which the verb modules share), [`discovery`],
 //! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`]
 //! (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
 //! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
@@ -22,6 +23,7 @@ mod negotiate;
 mod paths;
 mod query;
 mod reply;
+mod request;
 mod scale;
 pub mod ui;
 mod ui_api;

@@ -4,7 +4,7 @@
 
 use super::negotiate::{self, PatchKind};
 use super::reply::{encoded, Failure, Reply};
-use super::verbs::{read_body, Ctx};
+use super::request::{read_body, Ctx};
 use crate::api::pb;
 use crate::service::body;
 use fieldstore_engine::patch::{PatchMeta, PatchType};

@@ -11,7 +11,7 @@
 use super::paths::Target;
 use super::query::Query;
 use super::reply::{json, Failure, Reply};
-use super::verbs::read_body;
+use super::request::read_body;
 use super::Http;
 use crate::service::auth::Identity;
 use axum::extract::Request;

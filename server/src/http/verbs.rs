@@ -7,7 +7,8 @@ use super::negotiate::{self, Accept, PatchKind};
 use super::paths::Target;
 use super::query::{FieldValidation, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
-use super::table::{table as to_table, IncludeObject};
+use super::request::{read_body, Ctx};
+use super::table::table as to_table;
 use super::{history, scale, unknown_fields, watch, Http};
 use crate::api::pb;
 use crate::service::auth::Identity;
@@ -32,17 +33,6 @@ enum Write {
     Verb(WriteVerb, WriteOptions, usize),
     /// Another store call, on the blocking pool (patches, namespaces).
     Blocking(Arc<BlockingWrite>),
-}
-
-/// One request on a resource path.
-pub(crate) struct Ctx<'a> {
-    pub(crate) h: &'a Http,
-    pub(crate) id: Identity,
-    pub(crate) t: Target,
-    pub(crate) q: Query,
-    pub(crate) accept: Accept,
-    content_type: Option<String>,
-    user_agent: Option<String>,
 }
 
 /// Serves a request on a resource path.
@@ -95,27 +85,6 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: Request) -> Re
 }
 
 impl Ctx<'_> {
-    /// Fails unless the caller may do `verb` on this resource in this namespace.
-    pub(crate) fn admit(&self, verb: &str) -> Result<(), Failure> {
-        self.h.svc.auth.authorize(&self.id, verb, &self.t.spec.resource(), self.t.ns().unwrap_or(""))?;
-        Ok(())
-    }
-
-    /// Runs a store call on the blocking pool within the request deadline.
-    pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Failure> {
-        self.h.svc.call(f).await.map_err(Failure::from)
-    }
-
-    /// The request's `Content-Type`.
-    pub(crate) fn content_type(&self) -> Option<&str> {
-        self.content_type.as_deref()
-    }
-
-    /// The field manager of a non-apply write: `fieldManager`, else from the User-Agent.
-    pub(crate) fn field_manager(&self) -> String {
-        self.q.field_manager(self.user_agent.as_deref())
-    }
-
     fn name(&self) -> String {
         self.t.name.clone().unwrap_or_default()
     }
@@ -126,16 +95,6 @@ impl Ctx<'_> {
 
     fn status(&self) -> bool {
         self.t.subresource.as_deref() == Some("status")
-    }
-
-    /// `includeObject` of a Table request (default `Metadata`).
-    pub(crate) fn include_object(&self) -> Result<IncludeObject, Failure> {
-        match self.q.get("includeObject") {
-            None | Some("Metadata") => Ok(IncludeObject::Metadata),
-            Some("None") => Ok(IncludeObject::None),
-            Some("Object") => Ok(IncludeObject::Object),
-            Some(v) => Err(Failure::bad_request(format!("invalid includeObject {v:?}: None, Metadata or Object"))),
-        }
     }
 
     /// An object as the client accepts it.
@@ -476,39 +435,3 @@ pub fn ensure_namespaces(s: &Store) -> Result<(), Error> {
     }
     Ok(())
 }
-
-/// Reads a request body of at most `limit` bytes.
-///
-/// A larger body is still read to its end (up to [`DRAIN_LIMIT`] more bytes, then dropped
-/// unread), so that the client, still sending, receives the 413 rather than a reset connection.
-///
-/// # Errors
-/// 413 beyond the limit (the rest of the body, up to [`DRAIN_BYTES`], is read and dropped first,
-/// so that a client still sending it reads the answer rather than a reset connection); 400 when
-/// the body cannot be read.
-pub(crate) async fn read_body(mut b: axum::body::Body, limit: usize) -> Result<Bytes, Failure> {
-    use http_body_util::BodyExt;
-    let mut out = bytes::BytesMut::new();
-    let mut seen = 0usize;
-    while let Some(frame) = b.frame().await {
-        let frame = frame.map_err(|e| Failure::bad_request(format!("reading the request body: {e}")))?;
-        let Ok(data) = frame.into_data() else { continue };
-        seen = seen.saturating_add(data.len());
-        if seen > DRAIN_BYTES {
-            break;
-        }
-        if seen <= limit {
-            out.extend_from_slice(&data);
-        }
-    }
-    if seen > limit {
-        return Err(Failure::new(
-            Reason::RequestEntityTooLarge,
-            format!("Request entity too large: the request body is larger than the limit of {limit} bytes"),
-        ));
-    }
-    Ok(out.freeze())
-}
-
-/// How much of an oversized body is read (and dropped) before the 413 is sent.
-const DRAIN_BYTES: usize = 64 << 20;

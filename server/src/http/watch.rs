@@ -6,8 +6,8 @@
 
 use super::negotiate::Accept;
 use super::reply::Reply;
+use super::request::Ctx;
 use super::table::{table as to_table, IncludeObject};
-use super::verbs::Ctx;
 use crate::service::{next_event, Next};
 use axum::body::Body;
 use axum::response::Response;
