@@ -228,13 +228,7 @@ class Bench:
 
     # 1a
     def idle(self, n=2000, hold=15.0):
-        socks, opened, failed = [], [], 0
-        for _ in range(n):
-            try:
-                socks.append(socket.create_connection((HOST, self.http), timeout=5))
-                opened.append(time.monotonic())
-            except OSError:
-                failed += 1
+        socks, opened, failed = self.hold_open(n, lambda s: True)
         fds = open_fds(self.proc.pid)
         closed = watch_closures(socks, opened, hold)
         close_all(socks)
@@ -242,39 +236,50 @@ class Bench:
 
     # 1b
     def idle_after_request(self, n=2000, hold=15.0):
-        socks, opened, bad = [], [], 0
         req = f"GET /healthz HTTP/1.1\r\nHost: {HOST}:{self.http}\r\n\r\n".encode()
-        for _ in range(n):
-            try:
-                s = socket.create_connection((HOST, self.http), timeout=5)
-                s.sendall(req)
-                buf = b""
-                while b"\r\n\r\n" not in buf:
-                    d = s.recv(4096)
-                    if not d:
-                        break
-                    buf += d
-                head, _, rest = buf.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    k, _, v = line.partition(b":")
-                    if k.strip().lower() == b"content-length":
-                        length = int(v.strip())
-                while len(rest) < length:
-                    d = s.recv(4096)
-                    if not d:
-                        break
-                    rest += d
-                if not head.startswith(b"HTTP/1.1 200"):
-                    bad += 1
-                socks.append(s)
-                opened.append(time.monotonic())
-            except OSError:
-                bad += 1
+
+        def one_request(s):
+            s.sendall(req)
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                d = s.recv(4096)
+                if not d:
+                    break
+                buf += d
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                k, _, v = line.partition(b":")
+                if k.strip().lower() == b"content-length":
+                    length = int(v.strip())
+            while len(rest) < length:
+                d = s.recv(4096)
+                if not d:
+                    break
+                rest += d
+            return head.startswith(b"HTTP/1.1 200")
+
+        socks, opened, bad = self.hold_open(n, one_request)
         fds = open_fds(self.proc.pid)
         closed = watch_closures(socks, opened, hold)
         close_all(socks)
         return describe_closures(closed, len(socks), hold), f"{len(socks)} kept alive ({bad} failed), server fds {fds}"
+
+    def hold_open(self, n, prepare):
+        """Opens n connections to the HTTP port, each made ready by prepare(socket) (False: it
+        failed, the socket is kept all the same); returns the sockets, when each was opened, and
+        how many failed."""
+        socks, opened, failed = [], [], 0
+        for _ in range(n):
+            try:
+                s = socket.create_connection((HOST, self.http), timeout=5)
+                if not prepare(s):
+                    failed += 1
+                socks.append(s)
+                opened.append(time.monotonic())
+            except OSError:
+                failed += 1
+        return socks, opened, failed
 
     # 2
     def slowloris(self, n=50, seconds=20.0):

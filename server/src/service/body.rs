@@ -15,20 +15,13 @@ pub const YAML: &str = "application/yaml";
 /// built-in kinds (as kube-apiserver writes it), JSON for custom resources.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-/// Parses a request body, nested at most `max_depth` levels (checked while it is read).
+/// Parses a request body, nested at most `max_depth` levels (checked while it is read), with the
+/// fields that appeared twice (for `fieldValidation`).
 ///
 /// # Errors
 /// [`Error::BadRequest`] naming `what` when the body is missing, malformed or too deep, or of an
 /// unsupported content type.
-pub fn decode(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Value> {
-    decode_document(body, what, max_depth).map(|d| d.value)
-}
-
-/// [`decode`], with the fields that appeared twice (for `fieldValidation`).
-///
-/// # Errors
-/// As [`decode`].
-pub fn decode_document(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Document> {
+pub fn decode(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Document> {
     let body = body.ok_or_else(|| Error::BadRequest(format!("{what} is required")))?;
     let syntax = match media_type(&body.content_type) {
         "" | JSON => Syntax::Json,
@@ -89,13 +82,13 @@ mod tests {
         let p = encode(&obj, PROTOBUF).unwrap();
         assert!(p.data.starts_with(b"k8s\0"));
         for b in [j, y, p] {
-            assert_eq!(decode(Some(&b), "body", 100).unwrap(), obj);
+            assert_eq!(decode(Some(&b), "body", 100).map(|d| d.value).unwrap(), obj);
         }
         assert!(matches!(
-            decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body", 100),
+            decode(Some(&Body { content_type: "text/plain".into(), data: Default::default() }), "body", 100).map(|d| d.value),
             Err(Error::BadRequest(_))
         ));
-        assert!(matches!(decode(None, "body", 100), Err(Error::BadRequest(_))));
+        assert!(matches!(decode(None, "body", 100).map(|d| d.value), Err(Error::BadRequest(_))));
     }
 
     /// The upstream ConfigMap fixture (k8s.io/api testdata, Apache-2.0; copied in codec's tests).
@@ -107,7 +100,7 @@ mod tests {
     fn protobuf_bodies_of_builtin_kinds_are_the_real_encoding_both_ways() {
         let pb = fixture("pb");
         let want: Value = serde_json::from_slice(&fixture("json")).unwrap();
-        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone().into() }), "body", 100).unwrap();
+        let got = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.clone().into() }), "body", 100).map(|d| d.value).unwrap();
         assert_eq!(got, want);
         // And out again: the bytes kube-apiserver writes.
         let out = encode(&want, PROTOBUF).unwrap();
@@ -121,10 +114,10 @@ mod tests {
         let out = encode(&cr, PROTOBUF).unwrap();
         let env = Envelope::decode(&out.data).unwrap();
         assert_eq!(env.content_type, JSON);
-        assert_eq!(decode(Some(&out), "body", 100).unwrap(), cr);
+        assert_eq!(decode(Some(&out), "body", 100).map(|d| d.value).unwrap(), cr);
         let mut pb = fixture("pb");
         pb.truncate(pb.len() - 30);
-        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.into() }), "body", 100).unwrap_err();
+        let err = decode(Some(&Body { content_type: PROTOBUF.into(), data: pb.into() }), "body", 100).map(|d| d.value).unwrap_err();
         assert!(matches!(err, Error::BadRequest(_) | Error::Codec(_)), "{err:?}");
     }
 }

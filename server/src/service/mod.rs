@@ -108,7 +108,7 @@ impl StoreService {
         }
     }
 
-    /// Parses a request body ([`body::decode_document`]): small ones here, those of
+    /// Parses a request body ([`body::decode`]): small ones here, those of
     /// [`PARSE_ON_POOL_BYTES`] and more on the blocking pool within the request deadline, so that
     /// a large body does not hold an async worker.
     pub(crate) async fn decode(&self, b: Option<&pb::Body>, what: &'static str) -> Result<Document, Status> {
@@ -116,9 +116,9 @@ impl StoreService {
         match b {
             Some(b) if b.data.len() >= PARSE_ON_POOL_BYTES => {
                 let b = b.clone();
-                self.call(move |_| body::decode_document(Some(&b), what, max_depth)).await
+                self.call(move |_| body::decode(Some(&b), what, max_depth)).await
             }
-            b => body::decode_document(b, what, max_depth).grpc(),
+            b => body::decode(b, what, max_depth).grpc(),
         }
     }
 
