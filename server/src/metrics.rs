@@ -72,8 +72,8 @@ pub fn grpc_method_label(path: &str) -> &'static str {
 /// of fieldstore's API, gRPC health and reflection (v1).
 static GRPC_METHODS: LazyLock<HashMap<String, String>> = LazyLock::new(|| {
     use prost::Message;
-    let own = crate::api::pb::store_server::SERVICE_NAME;
-    let sets = [crate::api::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET, tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET];
+    let own = crate::proto::pb::store_server::SERVICE_NAME;
+    let sets = [crate::proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET, tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET];
     let mut out = HashMap::new();
     for set in sets {
         let Ok(set) = prost_types::FileDescriptorSet::decode(set) else { continue };

@@ -2,14 +2,15 @@
 //! API (`--http`, see [`crate::http`]), with authentication, authorization, limits and graceful
 //! shutdown.
 
-use crate::api::FILE_DESCRIPTOR_SET;
+use crate::api::auth::Auth;
+use crate::api::{Api, Limits};
 use crate::coalesce::Coalesced;
 use crate::listen::{Conn, ConnLimits, Connections, InFlightLayer};
 use crate::location::Location;
 use crate::metrics::{Metrics, MetricsLayer};
-use crate::service::auth::Auth;
+use crate::proto::FILE_DESCRIPTOR_SET;
 use crate::service::watch::StoreApi;
-use crate::service::{Limits, StoreService};
+use crate::service::StoreService;
 use clap::Args;
 use fieldstore_engine::store::{Options, Store, TypeSpec};
 use std::net::SocketAddr;
@@ -96,7 +97,7 @@ pub enum ServeError {
     Store(#[from] fieldstore_engine::Error),
     /// An auth file is unusable.
     #[error(transparent)]
-    AuthFile(#[from] crate::service::auth::AuthFileError),
+    AuthFile(#[from] crate::api::auth::AuthFileError),
     /// A types file is unusable.
     #[error("{path}: {message}")]
     TypesFile {
@@ -150,7 +151,7 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     // The namespaces every Kubernetes cluster has (`default`, `kube-system`, …), for the
     // Kubernetes API's clients; a store that refuses them (a tiny --max-depth) still serves.
     if !args.no_http {
-        if let Err(e) = crate::http::ensure_namespaces(&store) {
+        if let Err(e) = store.ensure_namespaces() {
             tracing::warn!(error = %e, "cannot create the default namespaces");
         }
     }
@@ -245,14 +246,15 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let max_message = limits.max_request_bytes.saturating_add(64 << 10);
-    let service = StoreService::new(store, auth.clone(), limits, stop_rx.clone(), metrics.clone());
+    let api = Api::new(store, auth.clone(), limits, metrics.clone());
+    let service = StoreService::new(api.clone(), stop_rx.clone());
     let http_local = match addrs.http {
         Some(addr) => {
             let l = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| ServeError::Io(format!("cannot listen on {addr} for the HTTP API: {e}")))?;
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
-            let mut router = crate::http::Http::new(service.clone()).router();
+            let mut router = crate::http::Http::new(api.clone(), stop_rx.clone(), service.encodings.clone()).router();
             if addrs.ui {
                 router = router.merge(crate::http::ui::router());
             }
@@ -263,7 +265,8 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
     };
     let api = StoreApi::new(service, max_message);
     let api = tonic::service::interceptor::InterceptedService::new(api, move |mut req: tonic::Request<()>| {
-        let id = auth.authenticate(req.metadata())?;
+        let header = req.metadata().get("authorization").and_then(|v| v.to_str().ok());
+        let id = auth.authenticate_header(header).map_err(|s| crate::service::status::from_k8s(&s))?;
         req.extensions_mut().insert(id);
         Ok(req)
     });

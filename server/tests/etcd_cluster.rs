@@ -16,7 +16,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use fieldstore_server::api::pb::{self, store_client::StoreClient};
+use fieldstore_server::proto::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

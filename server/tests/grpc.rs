@@ -5,7 +5,7 @@
 // Test support (the server it starts, its clients) unwraps too: a failed setup is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use fieldstore_server::api::pb::{self, store_client::StoreClient};
+use fieldstore_server::proto::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

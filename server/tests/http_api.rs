@@ -373,8 +373,8 @@ async fn watches_stream_events_bookmarks_and_410() {
     assert_eq!((code, lines.len()), (200, 4));
     // A compacted start: 200, then one ERROR event with the 410 Status.
     let channel = tonic::transport::Channel::from_shared(format!("http://{}", s.grpc)).unwrap().connect().await.unwrap();
-    let mut grpc = fieldstore_server::api::pb::store_client::StoreClient::new(channel);
-    grpc.compact(fieldstore_server::api::pb::CompactRequest { revision: 0 }).await.unwrap();
+    let mut grpc = fieldstore_server::proto::pb::store_client::StoreClient::new(channel);
+    grpc.compact(fieldstore_server::proto::pb::CompactRequest { revision: 0 }).await.unwrap();
     let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&resourceVersion={rv0}"), 1, &[]).await;
     assert_eq!((code, lines[0]["type"].as_str()), (200, Some("ERROR")));
     assert_eq!((lines[0]["object"]["code"].as_u64(), lines[0]["object"]["reason"].as_str()), (Some(410), Some("Expired")));

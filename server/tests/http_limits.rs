@@ -208,9 +208,9 @@ async fn a_streaming_watch_is_not_idle() {
     assert_eq!(resp.status(), 200);
     let mut http_watch = resp.into_body();
     let channel = tonic::transport::Channel::from_shared(format!("http://{}", s.grpc)).unwrap().connect().await.unwrap();
-    let mut grpc = fieldstore_server::api::pb::store_client::StoreClient::new(channel);
+    let mut grpc = fieldstore_server::proto::pb::store_client::StoreClient::new(channel);
     let watch =
-        fieldstore_server::api::pb::WatchRequest { resource: "configmaps".into(), namespace: "default".into(), ..Default::default() };
+        fieldstore_server::proto::pb::WatchRequest { resource: "configmaps".into(), namespace: "default".into(), ..Default::default() };
     let mut grpc_watch = grpc.watch(watch).await.unwrap().into_inner();
     // Quiet for three idle timeouts, then a change, written on connections of their own.
     tokio::time::sleep(Duration::from_secs(3)).await;

@@ -46,6 +46,10 @@ pub enum PatchType {
     Merge,
     /// JSON patch, RFC 6902 (`application/json-patch+json`).
     Json,
+    /// Server-Side Apply of the patch as an apply configuration (`application/apply-patch+yaml`):
+    /// made by the field manager ([`crate::fieldmanager::FieldManager::apply`]), not by
+    /// [`apply`] of this module, which refuses it.
+    Apply,
 }
 
 impl PatchType {
@@ -55,13 +59,14 @@ impl PatchType {
             PatchType::Strategic => "application/strategic-merge-patch+json",
             PatchType::Merge => "application/merge-patch+json",
             PatchType::Json => "application/json-patch+json",
+            PatchType::Apply => "application/apply-patch+yaml",
         }
     }
 
     /// The patch type of a media type, if it is one.
     pub fn from_content_type(content_type: &str) -> Option<Self> {
         let base = content_type.split(';').next().unwrap_or_default().trim();
-        [PatchType::Strategic, PatchType::Merge, PatchType::Json].into_iter().find(|t| t.content_type() == base)
+        [PatchType::Strategic, PatchType::Merge, PatchType::Json, PatchType::Apply].into_iter().find(|t| t.content_type() == base)
     }
 }
 
@@ -71,6 +76,7 @@ impl fmt::Display for PatchType {
             PatchType::Strategic => "strategic",
             PatchType::Merge => "merge",
             PatchType::Json => "json",
+            PatchType::Apply => "apply",
         })
     }
 }
@@ -78,13 +84,14 @@ impl fmt::Display for PatchType {
 impl FromStr for PatchType {
     type Err = String;
 
-    /// `strategic`, `merge` or `json`, as `kubectl patch --type` spells them.
+    /// `strategic`, `merge`, `json` or `apply`, as `kubectl patch --type` spells them.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
             "strategic" => Ok(PatchType::Strategic),
             "merge" => Ok(PatchType::Merge),
             "json" => Ok(PatchType::Json),
-            _ => Err(format!("unknown patch type {s:?} (expected strategic, merge or json)")),
+            "apply" => Ok(PatchType::Apply),
+            _ => Err(format!("unknown patch type {s:?} (expected strategic, merge, json or apply)")),
         }
     }
 }
@@ -120,6 +127,9 @@ pub fn apply_limited(patch_type: PatchType, original: &Value, patch: &Value, met
         PatchType::Strategic => strategic_merge(original, patch, meta),
         PatchType::Merge => Ok(merge_patch(original, patch)),
         PatchType::Json => json_patch_limited(original, patch, max_bytes),
+        PatchType::Apply => {
+            Err(Error::BadRequest("an apply patch is made by the field manager (Store::patch, FieldManager::apply)".into()))
+        }
     }
 }
 
@@ -319,11 +329,12 @@ mod tests {
 
     #[test]
     fn patch_types_parse_and_print() {
-        for t in [PatchType::Strategic, PatchType::Merge, PatchType::Json] {
+        for t in [PatchType::Strategic, PatchType::Merge, PatchType::Json, PatchType::Apply] {
             assert_eq!(t.to_string().parse::<PatchType>(), Ok(t));
             assert_eq!(PatchType::from_content_type(t.content_type()), Some(t));
         }
-        assert!("apply".parse::<PatchType>().is_err());
+        assert!("server-side".parse::<PatchType>().is_err());
+        assert!(apply(PatchType::Apply, &serde_json::json!({}), &serde_json::json!({}), &PatchMeta::untyped()).is_err());
         assert_eq!(PatchType::from_content_type("application/merge-patch+json; charset=utf-8"), Some(PatchType::Merge));
     }
 

@@ -61,7 +61,9 @@ mod owner_index;
 mod owners;
 mod rocks;
 mod selectors;
+mod strategy;
 mod types;
+mod unknown_fields;
 mod validate;
 mod verbs;
 mod view;
@@ -73,11 +75,14 @@ pub use builtin::{builtin_type, builtin_types};
 pub use keys::EventType;
 pub use list::ObjectList;
 pub use options::{
-    DeleteOptions, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
+    DeleteOptions, FieldValidation, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, Written,
+    DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
+pub use strategy::namespace::{FINALIZER as NAMESPACE_FINALIZER, INITIAL as INITIAL_NAMESPACES, NAME_LABEL as NAMESPACE_NAME_LABEL};
+pub use strategy::scale::{scale_of, ScaleChange, SCALABLE};
 pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};
+pub use verbs::named;
 pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 
 use self::core::Core;

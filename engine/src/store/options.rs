@@ -185,6 +185,44 @@ pub struct WriteOptions {
     pub force: bool,
     /// Write through the `status` subresource.
     pub status: bool,
+    /// What to do with fields the type's schema does not declare; `None`: refuse the write
+    /// as the schema's validation does (422 Invalid, naming the first such field).
+    pub field_validation: Option<FieldValidation>,
+}
+
+/// How a write treats fields its type's schema does not declare, as kube-apiserver's
+/// `fieldValidation` query parameter says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them, with a warning each (`unknown field "spec.x"`).
+    Warn,
+    /// Refuse the write (400, `strict decoding error: unknown field "spec.x", …`).
+    Strict,
+}
+
+impl FieldValidation {
+    /// The mode a `fieldValidation` value names (`Ignore`, `Warn`, `Strict`).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "Ignore" => Some(FieldValidation::Ignore),
+            "Warn" => Some(FieldValidation::Warn),
+            "Strict" => Some(FieldValidation::Strict),
+            _ => None,
+        }
+    }
+}
+
+/// What a write answers: the object as stored (or as it would be, for a dry run) and the
+/// warnings a client is shown (fields dropped under [`FieldValidation::Warn`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The object.
+    pub object: serde_json::Value,
+    /// Warnings, in the order found.
+    pub warnings: Vec<String>,
 }
 
 impl WriteOptions {
@@ -212,6 +250,13 @@ impl WriteOptions {
     #[must_use]
     pub fn status(mut self, status: bool) -> Self {
         self.status = status;
+        self
+    }
+
+    /// Treats undeclared fields as `mode` says ([`WriteOptions::field_validation`]).
+    #[must_use]
+    pub fn field_validation(mut self, mode: Option<FieldValidation>) -> Self {
+        self.field_validation = mode;
         self
     }
 }

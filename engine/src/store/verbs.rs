@@ -6,10 +6,10 @@ use super::history_record::Who;
 use super::keys::{self, EventType, CF_TYPES};
 use super::kv::Batch;
 use super::meta::{check_patched_identity, check_preconditions, finish_update, fold_string_data, init_new, prepare_update};
-use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb};
+use super::options::{DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, WriteVerb, Written};
 use super::selectors::parse_rv;
 use super::types::{Registered, SchemaSource, TypeSpec};
-use super::{compact, kv, object, validate, Store};
+use super::{compact, kv, object, strategy, unknown_fields, validate, Store};
 use crate::fieldmanager::FieldManager;
 use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
@@ -88,6 +88,20 @@ impl Store {
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
     }
 
+    /// The resource name (`plural` or `plural.group`) of the type a client names, as
+    /// [`Store::find_type`] finds it, without copying the type: a request's first step.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when no type has that name.
+    pub fn resource_name(&self, name: &str) -> Result<String> {
+        let registry = self.core().registry.read();
+        registry
+            .get(name)
+            .or_else(|| registry.first(|t| t.is_named(name)))
+            .map(|t| t.spec.resource())
+            .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
+    }
+
     /// The registered type of an object, from its `apiVersion` and `kind`.
     ///
     /// # Errors
@@ -135,7 +149,7 @@ impl Store {
     /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
     /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
     pub fn create(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        super::wait::block_on(self.create_async(resource, namespace, object, opts))
+        Ok(self.write(WriteVerb::Create, resource, namespace, object, opts)?.object)
     }
 
     /// Creates an object exactly as another store kept it (an import from a kube-apiserver's
@@ -198,7 +212,9 @@ impl Store {
                     m.remove("status");
                 }
             }
-            let out = t.main.update(None, obj, &opts.manager, &now)?.object;
+            strategy::default_input(&t, &mut obj, &name);
+            let mut out = t.main.update(None, obj, &opts.manager, &now)?.object;
+            strategy::prepare_create(&t, &mut out);
             Ok(Plan::Put(out, EventType::Added))
         })
         .await
@@ -209,7 +225,7 @@ impl Store {
     ///
     /// # Errors
     /// Those of the verb.
-    pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+    pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Written> {
         super::wait::block_on(self.write_async(verb, resource, namespace, object, opts))
     }
 
@@ -221,6 +237,26 @@ impl Store {
     /// # Errors
     /// Those of the verb.
     pub async fn write_async(
+        &self,
+        verb: WriteVerb,
+        resource: &str,
+        namespace: Option<&str>,
+        object: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        match self.write_once(verb, resource, namespace, object, opts).await {
+            // Undeclared fields, and options that allow them: written once more without them.
+            Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
+                let t = self.resolve(resource)?;
+                let (pruned, warnings) = unknown_fields::pruned(&t, opts.field_validation, object, e)?;
+                let object = self.write_once(verb, resource, namespace, &pruned, opts).await?;
+                Ok(Written { object, warnings })
+            }
+            r => r.map(|object| Written { object, warnings: Vec::new() }),
+        }
+    }
+
+    async fn write_once(
         &self,
         verb: WriteVerb,
         resource: &str,
@@ -278,7 +314,7 @@ impl Store {
     /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
     /// not match; those of [`Store::create`].
     pub fn update(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        super::wait::block_on(self.update_async(resource, namespace, object, opts))
+        Ok(self.write(WriteVerb::Update, resource, namespace, object, opts)?.object)
     }
 
     async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -290,7 +326,9 @@ impl Store {
             check_preconditions(&t, &name, live, object)?;
             let mut new = prepare_update(&t, opts.status, live, object.clone());
             fold_string_data(&t, &mut new);
-            let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+            strategy::default_input(&t, &mut new, &name);
+            let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+            strategy::prepare_update(&t, opts.status, live, &mut out);
             Ok(finish_update(live, out))
         })
         .await
@@ -303,7 +341,7 @@ impl Store {
     /// [`Error::Conflict`] with the conflicting managers unless forced; those of
     /// [`Store::update`].
     pub fn apply(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
-        super::wait::block_on(self.apply_async(resource, namespace, config, opts))
+        Ok(self.write(WriteVerb::Apply, resource, namespace, config, opts)?.object)
     }
 
     async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -320,6 +358,8 @@ impl Store {
                 // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
                 fold_string_data(&t, &mut out);
                 init_new(&t, &mut out, &ns, &name, &now);
+                strategy::default_input(&t, &mut out, &name);
+                strategy::prepare_create(&t, &mut out);
                 Ok(Plan::Put(out, EventType::Added))
             }
             Some(live) => {
@@ -334,6 +374,8 @@ impl Store {
                 }
                 let mut new = prepare_update(&t, opts.status, live, outcome.object);
                 fold_string_data(&t, &mut new);
+                strategy::default_input(&t, &mut new, &name);
+                strategy::prepare_update(&t, opts.status, live, &mut new);
                 Ok(finish_update(live, new))
             }
         })
@@ -353,6 +395,28 @@ impl Store {
         patch: &Value,
         opts: &WriteOptions,
     ) -> Result<Value> {
+        Ok(self.patch_written(resource, namespace, name, patch_type, patch, opts)?.object)
+    }
+
+    /// [`Store::patch`], with the warnings of what it wrote: fields of the patched object that
+    /// its schema does not declare are treated as [`WriteOptions::field_validation`] says. A
+    /// [`PatchType::Apply`] patch is an apply configuration of the object `name`
+    /// ([`Store::apply`]; its `metadata.name`, when set, must be `name`).
+    ///
+    /// # Errors
+    /// Those of [`Store::patch`].
+    pub fn patch_written(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Written> {
+        if patch_type == PatchType::Apply {
+            return self.write(WriteVerb::Apply, resource, namespace, &named(patch, name)?, opts);
+        }
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
         validate::depth(patch, self.core().options.max_depth)?;
@@ -362,17 +426,36 @@ impl Store {
             _ => PatchMeta::new(t.schema, &t.root_name)?,
         };
         let now = now_time();
-        self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+        let mut warnings = Vec::new();
+        let object = self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
-            let patched = crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes)?;
+            let apply = || crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes);
+            let patched = apply()?;
             check_patched_identity(live, &patched)?;
             self.check_input(&t, &patched)?;
             check_preconditions(&t, name, live, &patched)?;
-            let mut new = prepare_update(&t, opts.status, live, patched);
-            fold_string_data(&t, &mut new);
-            let out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+            let update = |patched: Value| {
+                let mut new = prepare_update(&t, opts.status, live, patched);
+                fold_string_data(&t, &mut new);
+                strategy::default_input(&t, &mut new, name);
+                fm.update(Some(live), new, &opts.manager, &now)
+            };
+            warnings.clear();
+            let out = match update(patched) {
+                // Undeclared fields, and options that allow them: merged once more without them
+                // (the patch applied again: the common write keeps no copy of its result).
+                Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
+                    let (pruned, found) = unknown_fields::pruned(&t, opts.field_validation, &apply()?, e)?;
+                    warnings = found;
+                    update(pruned)?
+                }
+                r => r?,
+            };
+            let mut out = out.object;
+            strategy::prepare_update(&t, opts.status, live, &mut out);
             Ok(finish_update(live, out))
-        })
+        })?;
+        Ok(Written { object, warnings })
     }
 
     /// Deletes an object; one with finalizers gets a deletionTimestamp instead and goes when
@@ -484,6 +567,27 @@ impl Store {
     /// [`Error::Storage`]; [`Error::Corrupt`] for unreadable records.
     pub fn prune_history(&self) -> Result<u64> {
         compact::prune(self.core())
+    }
+}
+
+/// An object body addressed to `name`: its `metadata.name` filled in, or checked.
+///
+/// # Errors
+/// 400 when the body is not an object, or names another object.
+pub fn named(object: &Value, name: &str) -> Result<Value> {
+    let mut v = object.clone();
+    let Value::Object(root) = &mut v else { return Err(Error::BadRequest("the body must be an object".into())) };
+    let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Value::Object(meta) = meta else { return Err(Error::BadRequest("metadata must be an object".into())) };
+    match meta.get("name").and_then(Value::as_str) {
+        Some(n) if !n.is_empty() && n != name => {
+            Err(Error::BadRequest(format!("the name of the object ({n}) does not match the name on the URL ({name})")))
+        }
+        Some(n) if !n.is_empty() => Ok(v),
+        _ => {
+            meta.insert("name".into(), Value::String(name.into()));
+            Ok(v)
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod compare;
 mod fieldset;
+mod prune;
 mod remove;
 mod validate;
 
@@ -22,6 +23,7 @@ pub use compare::{
     Slot,
 };
 pub use fieldset::{ensure_named_fields_are_members, is_field_set_of, to_field_set};
+pub use prune::prune_undeclared;
 pub use remove::remove_items;
 pub use validate::validate;
 

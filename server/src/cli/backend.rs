@@ -3,11 +3,16 @@
 //! verb works unchanged either way.
 
 use super::error::{CliError, Result};
-use crate::api::pb::{self, store_client::StoreClient};
-use crate::service::body;
+use crate::api::auth::{Auth, Identity};
+use crate::api::{body, Api, Collection, Limits, ListForm, ObjectKey, Request, Response};
+use crate::proto::pb::{self, store_client::StoreClient};
+use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, HistoryQuery, ListOptions, Store, TypeSpec, WatchOptions, WriteOptions};
+use fieldstore_engine::store::{
+    DeleteOptions, FieldValidation, GetOptions, HistoryQuery, ListOptions, Store, TypeSpec, WatchOptions, WriteOptions,
+};
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A registered type as the CLI needs it.
@@ -65,45 +70,92 @@ pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str
 /// Which write an object body makes (the engine's; the CLI's `replace` is `Update`).
 pub use fieldstore_engine::store::WriteVerb;
 
-/// The store verbs, wherever the store is. History and ownership answers are the JSON the
-/// library's types serialize to.
+/// Where the CLI's requests run: the request layer ([`Api`]) in-process, or a server over gRPC.
+/// Each implements [`Backend::run`] (and the watch stream); every verb the commands call is
+/// written once, below, as a request.
 pub trait Backend {
-    /// Registers the type of a CustomResourceDefinition; returns its resource name.
-    fn register_crd(&self, crd: &Value) -> Result<TypeInfo>;
+    /// Runs one request of the request layer.
+    fn run(&self, req: Request) -> Result<Response>;
+    /// Watches, calling `on_event` with each event as Kubernetes streams it
+    /// (`{"type", "object"}`) until it returns false or the watch ends.
+    fn watch(&self, of: Collection, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()>;
+
+    /// Registers the type of a CustomResourceDefinition; returns it.
+    fn register_crd(&self, crd: &Value) -> Result<TypeInfo> {
+        match self.run(Request::RegisterType { definition: crd.clone() })? {
+            Response::Types(t) if !t.is_empty() => self.find_type(&t[0].resource()),
+            _ => Err(unexpected()),
+        }
+    }
     /// Every registered type.
-    fn types(&self) -> Result<Vec<TypeInfo>>;
+    fn types(&self) -> Result<Vec<TypeInfo>> {
+        match self.run(Request::ListTypes)? {
+            Response::Types(t) => Ok(t.iter().map(TypeInfo::from).collect()),
+            _ => Err(unexpected()),
+        }
+    }
     /// A write of an object body.
-    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value>;
+    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
+        let body = Document { value: obj.clone(), duplicates: Vec::new() };
+        Ok(self.run(Request::Write { verb, of: Collection::new(resource, ns), body, body_len: 0, opts: opts.clone() })?.object()?)
+    }
     /// A patch.
-    fn patch(
-        &self,
-        resource: &str,
-        ns: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        patch: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Value>;
+    fn patch(&self, key: ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+        let patch = Document { value: patch.clone(), duplicates: Vec::new() };
+        Ok(self.run(Request::Patch { key, patch_type, patch, opts: opts.clone() })?.object()?)
+    }
     /// One object (not older than `resource_version` when given).
-    fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value>;
+    fn get(&self, key: ObjectKey, resource_version: Option<String>) -> Result<Value> {
+        Ok(self.run(Request::Get { key, opts: GetOptions { resource_version, ..GetOptions::default() } })?.object()?)
+    }
     /// One object as it was at a revision (`None`: it did not exist).
-    fn object_at(&self, resource: &str, ns: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>>;
+    fn object_at(&self, key: ObjectKey, revision: u64) -> Result<Option<Value>> {
+        match self.run(Request::ObjectAt { key, revision })? {
+            Response::ObjectAt(v) => Ok(v),
+            _ => Err(unexpected()),
+        }
+    }
     /// A list, as the Kubernetes List object.
-    fn list(&self, resource: &str, ns: Option<&str>, opts: &ListOptions) -> Result<Value>;
+    fn list(&self, of: Collection, opts: &ListOptions) -> Result<Value> {
+        match self.run(Request::List { of, opts: opts.clone(), form: ListForm::Objects })? {
+            Response::List { page, spec } => Ok(crate::api::list_object(&page, &spec)),
+            _ => Err(unexpected()),
+        }
+    }
     /// A delete.
-    fn delete(&self, resource: &str, ns: Option<&str>, name: &str, opts: &DeleteOptions) -> Result<Value>;
+    fn delete(&self, key: ObjectKey, opts: &DeleteOptions) -> Result<Value> {
+        Ok(self.run(Request::Delete { key, opts: opts.clone() })?.object()?)
+    }
     /// Compacts (the current revision when `None`); returns the compacted revision.
-    fn compact(&self, revision: Option<u64>) -> Result<u64>;
+    fn compact(&self, revision: Option<u64>) -> Result<u64> {
+        match self.run(Request::Compact { revision })? {
+            Response::Revision { compacted, .. } => Ok(compacted),
+            _ => Err(unexpected()),
+        }
+    }
     /// The current revision.
-    fn revision(&self) -> Result<u64>;
+    fn revision(&self) -> Result<u64> {
+        match self.run(Request::Revision)? {
+            Response::Revision { revision, .. } => Ok(revision),
+            _ => Err(unexpected()),
+        }
+    }
     /// Blame lines.
-    fn blame(&self, resource: &str, ns: Option<&str>, name: &str) -> Result<Value>;
+    fn blame(&self, key: ObjectKey) -> Result<Value> {
+        Ok(self.run(Request::Blame { key })?.json()?)
+    }
     /// A field timeline page.
-    fn field_history(&self, resource: &str, ns: Option<&str>, name: &str, path: &str, q: &HistoryQuery) -> Result<Value>;
+    fn field_history(&self, key: ObjectKey, path: &str, query: &HistoryQuery) -> Result<Value> {
+        Ok(self.run(Request::FieldHistory { key, path: path.into(), query: query.clone() })?.json()?)
+    }
     /// The object's writes.
-    fn object_log(&self, resource: &str, ns: Option<&str>, name: &str, limit: Option<usize>) -> Result<Value>;
+    fn object_log(&self, key: ObjectKey, limit: Option<usize>) -> Result<Value> {
+        Ok(self.run(Request::ObjectLog { key, limit })?.json()?)
+    }
     /// Owners of a path.
-    fn owners_of(&self, resource: &str, path: &str) -> Result<Value>;
+    fn owners_of(&self, resource: &str, path: &str) -> Result<Value> {
+        Ok(self.run(Request::OwnersOf { resource: resource.into(), path: path.into() })?.json()?)
+    }
     /// A page of the objects a manager owns fields of (`{"items", "continue"}`).
     fn objects_managed_by(
         &self,
@@ -111,18 +163,39 @@ pub trait Backend {
         resource: Option<&str>,
         limit: Option<usize>,
         continue_token: Option<&str>,
-    ) -> Result<Value>;
+    ) -> Result<Value> {
+        let req = Request::ObjectsManagedBy {
+            manager: manager.into(),
+            resource: resource.map(str::to_string),
+            limit,
+            continue_token: continue_token.map(str::to_string),
+        };
+        Ok(self.run(req)?.json()?)
+    }
     /// Managers with counts.
-    fn managers(&self, resource: Option<&str>) -> Result<Value>;
+    fn managers(&self, resource: Option<&str>) -> Result<Value> {
+        Ok(self.run(Request::Managers { resource: resource.map(str::to_string) })?.json()?)
+    }
     /// Renames a manager; returns the objects changed.
-    fn rename_manager(&self, from: &str, to: &str) -> Result<u64>;
+    fn rename_manager(&self, from: &str, to: &str) -> Result<u64> {
+        Ok(self.run(Request::RenameManager { from: from.into(), to: to.into() })?.count()?)
+    }
     /// Drops a manager's ownership; returns the objects changed.
-    fn release(&self, manager: &str, resource: Option<&str>, selector: Option<&str>) -> Result<u64>;
-    /// Watches, calling `on_event` with each event as Kubernetes streams it
-    /// (`{"type", "object"}`) until it returns false or the watch ends.
-    fn watch(&self, resource: &str, ns: Option<&str>, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()>;
+    fn release(&self, manager: &str, resource: Option<&str>, selector: Option<&str>) -> Result<u64> {
+        let req = Request::Release {
+            manager: manager.into(),
+            resource: resource.map(str::to_string),
+            label_selector: selector.map(str::to_string),
+        };
+        Ok(self.run(req)?.count()?)
+    }
     /// Makes every open watch emit a bookmark; returns the revision.
-    fn request_bookmark(&self) -> Result<u64>;
+    fn request_bookmark(&self) -> Result<u64> {
+        match self.run(Request::RequestBookmark)? {
+            Response::Revision { revision, .. } => Ok(revision),
+            _ => Err(unexpected()),
+        }
+    }
 
     /// The registered type a client names (plural, `plural.group`, kind, singular or short name).
     fn find_type(&self, name: &str) -> Result<TypeInfo> {
@@ -149,92 +222,47 @@ pub trait Backend {
     }
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<Value> {
-    serde_json::to_value(v).map_err(CliError::InputJson)
+/// A response of another kind than the request's (a bug in a backend).
+fn unexpected() -> CliError {
+    CliError::Api(fieldstore_engine::Status::failure(fieldstore_engine::Reason::InternalError, "unexpected answer").to_value())
 }
 
-impl Backend for Store {
-    fn register_crd(&self, crd: &Value) -> Result<TypeInfo> {
-        let spec = TypeSpec::from_crd(crd)?;
-        let info = TypeInfo::from(&spec);
-        self.register(spec)?;
-        Ok(info)
+impl From<fieldstore_engine::Status> for CliError {
+    fn from(s: fieldstore_engine::Status) -> Self {
+        CliError::Api(s.to_value())
     }
-    fn types(&self) -> Result<Vec<TypeInfo>> {
-        Ok(Store::types(self).iter().map(TypeInfo::from).collect())
+}
+
+/// The request layer over a data directory, in this process, as the local user `fieldstore`
+/// (the rules of a server do not apply: whoever can open the directory owns it).
+pub struct Local {
+    api: Api,
+    runtime: tokio::runtime::Runtime,
+    who: Identity,
+}
+
+impl Local {
+    /// The request layer over `store`.
+    pub fn new(store: Store) -> Result<Local> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| CliError::Usage(e.to_string()))?;
+        let api = Api::new(store, Arc::new(Auth::open()), Limits { max_request_bytes: usize::MAX, ..Limits::default() }, Arc::default());
+        Ok(Local { api, runtime, who: Identity { user: super::store::DEFAULT_MANAGER.into(), groups: Vec::new() } })
     }
-    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(Store::write(self, verb, resource, ns, obj, opts)?)
+}
+
+impl Backend for Local {
+    fn run(&self, req: Request) -> Result<Response> {
+        Ok(self.runtime.block_on(self.api.run(&self.who, req))?)
     }
-    fn patch(
-        &self,
-        resource: &str,
-        ns: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        patch: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Value> {
-        Ok(Store::patch(self, resource, ns, name, patch_type, patch, opts)?)
-    }
-    fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value> {
-        Ok(Store::get(self, resource, ns, name, &GetOptions { resource_version, ..GetOptions::default() })?)
-    }
-    fn object_at(&self, resource: &str, ns: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>> {
-        Ok(Store::object_at(self, resource, ns, name, revision)?)
-    }
-    fn list(&self, resource: &str, ns: Option<&str>, opts: &ListOptions) -> Result<Value> {
-        let t = self.find_type(resource)?;
-        Ok(Store::list(self, resource, ns, opts)?.to_json(&t.api_version(), &t.kind))
-    }
-    fn delete(&self, resource: &str, ns: Option<&str>, name: &str, opts: &DeleteOptions) -> Result<Value> {
-        Ok(Store::delete(self, resource, ns, name, opts)?)
-    }
-    fn compact(&self, revision: Option<u64>) -> Result<u64> {
-        Store::compact(self, revision.unwrap_or_else(|| Store::revision(self)))?;
-        Ok(self.compacted_revision())
-    }
-    fn revision(&self) -> Result<u64> {
-        Ok(Store::current_revision(self)?)
-    }
-    fn blame(&self, resource: &str, ns: Option<&str>, name: &str) -> Result<Value> {
-        json(&Store::blame(self, resource, ns, name)?)
-    }
-    fn field_history(&self, resource: &str, ns: Option<&str>, name: &str, path: &str, q: &HistoryQuery) -> Result<Value> {
-        json(&Store::field_history(self, resource, ns, name, path, q)?)
-    }
-    fn object_log(&self, resource: &str, ns: Option<&str>, name: &str, limit: Option<usize>) -> Result<Value> {
-        json(&Store::object_log(self, resource, ns, name, limit)?)
-    }
-    fn owners_of(&self, resource: &str, path: &str) -> Result<Value> {
-        json(&Store::owners_of(self, resource, path)?)
-    }
-    fn objects_managed_by(
-        &self,
-        manager: &str,
-        resource: Option<&str>,
-        limit: Option<usize>,
-        continue_token: Option<&str>,
-    ) -> Result<Value> {
-        json(&Store::objects_managed_by_page(self, manager, resource, limit, continue_token)?)
-    }
-    fn managers(&self, resource: Option<&str>) -> Result<Value> {
-        json(&Store::managers(self, resource)?)
-    }
-    fn rename_manager(&self, from: &str, to: &str) -> Result<u64> {
-        Ok(Store::rename_manager(self, from, to)? as u64)
-    }
-    fn release(&self, manager: &str, resource: Option<&str>, selector: Option<&str>) -> Result<u64> {
-        Ok(Store::release(self, manager, resource, selector)? as u64)
-    }
-    fn watch(&self, resource: &str, ns: Option<&str>, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()> {
-        let t = self.find_type(resource)?;
-        let mut w = Store::watch(self, resource, ns, opts)?;
+    fn watch(&self, of: Collection, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()> {
+        let opened = self.run(Request::Watch { of, opts: opts.clone() })?.opened()?;
+        let (api_version, kind) = (opened.spec.api_version(), opened.spec.kind.clone());
+        let mut w = opened.watch;
         loop {
             match w.next_timeout(Duration::from_millis(500)) {
                 Some(ev) => {
                     let end = matches!(ev, fieldstore_engine::store::WatchEvent::Error(_));
-                    if !on_event(ev.to_json(&t.api_version(), &t.kind)) || end {
+                    if !on_event(ev.to_json(&api_version, &kind)) || end {
                         return Ok(());
                     }
                 }
@@ -242,10 +270,6 @@ impl Backend for Store {
                 None => {}
             }
         }
-    }
-    fn request_bookmark(&self) -> Result<u64> {
-        Store::request_bookmark(self);
-        Ok(Store::revision(self))
     }
 }
 
@@ -333,14 +357,14 @@ fn parse_json(r: pb::JsonResponse) -> Result<Value> {
     serde_json::from_slice(&r.json).map_err(CliError::InputJson)
 }
 
-fn oref(resource: &str, ns: Option<&str>, name: &str) -> Option<pb::ObjectRef> {
-    Some(pb::ObjectRef { resource: resource.into(), namespace: ns.unwrap_or("").into(), name: name.into() })
+fn oref(key: &ObjectKey) -> Option<pb::ObjectRef> {
+    Some(pb::ObjectRef { resource: key.resource.clone(), namespace: key.namespace.clone().unwrap_or_default(), name: key.name.clone() })
 }
 
-fn list_request(resource: &str, ns: Option<&str>, opts: &ListOptions) -> pb::ListRequest {
+fn list_request(of: &Collection, opts: &ListOptions) -> pb::ListRequest {
     pb::ListRequest {
-        resource: resource.into(),
-        namespace: ns.unwrap_or("").into(),
+        resource: of.resource.clone(),
+        namespace: of.namespace.clone().unwrap_or_default(),
         label_selector: opts.label_selector.clone().unwrap_or_default(),
         field_selector: opts.field_selector.clone().unwrap_or_default(),
         limit: opts.limit.unwrap_or(0) as u64,
@@ -350,24 +374,19 @@ fn list_request(resource: &str, ns: Option<&str>, opts: &ListOptions) -> pb::Lis
     }
 }
 
-impl Backend for Remote {
-    fn register_crd(&self, crd: &Value) -> Result<TypeInfo> {
-        let r = self.call(|mut c| async move { c.register_type(pb::RegisterTypeRequest { definition: body_of(crd) }).await })?;
-        self.find_type(&r.resource)
-    }
-    fn types(&self) -> Result<Vec<TypeInfo>> {
-        Ok(self.call(|mut c| async move { c.list_types(pb::ListTypesRequest {}).await })?.types.into_iter().map(TypeInfo::from).collect())
-    }
-    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
+impl Remote {
+    /// A write of an object body over gRPC.
+    fn write(&self, verb: WriteVerb, of: Collection, body: &Value, opts: &WriteOptions) -> Result<Response> {
         let req = pb::WriteRequest {
-            resource: resource.into(),
-            namespace: ns.unwrap_or("").into(),
-            body: body_of(obj),
+            resource: of.resource,
+            namespace: of.namespace.unwrap_or_default(),
+            body: body_of(body),
             field_manager: opts.manager.clone(),
             force: opts.force,
             dry_run: opts.dry_run,
             subresource: if opts.status { "status".into() } else { String::new() },
             accept: String::new(),
+            field_validation: validation_name(opts),
         };
         let r = self.call(|mut c| async move {
             match verb {
@@ -376,122 +395,162 @@ impl Backend for Remote {
                 WriteVerb::Update => c.update(req).await,
             }
         })?;
-        parse_body(r.object)
+        Ok(Response::Object(parse_body(r.object)?))
     }
-    fn patch(
-        &self,
-        resource: &str,
-        ns: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        patch: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Value> {
-        let req = pb::PatchRequest {
-            object: oref(resource, ns, name),
-            patch_type: match patch_type {
-                PatchType::Strategic => "strategic",
-                PatchType::Merge => "merge",
-                PatchType::Json => "json",
+
+    /// The request layer's history, ownership and store-wide requests over gRPC.
+    fn run_history(&self, req: Request) -> Result<Response> {
+        let json = |r: pb::JsonResponse| Ok(Response::Json(parse_json(r)?));
+        match req {
+            Request::Blame { key } => json(self.call(|mut c| async move { c.blame(oref(&key).unwrap_or_default()).await })?),
+            Request::FieldHistory { key, path, query } => {
+                let req = pb::FieldHistoryRequest {
+                    object: oref(&key),
+                    path,
+                    limit: query.limit.unwrap_or(0) as u64,
+                    before_revision: query.before_revision.unwrap_or(0),
+                };
+                json(self.call(|mut c| async move { c.field_history(req).await })?)
             }
-            .into(),
-            patch: body_of(patch),
-            field_manager: opts.manager.clone(),
-            dry_run: opts.dry_run,
-            subresource: if opts.status { "status".into() } else { String::new() },
-            accept: String::new(),
-        };
-        parse_body(self.call(|mut c| async move { c.patch(req).await })?.object)
+            Request::ObjectLog { key, limit } => {
+                let req = pb::ObjectLogRequest { object: oref(&key), limit: limit.unwrap_or(0) as u64 };
+                json(self.call(|mut c| async move { c.object_log(req).await })?)
+            }
+            Request::ObjectAt { key, revision } => {
+                let req = pb::ObjectAtRequest { object: oref(&key), revision, accept: String::new() };
+                let r = self.call(|mut c| async move { c.object_at(req).await })?;
+                Ok(Response::ObjectAt(r.object.map(|b| serde_json::from_slice(&b.data).map_err(CliError::InputJson)).transpose()?))
+            }
+            Request::OwnersOf { resource, path } => {
+                json(self.call(|mut c| async move { c.owners_of(pb::OwnersOfRequest { resource, path }).await })?)
+            }
+            Request::ObjectsManagedBy { manager, resource, limit, continue_token } => {
+                let req = pb::ObjectsManagedByRequest {
+                    manager,
+                    resource: resource.unwrap_or_default(),
+                    limit: limit.unwrap_or(0) as u64,
+                    r#continue: continue_token.unwrap_or_default(),
+                };
+                json(self.call(|mut c| async move { c.objects_managed_by(req).await })?)
+            }
+            Request::Managers { resource } => {
+                let req = pb::ManagersRequest { resource: resource.unwrap_or_default() };
+                json(self.call(|mut c| async move { c.managers(req).await })?)
+            }
+            Request::RenameManager { from, to } => {
+                Ok(Response::Count(self.call(|mut c| async move { c.rename_manager(pb::RenameManagerRequest { from, to }).await })?.count))
+            }
+            Request::Release { manager, resource, label_selector } => {
+                let req = pb::ReleaseRequest {
+                    manager,
+                    resource: resource.unwrap_or_default(),
+                    label_selector: label_selector.unwrap_or_default(),
+                };
+                Ok(Response::Count(self.call(|mut c| async move { c.release(req).await })?.count))
+            }
+            Request::Compact { revision } => {
+                let r = self.call(|mut c| async move { c.compact(pb::CompactRequest { revision: revision.unwrap_or(0) }).await })?;
+                Ok(Response::Revision { revision: 0, compacted: r.compacted_revision })
+            }
+            Request::Revision => {
+                let r = self.call(|mut c| async move { c.revision(pb::RevisionRequest {}).await })?;
+                Ok(Response::Revision { revision: r.revision, compacted: r.compacted_revision })
+            }
+            Request::RequestBookmark => {
+                let r = self.call(|mut c| async move { c.request_bookmark(pb::RequestBookmarkRequest {}).await })?;
+                Ok(Response::Revision { revision: r.revision, compacted: 0 })
+            }
+            Request::RegisterType { definition } => {
+                let r =
+                    self.call(|mut c| async move { c.register_type(pb::RegisterTypeRequest { definition: body_of(&definition) }).await })?;
+                Ok(Response::Types(vec![TypeSpec::new(
+                    r.resource.split_once('.').map_or("", |(_, g)| g),
+                    "",
+                    "",
+                    r.resource.split('.').next().unwrap_or(""),
+                )]))
+            }
+            Request::ListTypes => {
+                let r = self.call(|mut c| async move { c.list_types(pb::ListTypesRequest {}).await })?;
+                Ok(Response::Types(r.types.into_iter().map(spec_of).collect()))
+            }
+            _ => Err(CliError::Usage("this request is not served over gRPC".into())),
+        }
     }
-    fn get(&self, resource: &str, ns: Option<&str>, name: &str, resource_version: Option<String>) -> Result<Value> {
-        let req = pb::GetRequest {
-            object: oref(resource, ns, name),
-            resource_version: resource_version.unwrap_or_default(),
-            ..Default::default()
-        };
-        parse_body(self.call(|mut c| async move { c.get(req).await })?.object)
+}
+
+/// A type as `ListTypes` describes it (without its schema, which the CLI does not need).
+fn spec_of(t: pb::TypeInfo) -> TypeSpec {
+    let (group, version) = t.api_version.rsplit_once('/').unwrap_or(("", &t.api_version));
+    let plural = t.resource.split('.').next().unwrap_or("");
+    TypeSpec::new(group, version, t.kind.as_str(), plural)
+        .namespaced(t.namespaced)
+        .with_status_subresource(t.status_subresource)
+        .with_short_names(t.short_names.clone())
+}
+
+fn validation_name(opts: &WriteOptions) -> String {
+    match opts.field_validation {
+        None => String::new(),
+        Some(FieldValidation::Ignore) => "Ignore".into(),
+        Some(FieldValidation::Warn) => "Warn".into(),
+        Some(FieldValidation::Strict) => "Strict".into(),
     }
-    fn object_at(&self, resource: &str, ns: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>> {
-        let req = pb::ObjectAtRequest { object: oref(resource, ns, name), revision, accept: String::new() };
-        let r = self.call(|mut c| async move { c.object_at(req).await })?;
-        r.object.map(|b| serde_json::from_slice(&b.data).map_err(CliError::InputJson)).transpose()
+}
+
+impl Backend for Remote {
+    fn run(&self, req: Request) -> Result<Response> {
+        match req {
+            Request::Write { verb, of, body, opts, .. } => self.write(verb, of, &body.value, &opts),
+            Request::Patch { key, patch_type, patch, opts } => {
+                let req = pb::PatchRequest {
+                    object: oref(&key),
+                    patch_type: patch_type.to_string(),
+                    patch: body_of(&patch.value),
+                    field_manager: opts.manager.clone(),
+                    dry_run: opts.dry_run,
+                    subresource: if opts.status { "status".into() } else { String::new() },
+                    accept: String::new(),
+                    field_validation: validation_name(&opts),
+                    force: opts.force,
+                };
+                Ok(Response::Object(parse_body(self.call(|mut c| async move { c.patch(req).await })?.object)?))
+            }
+            Request::Get { key, opts } => {
+                let req = pb::GetRequest {
+                    object: oref(&key),
+                    resource_version: opts.resource_version.unwrap_or_default(),
+                    ..Default::default()
+                };
+                Ok(Response::Object(parse_body(self.call(|mut c| async move { c.get(req).await })?.object)?))
+            }
+            Request::List { of, opts, .. } => {
+                let req = list_request(&of, &opts);
+                let list = parse_body(self.call(|mut c| async move { c.list(req).await })?.list)?;
+                Ok(Response::Json(list))
+            }
+            Request::Delete { key, opts } => {
+                let req = pb::DeleteRequest {
+                    object: oref(&key),
+                    uid: opts.uid.clone().unwrap_or_default(),
+                    resource_version: opts.resource_version.clone().unwrap_or_default(),
+                    dry_run: opts.dry_run,
+                    accept: String::new(),
+                };
+                Ok(Response::Object(parse_body(self.call(|mut c| async move { c.delete(req).await })?.object)?))
+            }
+            other => self.run_history(other),
+        }
     }
-    fn list(&self, resource: &str, ns: Option<&str>, opts: &ListOptions) -> Result<Value> {
-        let req = list_request(resource, ns, opts);
-        parse_body(self.call(|mut c| async move { c.list(req).await })?.list)
+
+    fn list(&self, of: Collection, opts: &ListOptions) -> Result<Value> {
+        Ok(self.run(Request::List { of, opts: opts.clone(), form: ListForm::Objects })?.json()?)
     }
-    fn delete(&self, resource: &str, ns: Option<&str>, name: &str, opts: &DeleteOptions) -> Result<Value> {
-        let req = pb::DeleteRequest {
-            object: oref(resource, ns, name),
-            uid: opts.uid.clone().unwrap_or_default(),
-            resource_version: opts.resource_version.clone().unwrap_or_default(),
-            dry_run: opts.dry_run,
-            accept: String::new(),
-        };
-        parse_body(self.call(|mut c| async move { c.delete(req).await })?.object)
-    }
-    fn compact(&self, revision: Option<u64>) -> Result<u64> {
-        Ok(self.call(|mut c| async move { c.compact(pb::CompactRequest { revision: revision.unwrap_or(0) }).await })?.compacted_revision)
-    }
-    fn revision(&self) -> Result<u64> {
-        Ok(self.call(|mut c| async move { c.revision(pb::RevisionRequest {}).await })?.revision)
-    }
-    fn blame(&self, resource: &str, ns: Option<&str>, name: &str) -> Result<Value> {
-        let req = oref(resource, ns, name).unwrap_or_default();
-        parse_json(self.call(|mut c| async move { c.blame(req).await })?)
-    }
-    fn field_history(&self, resource: &str, ns: Option<&str>, name: &str, path: &str, q: &HistoryQuery) -> Result<Value> {
-        let req = pb::FieldHistoryRequest {
-            object: oref(resource, ns, name),
-            path: path.into(),
-            limit: q.limit.unwrap_or(0) as u64,
-            before_revision: q.before_revision.unwrap_or(0),
-        };
-        parse_json(self.call(|mut c| async move { c.field_history(req).await })?)
-    }
-    fn object_log(&self, resource: &str, ns: Option<&str>, name: &str, limit: Option<usize>) -> Result<Value> {
-        let req = pb::ObjectLogRequest { object: oref(resource, ns, name), limit: limit.unwrap_or(0) as u64 };
-        parse_json(self.call(|mut c| async move { c.object_log(req).await })?)
-    }
-    fn owners_of(&self, resource: &str, path: &str) -> Result<Value> {
-        let req = pb::OwnersOfRequest { resource: resource.into(), path: path.into() };
-        parse_json(self.call(|mut c| async move { c.owners_of(req).await })?)
-    }
-    fn objects_managed_by(
-        &self,
-        manager: &str,
-        resource: Option<&str>,
-        limit: Option<usize>,
-        continue_token: Option<&str>,
-    ) -> Result<Value> {
-        let req = pb::ObjectsManagedByRequest {
-            manager: manager.into(),
-            resource: resource.unwrap_or("").into(),
-            limit: limit.unwrap_or(0) as u64,
-            r#continue: continue_token.unwrap_or("").into(),
-        };
-        parse_json(self.call(|mut c| async move { c.objects_managed_by(req).await })?)
-    }
-    fn managers(&self, resource: Option<&str>) -> Result<Value> {
-        let req = pb::ManagersRequest { resource: resource.unwrap_or("").into() };
-        parse_json(self.call(|mut c| async move { c.managers(req).await })?)
-    }
-    fn rename_manager(&self, from: &str, to: &str) -> Result<u64> {
-        let req = pb::RenameManagerRequest { from: from.into(), to: to.into() };
-        Ok(self.call(|mut c| async move { c.rename_manager(req).await })?.count)
-    }
-    fn release(&self, manager: &str, resource: Option<&str>, selector: Option<&str>) -> Result<u64> {
-        let req = pb::ReleaseRequest {
-            manager: manager.into(),
-            resource: resource.unwrap_or("").into(),
-            label_selector: selector.unwrap_or("").into(),
-        };
-        Ok(self.call(|mut c| async move { c.release(req).await })?.count)
-    }
-    fn watch(&self, resource: &str, ns: Option<&str>, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()> {
+
+    fn watch(&self, of: Collection, opts: &WatchOptions, on_event: &mut dyn FnMut(Value) -> bool) -> Result<()> {
         let req = pb::WatchRequest {
-            resource: resource.into(),
-            namespace: ns.unwrap_or("").into(),
+            resource: of.resource,
+            namespace: of.namespace.unwrap_or_default(),
             resource_version: opts.resource_version.clone().unwrap_or_default(),
             label_selector: opts.label_selector.clone().unwrap_or_default(),
             field_selector: opts.field_selector.clone().unwrap_or_default(),
@@ -510,8 +569,5 @@ impl Backend for Remote {
             }
             Ok(())
         })
-    }
-    fn request_bookmark(&self) -> Result<u64> {
-        Ok(self.call(|mut c| async move { c.request_bookmark(pb::RequestBookmarkRequest {}).await })?.revision)
     }
 }

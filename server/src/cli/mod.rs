@@ -255,7 +255,7 @@ fn run(target: &Target, command: StoreCommand) -> Result<()> {
             // The CLI is short-lived: no background compaction.
             let options = Options::default().retention(None).keep_revisions(None);
             let store = data.open(options)?;
-            run_on(&store, command)
+            run_on(&backend::Local::new(store)?, command)
         }
         Target::Server(addr, token, ca) => run_on(&Remote::connect(addr, token.as_deref(), ca.as_deref())?, command),
     }

@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
-use fieldstore_engine::patch::{self, PatchErrorKind, PatchMeta};
+use clap::Args;
+use fieldstore_engine::patch::{self, PatchErrorKind, PatchMeta, PatchType};
 use fieldstore_engine::schema::Schema;
 use fieldstore_engine::Error;
 use serde_json::Value;
@@ -24,8 +24,8 @@ use super::stdio::{read_stdin, write_stdout};
 #[derive(Debug, Args)]
 pub(super) struct PatchLocalArgs {
     /// The patch type, as `kubectl patch --type` names it.
-    #[arg(long = "type", value_enum, default_value_t = PatchKind::Strategic)]
-    patch_type: PatchKind,
+    #[arg(long = "type", default_value = "strategic")]
+    patch_type: PatchType,
     /// A schema file for strategic merge patches: structured-merge-diff YAML, an OpenAPI v2 or
     /// v3 document, or a CustomResourceDefinition (JSON or YAML). Without one, maps merge and
     /// lists are replaced.
@@ -44,17 +44,6 @@ pub(super) struct PatchLocalArgs {
     /// With `--create-three-way`: overwrite conflicting live changes instead of failing.
     #[arg(long, requires = "create_three_way")]
     overwrite: bool,
-}
-
-/// The patch types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(super) enum PatchKind {
-    /// Strategic merge patch.
-    Strategic,
-    /// JSON merge patch (RFC 7386).
-    Merge,
-    /// JSON patch (RFC 6902).
-    Json,
 }
 
 pub(super) fn run(args: PatchLocalArgs) -> Result<()> {
@@ -79,23 +68,24 @@ pub(super) fn run(args: PatchLocalArgs) -> Result<()> {
     let output = if args.create_three_way {
         let (original, modified, current) = (member("original")?, member("modified")?, member("current")?);
         match args.patch_type {
-            PatchKind::Strategic => patch::create_three_way(original, modified, current, &meta, args.overwrite)?,
-            PatchKind::Merge => patch::create_three_way_merge_patch(original, modified, current)?,
-            PatchKind::Json => return Err(unsupported()),
+            PatchType::Strategic => patch::create_three_way(original, modified, current, &meta, args.overwrite)?,
+            PatchType::Merge => patch::create_three_way_merge_patch(original, modified, current)?,
+            PatchType::Json | PatchType::Apply => return Err(unsupported()),
         }
     } else if args.create_two_way {
         let (original, modified) = (member("original")?, member("modified")?);
         match args.patch_type {
-            PatchKind::Strategic => patch::create_two_way(original, modified, &meta)?,
-            PatchKind::Merge => patch::create_merge_patch(original, modified),
-            PatchKind::Json => return Err(unsupported()),
+            PatchType::Strategic => patch::create_two_way(original, modified, &meta)?,
+            PatchType::Merge => patch::create_merge_patch(original, modified),
+            PatchType::Json | PatchType::Apply => return Err(unsupported()),
         }
     } else {
         let (original, p) = (member("original")?, member("patch")?);
         match args.patch_type {
-            PatchKind::Strategic => patch::strategic_merge(original, p, &meta)?,
-            PatchKind::Merge => patch::merge_patch(original, p),
-            PatchKind::Json => patch::json_patch(original, p)?,
+            PatchType::Strategic => patch::strategic_merge(original, p, &meta)?,
+            PatchType::Merge => patch::merge_patch(original, p),
+            PatchType::Json => patch::json_patch(original, p)?,
+            PatchType::Apply => return Err(unsupported()),
         }
     };
     let mut bytes = serde_json::to_vec(&output).map_err(CliError::InputJson)?;
@@ -107,7 +97,7 @@ fn unsupported() -> CliError {
     CliError::Engine(Error::Patch {
         kind: PatchErrorKind::InvalidPatch,
         path: ".".into(),
-        message: "computing JSON patches is not supported; use --type strategic or merge".into(),
+        message: "computing JSON patches or apply configurations is not supported; use --type strategic or merge".into(),
     })
 }
 

@@ -6,6 +6,7 @@ use super::backend::{namespace_for, Backend};
 use super::error::Result;
 use super::output::{age, print_value, s, scalar, u, Output};
 use super::stdio::write_stdout;
+use crate::api::ObjectKey;
 use clap::Args;
 use fieldstore_engine::store::HistoryQuery;
 use serde_json::Value;
@@ -139,11 +140,11 @@ fn who(a: &Value) -> String {
 pub fn blame(store: &dyn Backend, a: &BlameArgs) -> Result<()> {
     let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
-    let lines = store.blame(&spec.resource, ns.as_deref(), &a.name)?;
+    let lines = store.blame(ObjectKey::new(&spec.resource, ns.as_deref(), &a.name))?;
     if a.output != Output::Text {
         return print_value(&lines, a.output);
     }
-    let obj = store.get(&spec.resource, ns.as_deref(), &a.name, None)?;
+    let obj = store.get(ObjectKey::new(&spec.resource, ns.as_deref(), &a.name), None)?;
     write_stdout(render_blame(&obj, &lines).as_bytes())
 }
 
@@ -228,7 +229,7 @@ pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
     let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
     let q = HistoryQuery { limit: a.limit, before_revision: a.before_revision, ..HistoryQuery::default() };
-    let t = store.field_history(&spec.resource, ns.as_deref(), &a.name, &a.path, &q)?;
+    let t = store.field_history(ObjectKey::new(&spec.resource, ns.as_deref(), &a.name), &a.path, &q)?;
     if a.output != Output::Text {
         return print_value(&t, a.output);
     }
@@ -262,7 +263,7 @@ pub(super) fn render_history(t: &Value) -> String {
 pub fn log(store: &dyn Backend, a: &LogArgs) -> Result<()> {
     let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
-    let entries = store.object_log(&spec.resource, ns.as_deref(), &a.name, a.limit)?;
+    let entries = store.object_log(ObjectKey::new(&spec.resource, ns.as_deref(), &a.name), a.limit)?;
     if a.output != Output::Text {
         return print_value(&entries, a.output);
     }

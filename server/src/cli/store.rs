@@ -10,6 +10,7 @@ use super::backend::{namespace_for, Backend, WriteVerb};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
+use crate::api::{Collection, ObjectKey};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions, DEFAULT_MAX_DEPTH};
@@ -85,24 +86,15 @@ pub struct PatchArgs {
     /// The object's name.
     name: String,
     /// The patch type.
-    #[arg(long = "type", value_enum, default_value_t = PatchKind::Strategic)]
-    patch_type: PatchKind,
+    /// `strategic`, `merge`, `json` or `apply` (Server-Side Apply of the patch; give
+    /// `--manager`).
+    #[arg(long = "type", default_value = "strategic")]
+    patch_type: PatchType,
     /// The patch (JSON or YAML).
     #[arg(short = 'p', long = "patch")]
     patch: String,
     #[command(flatten)]
     pub common: WriteFlags,
-}
-
-/// Patch types, as kubectl names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PatchKind {
-    /// Strategic merge patch.
-    Strategic,
-    /// JSON merge patch (RFC 7386).
-    Merge,
-    /// JSON patch (RFC 6902).
-    Json,
 }
 
 /// Arguments of get.
@@ -230,15 +222,11 @@ pub fn patch(store: &dyn Backend, args: &PatchArgs) -> Result<()> {
     let c = &args.common;
     let ns = namespace_for(&spec, c.namespace.as_deref(), None);
     let patch = parse_text(&args.patch)?;
-    let patch_type = match args.patch_type {
-        PatchKind::Strategic => PatchType::Strategic,
-        PatchKind::Merge => PatchType::Merge,
-        PatchKind::Json => PatchType::Json,
-    };
+    let patch_type = args.patch_type;
     let opts = WriteOptions::new(c.manager.clone().unwrap_or_else(|| DEFAULT_MANAGER.into()))
         .dry_run(c.dry_run)
         .status(c.subresource == Some(Subresource::Status));
-    let out = store.patch(&spec.resource, ns.as_deref(), &args.name, patch_type, &patch, &opts)?;
+    let out = store.patch(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), patch_type, &patch, &opts)?;
     print_written(&out, &spec.resource, "patched", c.dry_run, c.output)
 }
 
@@ -247,10 +235,10 @@ pub fn get(store: &dyn Backend, args: &GetArgs) -> Result<()> {
     let spec = store.find_type(&args.resource)?;
     let ns = namespace_for(&spec, args.namespace.as_deref(), None);
     let obj = match args.at_revision {
-        Some(rev) => store.object_at(&spec.resource, ns.as_deref(), &args.name, rev)?.ok_or_else(|| {
+        Some(rev) => store.object_at(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), rev)?.ok_or_else(|| {
             fieldstore_engine::Error::NotFound { resource: spec.resource.clone(), name: format!("{} (at revision {rev})", args.name) }
         })?,
-        None => store.get(&spec.resource, ns.as_deref(), &args.name, args.resource_version.clone())?,
+        None => store.get(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), args.resource_version.clone())?,
     };
     match args.output {
         Output::Text => print_value(&obj, Output::Yaml),
@@ -270,7 +258,7 @@ pub fn list(store: &dyn Backend, args: &ListArgs) -> Result<()> {
         resource_version: args.resource_version.clone(),
         ..ListOptions::default()
     };
-    let list = store.list(&spec.resource, ns.as_deref(), &opts)?;
+    let list = store.list(Collection::new(&spec.resource, ns.as_deref()), &opts)?;
     match args.output {
         Output::Text => {
             // kubectl's table: NAMESPACE (with -A), NAME, AGE, plus the resourceVersion.
@@ -306,7 +294,7 @@ pub fn delete(store: &dyn Backend, args: &DeleteArgs) -> Result<()> {
     let spec = store.find_type(&args.resource)?;
     let ns = namespace_for(&spec, args.namespace.as_deref(), None);
     let opts = DeleteOptions { resource_version: args.resource_version.clone(), dry_run: args.dry_run, ..DeleteOptions::default() };
-    let out = store.delete(&spec.resource, ns.as_deref(), &args.name, &opts)?;
+    let out = store.delete(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), &opts)?;
     let being_finalized = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
     print_written(&out, &spec.resource, if being_finalized { "marked for deletion" } else { "deleted" }, args.dry_run, args.output)
 }

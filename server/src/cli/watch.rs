@@ -5,6 +5,7 @@ use super::backend::Backend;
 use super::error::Result;
 use super::output::{s, Output};
 use super::stdio::write_stdout;
+use crate::api::Collection;
 use clap::Args;
 use fieldstore_engine::store::WatchOptions;
 use serde_json::Value;
@@ -45,7 +46,7 @@ pub fn watch(store: &dyn Backend, a: &WatchArgs) -> Result<()> {
     };
     let mut seen = 0usize;
     let mut failed = None;
-    store.watch(&spec.resource, a.namespace.as_deref(), &opts, &mut |ev| {
+    store.watch(Collection::new(&spec.resource, a.namespace.as_deref()), &opts, &mut |ev: serde_json::Value| {
         let line = if a.output == Output::Json {
             serde_json::to_string(&ev).unwrap_or_default()
         } else {

@@ -119,7 +119,7 @@ pub(crate) fn resource_list(
             r["categories"] = json!(cats);
         }
         resources.push(r);
-        if super::scale::SCALABLE.contains(&t.resource().as_str()) {
+        if fieldstore_engine::store::SCALABLE.contains(&t.resource().as_str()) {
             resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
         }

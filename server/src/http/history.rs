@@ -5,17 +5,12 @@
 //! gRPC call of the same name carries in its `JsonResponse`.
 
 use super::query::Query;
-use super::reply::{json_bytes, Failure, Reply};
+use super::reply::{json, Failure, Reply};
 use super::request::Ctx;
 use super::Http;
-use crate::service::auth::Identity;
+use crate::api::auth::Identity;
+use crate::api::Request;
 use fieldstore_engine::store::HistoryQuery;
-use fieldstore_engine::{Error, Reason};
-use http::StatusCode;
-
-fn to_json<T: serde::Serialize>(v: &T) -> Reply {
-    Ok(json_bytes(serde_json::to_vec(v).map_err(|e| Failure::new(Reason::InternalError, e.to_string()))?, StatusCode::OK))
-}
 
 fn limit(q: &Query) -> Result<Option<usize>, Failure> {
     Ok(q.number("limit")?.filter(|&l| l > 0).map(|l| usize::try_from(l).unwrap_or(usize::MAX)))
@@ -23,51 +18,35 @@ fn limit(q: &Query) -> Result<Option<usize>, Failure> {
 
 /// `blame`, `history` or `log` of the object the context names.
 pub(crate) async fn object(ctx: &Ctx<'_>, what: &str) -> Reply {
-    ctx.admit("get")?;
-    let resource = ctx.t.spec.resource();
-    let ns = ctx.t.namespace.clone();
-    let name = ctx.t.name.clone().unwrap_or_default();
-    match what {
-        "blame" => to_json(&ctx.call(move |s| s.blame(&resource, ns.as_deref(), &name)).await?),
+    let key = ctx.key();
+    let request = match what {
+        "blame" => Request::Blame { key },
         "history" => {
             let path = ctx.q.string("path").ok_or_else(|| Failure::bad_request("history needs ?path=.a.field.path"))?;
-            let q = HistoryQuery { limit: limit(&ctx.q)?, before_revision: ctx.q.number("beforeRevision")?, ..HistoryQuery::default() };
-            to_json(&ctx.call(move |s| s.field_history(&resource, ns.as_deref(), &name, &path, &q)).await?)
+            let query = HistoryQuery { limit: limit(&ctx.q)?, before_revision: ctx.q.number("beforeRevision")?, ..HistoryQuery::default() };
+            Request::FieldHistory { key, path, query }
         }
-        _ => {
-            let limit = limit(&ctx.q)?;
-            to_json(&ctx.call(move |s| s.object_log(&resource, ns.as_deref(), &name, limit)).await?)
-        }
-    }
+        _ => Request::ObjectLog { key, limit: limit(&ctx.q)? },
+    };
+    json(&ctx.run(request).await?.json()?)
 }
 
 /// `/apis/fieldstore.io/v1/{owners,managers,managedobjects}`.
 pub(crate) async fn index(h: &Http, id: &Identity, what: &str, query: Option<&str>) -> Reply {
     let q = Query::parse(query);
-    let resource = match q.get("resource") {
-        Some(r) => Some(h.svc.store.find_type(r)?.resource()),
-        None => None,
-    };
-    h.svc.auth.authorize(id, "list", resource.as_deref().unwrap_or(""), "")?;
-    let call = |f: Box<dyn FnOnce(fieldstore_engine::store::Store) -> Result<Vec<u8>, Error> + Send>| h.svc.call(f);
-    let ser = |e: serde_json::Error| Error::BadRequest(e.to_string());
-    let out = match what {
+    let resource = q.string("resource");
+    let request = match what {
         "owners" => {
             let resource = resource.ok_or_else(|| Failure::bad_request("owners needs ?resource=R&path=P"))?;
             let path = q.string("path").ok_or_else(|| Failure::bad_request("owners needs ?resource=R&path=P"))?;
-            call(Box::new(move |s| serde_json::to_vec(&s.owners_of(&resource, &path)?).map_err(ser))).await?
+            Request::OwnersOf { resource, path }
         }
-        "managers" => call(Box::new(move |s| serde_json::to_vec(&s.managers(resource.as_deref())?).map_err(ser))).await?,
+        "managers" => Request::Managers { resource },
         "managedobjects" => {
             let manager = q.string("manager").ok_or_else(|| Failure::bad_request("managedobjects needs ?manager=M"))?;
-            let limit = limit(&q)?;
-            let cont = q.string("continue");
-            call(Box::new(move |s| {
-                serde_json::to_vec(&s.objects_managed_by_page(&manager, resource.as_deref(), limit, cont.as_deref())?).map_err(ser)
-            }))
-            .await?
+            Request::ObjectsManagedBy { manager, resource, limit: limit(&q)?, continue_token: q.string("continue") }
         }
         _ => return Err(Failure::no_route()),
     };
-    Ok(json_bytes(out, StatusCode::OK))
+    json(&h.api.run(id, request).await?.json()?)
 }

@@ -27,16 +27,15 @@ mod request;
 mod scale;
 pub mod ui;
 mod ui_api;
-mod unknown_fields;
 mod verbs;
-pub use verbs::ensure_namespaces;
 mod watch;
 
 pub mod openapi;
 pub mod table;
 
-use crate::service::auth::Identity;
-use crate::service::StoreService;
+use crate::api::auth::Identity;
+use crate::api::Api;
+use crate::api::EventEncodings;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -46,17 +45,20 @@ use reply::{json, Failure, Reply};
 use std::collections::HashMap;
 use std::time::Instant;
 
-/// The HTTP API's state: the gRPC service it shares the store, auth, limits and metrics with.
+/// The HTTP API's state: the request layer it translates into, the server's shutdown signal
+/// (which ends watches) and the watch events' encodings it shares with gRPC.
 #[derive(Clone)]
 pub struct Http {
-    svc: StoreService,
+    api: Api,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    encodings: std::sync::Arc<EventEncodings>,
     docs: std::sync::Arc<openapi::Cache>,
 }
 
 impl Http {
-    /// The API over the same store, auth, limits and metrics as `svc`.
-    pub fn new(svc: StoreService) -> Self {
-        Http { svc, docs: std::sync::Arc::default() }
+    /// The Kubernetes HTTP API over `api`; watches end when `shutdown` turns true.
+    pub fn new(api: Api, shutdown: tokio::sync::watch::Receiver<bool>, encodings: std::sync::Arc<EventEncodings>) -> Self {
+        Http { api, shutdown, encodings, docs: std::sync::Arc::default() }
     }
 
     /// The axum router of every path.
@@ -72,17 +74,17 @@ async fn handle(State(h): State<Http>, req: Request) -> Response {
     let start = Instant::now();
     let method = crate::metrics::http_method_label(req.method());
     let r = dispatch(&h, req).await.unwrap_or_else(IntoResponse::into_response);
-    h.svc.metrics.observe(method, crate::metrics::http_code_label(r.status()), start.elapsed());
+    h.api.metrics.observe(method, crate::metrics::http_code_label(r.status()), start.elapsed());
     r
 }
 
 async fn dispatch(h: &Http, req: Request) -> Reply {
     let auth_header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let id: Identity = h.svc.auth.authenticate_header(auth_header)?;
+    let id: Identity = h.api.auth().authenticate_header(auth_header)?;
     let path = req.uri().path().to_string();
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
-    let types = || h.svc.store.types_shared();
+    let types = || h.api.store().types_shared();
     let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
     match segs.as_slice() {
         ["version"] => {
@@ -118,7 +120,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
         }
         ["apis", g, v] => {
             get_only(req.method())?;
-            let categories = h.svc.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
+            let categories = h.api.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
             found(discovery::resource_list(&types(), &categories, g, v))
         }
         ["openapi", "v2"] => {
@@ -139,7 +141,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
-        _ => match paths::route(&path, |r| h.svc.store.resource_type(r))? {
+        _ => match paths::route(&path, |r| h.api.store().resource_type(r))? {
             Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,
             None => Err(Failure::no_route()),

@@ -2,7 +2,8 @@
 //! back (`Accept`), as kube-apiserver reads them.
 
 use super::reply::Failure;
-use crate::service::body::{JSON, PROTOBUF, YAML};
+use crate::api::body::{JSON, PROTOBUF, YAML};
+use fieldstore_engine::patch::PatchType;
 
 /// What a response is encoded as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +17,7 @@ pub(crate) enum Accept {
 }
 
 impl Accept {
-    /// The media type [`crate::service::body::encode`] takes.
+    /// The media type [`crate::api::body::encode`] takes.
     pub(crate) fn media_type(self) -> &'static str {
         match self {
             Accept::Protobuf => PROTOBUF,
@@ -72,19 +73,6 @@ pub(crate) fn object_body(ct: Option<&str>) -> Result<String, Failure> {
     }
 }
 
-/// The patch types of PATCH, by `Content-Type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PatchKind {
-    /// `application/apply-patch+yaml`: Server-Side Apply.
-    Apply,
-    /// `application/strategic-merge-patch+json`.
-    Strategic,
-    /// `application/merge-patch+json`.
-    Merge,
-    /// `application/json-patch+json`.
-    Json,
-}
-
 /// Media types of PATCH bodies.
 pub(crate) const PATCH_TYPES: [&str; 4] = [
     "application/json-patch+json",
@@ -97,14 +85,9 @@ pub(crate) const PATCH_TYPES: [&str; 4] = [
 ///
 /// # Errors
 /// 415 for any other media type.
-pub(crate) fn patch_kind(ct: Option<&str>) -> Result<PatchKind, Failure> {
-    match media_type(ct).as_str() {
-        "application/apply-patch+yaml" => Ok(PatchKind::Apply),
-        "application/strategic-merge-patch+json" => Ok(PatchKind::Strategic),
-        "application/merge-patch+json" => Ok(PatchKind::Merge),
-        "application/json-patch+json" => Ok(PatchKind::Json),
-        other => Err(Failure::unsupported_media_type(other, &PATCH_TYPES)),
-    }
+pub(crate) fn patch_type(ct: Option<&str>) -> Result<PatchType, Failure> {
+    let m = media_type(ct);
+    PatchType::from_content_type(&m).ok_or_else(|| Failure::unsupported_media_type(&m, &PATCH_TYPES))
 }
 
 #[cfg(test)]
@@ -120,8 +103,8 @@ mod tests {
         assert_eq!(accept(Some("application/vnd.kubernetes.protobuf, */*")).unwrap(), Accept::Protobuf);
         assert_eq!(accept(None).unwrap(), Accept::Json);
         assert_eq!(accept(Some("text/html")).unwrap_err().code(), 406);
-        assert_eq!(patch_kind(Some("application/merge-patch+json; charset=utf-8")).unwrap(), PatchKind::Merge);
-        assert_eq!(patch_kind(Some("text/plain")).unwrap_err().code(), 415);
+        assert_eq!(patch_type(Some("application/merge-patch+json; charset=utf-8")).unwrap(), PatchType::Merge);
+        assert_eq!(patch_type(Some("text/plain")).unwrap_err().code(), 415);
         assert_eq!(object_body(Some("text/plain")).unwrap_err().code(), 415);
     }
 }

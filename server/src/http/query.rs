@@ -2,23 +2,12 @@
 //! checked in one place.
 
 use super::reply::Failure;
-use fieldstore_engine::store::{ListOptions, ResourceVersionMatch};
+use fieldstore_engine::store::{FieldValidation, ListOptions, ResourceVersionMatch};
 use std::collections::HashMap;
 
 /// The query parameters of a request (the last value of a repeated one).
 #[derive(Debug, Default)]
 pub(crate) struct Query(HashMap<String, String>);
-
-/// How unknown fields in a body are treated (`fieldValidation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FieldValidation {
-    /// Dropped silently.
-    Ignore,
-    /// Dropped, with a `Warning` header each (the default, as kube-apiserver).
-    Warn,
-    /// The request fails (400).
-    Strict,
-}
 
 impl Query {
     /// Parses a query string.
@@ -84,10 +73,9 @@ impl Query {
     /// 400 for an unknown value.
     pub(crate) fn field_validation(&self) -> Result<FieldValidation, Failure> {
         match self.get("fieldValidation") {
-            None | Some("Warn") => Ok(FieldValidation::Warn),
-            Some("Ignore") => Ok(FieldValidation::Ignore),
-            Some("Strict") => Ok(FieldValidation::Strict),
-            Some(v) => Err(Failure::bad_request(format!("invalid fieldValidation {v:?}: Ignore, Warn or Strict"))),
+            None => Ok(FieldValidation::Warn),
+            Some(v) => FieldValidation::from_name(v)
+                .ok_or_else(|| Failure::bad_request(format!("invalid fieldValidation {v:?}: Ignore, Warn or Strict"))),
         }
     }
 

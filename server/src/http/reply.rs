@@ -1,8 +1,7 @@
 //! Answers of the HTTP API: objects as JSON (or protobuf), and every failure as a Kubernetes
 //! `metav1.Status` with the HTTP code Kubernetes uses.
 
-use crate::api::pb;
-use crate::service::status::k8s_status;
+use crate::api::body::Body as Encoded;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use fieldstore_engine::{Error, Reason};
@@ -77,12 +76,9 @@ impl From<Error> for Failure {
     }
 }
 
-impl From<tonic::Status> for Failure {
-    fn from(s: tonic::Status) -> Self {
-        match k8s_status(&s) {
-            Some(v) if v.get("kind").and_then(Value::as_str) == Some("Status") => Failure(v),
-            _ => Failure::new(Reason::InternalError, s.message().to_string()),
-        }
+impl From<fieldstore_engine::Status> for Failure {
+    fn from(s: fieldstore_engine::Status) -> Self {
+        Failure(s.to_value())
     }
 }
 
@@ -113,8 +109,8 @@ pub(crate) fn json(v: &Value) -> Reply {
     Ok(json_bytes(serde_json::to_vec(v).map_err(|e| Failure::new(Reason::InternalError, e.to_string()))?, StatusCode::OK))
 }
 
-/// An encoded body ([`crate::service::body`]) as a response with `code`.
-pub(crate) fn encoded(b: pb::Body, code: StatusCode) -> Response {
+/// An encoded body ([`crate::api::body`]) as a response with `code`.
+pub(crate) fn encoded(b: Encoded, code: StatusCode) -> Response {
     let mut r = Response::new(Body::from(b.data));
     *r.status_mut() = code;
     if let Ok(v) = HeaderValue::from_str(&b.content_type) {

@@ -9,10 +9,12 @@ use super::query::Query;
 use super::reply::Failure;
 use super::table::IncludeObject;
 use super::Http;
-use crate::service::auth::Identity;
+use crate::api::auth::Identity;
+use crate::api::body::Body;
+use crate::api::{Collection, ObjectKey, Request, Response};
 use bytes::Bytes;
-use fieldstore_engine::store::Store;
-use fieldstore_engine::{Error, Reason};
+use fieldstore_codec::document::Document;
+use fieldstore_engine::Reason;
 
 /// One request on a resource path.
 pub(crate) struct Ctx<'a> {
@@ -28,13 +30,33 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     /// Fails unless the caller may do `verb` on this resource in this namespace.
     pub(crate) fn admit(&self, verb: &str) -> Result<(), Failure> {
-        self.h.svc.auth.authorize(&self.id, verb, &self.t.spec.resource(), self.t.ns().unwrap_or(""))?;
+        self.h.api.auth().authorize(&self.id, verb, &self.t.spec.resource(), self.t.ns().unwrap_or(""))?;
         Ok(())
     }
 
-    /// Runs a store call on the blocking pool within the request deadline.
-    pub(crate) async fn call<R: Send + 'static>(&self, f: impl FnOnce(Store) -> Result<R, Error> + Send + 'static) -> Result<R, Failure> {
-        self.h.svc.call(f).await.map_err(Failure::from)
+    /// Runs a request of the request layer as the caller.
+    pub(crate) async fn run(&self, req: Request) -> Result<Response, Failure> {
+        Ok(self.h.api.run(&self.id, req).await?)
+    }
+
+    /// The object this request's path names.
+    pub(crate) fn key(&self) -> ObjectKey {
+        ObjectKey::new(self.t.spec.resource(), self.t.ns(), self.t.name.clone().unwrap_or_default())
+    }
+
+    /// The collection this request's path names.
+    pub(crate) fn collection(&self) -> Collection {
+        Collection::new(self.t.spec.resource(), self.t.ns())
+    }
+
+    /// The request body, at most `--max-request-bytes` (413 beyond).
+    pub(crate) async fn read(&self, b: axum::body::Body) -> Result<Bytes, Failure> {
+        read_body(b, self.h.api.limits().max_request_bytes).await
+    }
+
+    /// A body parsed as `content_type` says ([`crate::api::Api::decode`]).
+    pub(crate) async fn decode(&self, content_type: &str, data: Bytes, what: &'static str) -> Result<Document, Failure> {
+        Ok(self.h.api.decode(Some(&Body::new(content_type, data)), what).await?)
     }
 
     /// The request's `Content-Type`.

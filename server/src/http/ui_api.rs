@@ -13,7 +13,8 @@ use super::query::Query;
 use super::reply::{json, Failure, Reply};
 use super::request::read_body;
 use super::Http;
-use crate::service::auth::Identity;
+use crate::api::auth::Identity;
+use crate::api::{ObjectKey, Request as ApiRequest, Response};
 use axum::extract::Request;
 use fieldstore_engine::Reason;
 use http::Method;
@@ -28,17 +29,14 @@ pub(crate) async fn object_at(h: &Http, id: &Identity, t: Target, req: Request) 
     if req.method() != Method::GET {
         return Err(Failure::method_not_allowed(req.method()));
     }
-    let resource = t.spec.resource();
-    h.svc.auth.authorize(id, "get", &resource, t.ns().unwrap_or(""))?;
     let q = Query::parse(req.uri().query());
     drop(req);
     let revision = q.number("revision")?.ok_or_else(|| Failure::bad_request("at needs ?revision=N"))?;
-    let (ns, name) = (t.namespace.clone(), t.name.clone().unwrap_or_default());
-    let shown = name.clone();
-    let out = h.svc.call(move |s| s.object_at(&resource, ns.as_deref(), &name, revision)).await.map_err(Failure::from)?;
-    match out {
-        Some(v) => json(&v),
-        None => Err(Failure::new(Reason::NotFound, format!("{shown:?} did not exist at revision {revision}"))),
+    let key = ObjectKey::new(t.spec.resource(), t.ns(), t.name.clone().unwrap_or_default());
+    let shown = key.name.clone();
+    match h.api.run(id, ApiRequest::ObjectAt { key, revision }).await? {
+        Response::ObjectAt(Some(v)) => json(&v),
+        _ => Err(Failure::new(Reason::NotFound, format!("{shown:?} did not exist at revision {revision}"))),
     }
 }
 
@@ -66,24 +64,27 @@ pub(crate) async fn admin(h: &Http, id: &Identity, what: &str, req: Request) -> 
             let q = Query::parse(req.uri().query());
             let verb = q.get("verb").ok_or_else(|| Failure::bad_request("access needs ?verb=V"))?;
             let resource = match q.get("resource") {
-                Some(r) => h.svc.store.find_type(r)?.resource(),
+                Some(r) => h.api.store().resource_name(r)?,
                 None => String::new(),
             };
-            let allowed = h.svc.auth.authorize(id, verb, &resource, q.get("namespace").unwrap_or("")).is_ok();
+            let allowed = h.api.auth().authorize(id, verb, &resource, q.get("namespace").unwrap_or("")).is_ok();
             json(&json!({"user": id.user, "allowed": allowed}))
         }
         ("renamemanager", Method::POST) => {
-            h.svc.auth.authorize(id, "admin", "", "")?;
+            h.api.auth().authorize(id, "admin", "", "")?;
             let r: Rename = body(req).await?;
-            let n = h.svc.call(move |s| s.rename_manager(&r.from, &r.to)).await.map_err(Failure::from)?;
+            let n = h.api.run(id, ApiRequest::RenameManager { from: r.from, to: r.to }).await?.count()?;
             json(&json!({"count": n}))
         }
         ("release", Method::POST) => {
-            h.svc.auth.authorize(id, "admin", "", "")?;
+            h.api.auth().authorize(id, "admin", "", "")?;
             let r: Release = body(req).await?;
-            let resource = if r.resource.is_empty() { None } else { Some(h.svc.store.find_type(&r.resource)?.resource()) };
-            let selector = Some(r.label_selector).filter(|l| !l.is_empty());
-            let n = h.svc.call(move |s| s.release(&r.manager, resource.as_deref(), selector.as_deref())).await.map_err(Failure::from)?;
+            let request = ApiRequest::Release {
+                manager: r.manager,
+                resource: Some(r.resource).filter(|r| !r.is_empty()),
+                label_selector: Some(r.label_selector).filter(|l| !l.is_empty()),
+            };
+            let n = h.api.run(id, request).await?.count()?;
             json(&json!({"count": n}))
         }
         (_, m) => Err(Failure::method_not_allowed(&m)),

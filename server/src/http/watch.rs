@@ -8,7 +8,7 @@ use super::negotiate::Accept;
 use super::reply::Reply;
 use super::request::Ctx;
 use super::table::{table as to_table, IncludeObject};
-use crate::service::{next_event, Next};
+use crate::api::{next_event, Next, Request, Response as Answer};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -23,7 +23,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Serves a watch of the context's resource (of one object when the path names it).
 pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
-    ctx.admit("watch")?;
     let mut field_selector = ctx.q.string("fieldSelector");
     if let Some(name) = &ctx.t.name {
         let by_name = format!("metadata.name={name}");
@@ -42,12 +41,11 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
     let end = tokio::time::Instant::now().checked_add(timeout);
     let table = (ctx.accept == Accept::Table).then_some(()).map(|_| ctx.t.spec.clone());
     let include = if table.is_some() { Some(ctx.include_object()?) } else { None };
-    let slot = ctx.h.svc.reserve_watch(&ctx.id.user)?;
-    let (resource, ns) = (ctx.t.spec.resource(), ctx.t.namespace.clone());
-    let started = ctx.call(move |s| s.watch(&resource, ns.as_deref(), &opts)).await;
+    let started = ctx.run(Request::Watch { of: ctx.collection(), opts }).await;
     let (api_version, kind) = (ctx.t.spec.api_version(), ctx.t.spec.kind.clone());
-    let watch = match started {
-        Ok(w) => w,
+    let opened = match started {
+        Ok(Answer::Watch(o)) => o,
+        Ok(_) => return Err(super::reply::Failure::new(Reason::InternalError, "unexpected answer")),
         // A start before the compacted revision: 200, then the 410 as an ERROR event.
         Err(f) if f.reason() == Reason::Expired.as_str() => {
             let line = line(&json!({"type": "ERROR", "object": f.0}));
@@ -56,10 +54,10 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         Err(f) => return Err(f),
     };
     let stream = HttpWatch {
-        watch,
-        _slot: slot,
-        shutdown: ctx.h.svc.shutdown.clone(),
-        store: ctx.h.svc.store.clone(),
+        watch: opened.watch,
+        _slot: opened.slot,
+        shutdown: ctx.h.shutdown.clone(),
+        store: ctx.h.api.store().clone(),
         allow_bookmarks: ctx.q.flag("allowWatchBookmarks")?,
         end,
         api_version,
@@ -67,7 +65,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         table: table.zip(include),
         columns_sent: false,
         done: false,
-        encodings: ctx.h.svc.encodings.clone(),
+        encodings: ctx.h.encodings.clone(),
     };
     // Polled by the connection's task: a watch is a task, not a thread.
     Ok(stream_response(Body::from_stream(futures_util::stream::unfold(stream, HttpWatch::next))))
@@ -76,7 +74,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
 /// One HTTP watch stream: the store's watch and how its events are written.
 struct HttpWatch {
     watch: fieldstore_engine::store::Watch,
-    _slot: crate::service::WatchSlot,
+    _slot: crate::api::WatchSlot,
     shutdown: tokio::sync::watch::Receiver<bool>,
     store: fieldstore_engine::store::Store,
     allow_bookmarks: bool,
@@ -90,7 +88,7 @@ struct HttpWatch {
     columns_sent: bool,
     /// The last line was sent (an error, or the bookmark of a stopping server).
     done: bool,
-    encodings: std::sync::Arc<crate::service::EventEncodings>,
+    encodings: std::sync::Arc<crate::api::EventEncodings>,
 }
 
 impl HttpWatch {

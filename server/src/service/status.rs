@@ -1,15 +1,42 @@
-//! Engine errors as gRPC statuses, in one place: the code from the Kubernetes reason, the
+//! Failures as gRPC statuses, in one place: the gRPC code from the Kubernetes reason, the
 //! message, and the Kubernetes `Status` object (JSON) in the status details.
 
 use fieldstore_engine::{Error, Reason};
 use tonic::{Code, Status};
 
-/// The gRPC status of an engine error; `details` holds the Kubernetes `Status` as JSON.
+/// The gRPC status of a Kubernetes `Status`; `details` holds it as JSON.
+pub fn from_k8s(k8s: &fieldstore_engine::Status) -> Status {
+    let details = serde_json::to_vec(k8s).unwrap_or_default();
+    Status::with_details(grpc_code(k8s), k8s.message.clone(), details.into())
+}
+
+/// The gRPC code of a Kubernetes `Status`, by its reason (or, for reasons the engine does not
+/// produce, its HTTP code).
+fn grpc_code(k8s: &fieldstore_engine::Status) -> Code {
+    const REASONS: [Reason; 12] = [
+        Reason::BadRequest,
+        Reason::Conflict,
+        Reason::Invalid,
+        Reason::InternalError,
+        Reason::NotFound,
+        Reason::AlreadyExists,
+        Reason::Expired,
+        Reason::Timeout,
+        Reason::RequestEntityTooLarge,
+        Reason::Unauthorized,
+        Reason::Forbidden,
+        Reason::TooManyRequests,
+    ];
+    match REASONS.iter().find(|r| r.as_str() == k8s.reason) {
+        Some(r) => Code::from_i32(r.grpc_code()),
+        None if k8s.code < 500 => Code::InvalidArgument,
+        None => Code::Internal,
+    }
+}
+
+/// The gRPC status of an engine error ([`from_k8s`] of its `Status`).
 pub fn to_grpc(err: &Error) -> Status {
-    let k8s = err.to_status();
-    let code = Code::from_i32(err.reason().grpc_code());
-    let details = serde_json::to_vec(&k8s).unwrap_or_default();
-    Status::with_details(code, err.to_string(), details.into())
+    from_k8s(&fieldstore_engine::Status::from(err))
 }
 
 /// Engine results as gRPC results: `.grpc()?` rather than `.map_err(|e| to_grpc(&e))?`.
@@ -25,13 +52,6 @@ impl<T> IntoGrpc<T> for Result<T, Error> {
     fn grpc(self) -> Result<T, Status> {
         self.map_err(|e| to_grpc(&e))
     }
-}
-
-/// A request refused before reaching the store (authentication, authorization, limits), with a
-/// Kubernetes `Status` in the details like every other error.
-pub fn refused(reason: Reason, message: String) -> Status {
-    let k8s = fieldstore_engine::Status::failure(reason, message.clone());
-    Status::with_details(Code::from_i32(reason.grpc_code()), message, serde_json::to_vec(&k8s).unwrap_or_default().into())
 }
 
 /// The Kubernetes `Status` a gRPC status carries (for clients), when it has one.

@@ -1,11 +1,26 @@
 //! Objects on the wire: request bodies in JSON, YAML or the Kubernetes protobuf envelope, and
 //! response bodies in the media type the client accepts.
 
-use crate::api::pb::Body;
 use fieldstore_codec::document::{self, Document, Syntax};
 use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::{Error, Result};
 use serde_json::Value;
+
+/// A body on the wire: its media type and bytes (a gRPC `Body`, an HTTP request's).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Body {
+    /// The media type (`application/json` when empty).
+    pub content_type: String,
+    /// The bytes.
+    pub data: bytes::Bytes,
+}
+
+impl Body {
+    /// A body of `data` in `content_type`.
+    pub fn new(content_type: impl Into<String>, data: impl Into<bytes::Bytes>) -> Self {
+        Body { content_type: content_type.into(), data: data.into() }
+    }
+}
 
 /// JSON, the default.
 pub const JSON: &str = "application/json";

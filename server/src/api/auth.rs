@@ -17,13 +17,10 @@
 //! Without a token file every caller is `anonymous` (allowed only on loopback); without an
 //! authorization file every authenticated caller may do everything.
 
-use super::status::refused;
-use fieldstore_engine::Reason;
+use fieldstore_engine::{Reason, Status};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::Path;
-use tonic::metadata::MetadataMap;
-use tonic::Status;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,21 +125,19 @@ impl Auth {
         Ok(self)
     }
 
-    /// The caller of a gRPC request, from its `authorization: Bearer …` metadata.
-    pub fn authenticate(&self, md: &MetadataMap) -> Result<Identity, Status> {
-        self.authenticate_header(md.get("authorization").and_then(|v| v.to_str().ok()))
-    }
-
     /// The caller of a request with this `Authorization` header value (gRPC metadata or HTTP
     /// header: both carry `Bearer TOKEN`).
+    ///
+    /// # Errors
+    /// 401 without a token, or with an unknown one.
     pub fn authenticate_header(&self, header: Option<&str>) -> Result<Identity, Status> {
         let Some(tokens) = &self.tokens else { return Ok(Identity::anonymous()) };
         let header = header.unwrap_or("");
         let token = header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).unwrap_or("").trim();
         if token.is_empty() {
-            return Err(refused(Reason::Unauthorized, "Unauthorized: a bearer token is required".into()));
+            return Err(Status::failure(Reason::Unauthorized, "Unauthorized: a bearer token is required"));
         }
-        tokens.get(token).cloned().ok_or_else(|| refused(Reason::Unauthorized, "Unauthorized: unknown token".into()))
+        tokens.get(token).cloned().ok_or_else(|| Status::failure(Reason::Unauthorized, "Unauthorized: unknown token"))
     }
 
     /// Fails unless `id` may do `verb` on `resource` in `namespace`.
@@ -152,7 +147,7 @@ impl Auth {
             Some(rules) if rules.iter().any(|r| r.allows(id, verb, resource, namespace)) => Ok(()),
             Some(_) => {
                 let scope = if namespace.is_empty() { String::new() } else { format!(" in the namespace {namespace:?}") };
-                Err(refused(
+                Err(Status::failure(
                     Reason::Forbidden,
                     format!("{resource:?} is forbidden: User {:?} cannot {verb} resource {resource:?}{scope}", id.user),
                 ))
@@ -209,7 +204,6 @@ fn split_csv(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tonic::Code;
 
     #[test]
     fn token_file_lines_with_quoted_groups() {
@@ -226,7 +220,7 @@ mod tests {
         let alice = Identity { user: "alice".into(), groups: vec![] };
         let bob = Identity { user: "bob".into(), groups: vec!["ops".into()] };
         assert!(auth.authorize(&alice, "get", "pods", "default").is_ok());
-        assert_eq!(auth.authorize(&alice, "delete", "pods", "default").unwrap_err().code(), Code::PermissionDenied);
+        assert_eq!(auth.authorize(&alice, "delete", "pods", "default").unwrap_err().code, 403);
         assert!(auth.authorize(&alice, "get", "pods", "kube-system").is_err());
         assert!(auth.authorize(&bob, "delete", "configmaps", "x").is_ok());
         assert!(auth.authorize(&bob, "delete", "secrets", "x").is_err());

@@ -1,0 +1,334 @@
+//! What a client asks of the store, whatever door it came through: a [`Request`] with its typed
+//! options, addressed by an [`ObjectKey`] or a [`Collection`].
+
+use fieldstore_codec::document::Document;
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{DeleteOptions, GetOptions, HistoryQuery, ListOptions, ScaleChange, WatchOptions, WriteOptions, WriteVerb};
+use serde_json::Value;
+
+/// One object: its resource (as a client names it: plural, `plural.group`, kind, short name),
+/// namespace (none for cluster-scoped objects) and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectKey {
+    /// The resource.
+    pub resource: String,
+    /// The namespace.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The object `name` of `resource` in `namespace` (an empty namespace is none).
+    pub fn new(resource: impl Into<String>, namespace: Option<&str>, name: impl Into<String>) -> Self {
+        ObjectKey { resource: resource.into(), namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string), name: name.into() }
+    }
+
+    /// The namespace, as the store's verbs take it.
+    pub fn ns(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+}
+
+/// The objects of a resource in one namespace, or in all (or cluster-scoped ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collection {
+    /// The resource, as a client names it.
+    pub resource: String,
+    /// The namespace; none for all of them.
+    pub namespace: Option<String>,
+}
+
+impl Collection {
+    /// The objects of `resource` in `namespace` (an empty namespace is none).
+    pub fn new(resource: impl Into<String>, namespace: Option<&str>) -> Self {
+        Collection { resource: resource.into(), namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string) }
+    }
+
+    /// The namespace, as the store's verbs take it.
+    pub fn ns(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+}
+
+/// How a list's objects come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListForm {
+    /// As their JSON text, unparsed (for a door that sends the list on).
+    Json,
+    /// As objects (for a door that reads them: Tables, the CLI).
+    Objects,
+}
+
+/// A request of the store, run by [`super::Api::run`] with the caller's identity.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// One object, at the latest revision or as the options ask.
+    Get {
+        /// The object.
+        key: ObjectKey,
+        /// resourceVersion and its match.
+        opts: GetOptions,
+    },
+    /// A page of a collection.
+    List {
+        /// What to list.
+        of: Collection,
+        /// Selectors, paging, resourceVersion.
+        opts: ListOptions,
+        /// How the objects come back.
+        form: ListForm,
+    },
+    /// A watch of a collection (answered with [`super::Response::Watch`]).
+    Watch {
+        /// What to watch.
+        of: Collection,
+        /// From where, with which selectors and bookmarks.
+        opts: WatchOptions,
+    },
+    /// A create, update or apply of an object body. An empty resource is the body's type; an
+    /// empty namespace the body's.
+    Write {
+        /// Create, update or apply.
+        verb: WriteVerb,
+        /// Where it goes.
+        of: Collection,
+        /// The body, with the fields it set twice.
+        body: Document,
+        /// The body's size in bytes (large ones are merged on the blocking pool).
+        body_len: usize,
+        /// Manager, dry run, force, subresource, field validation.
+        opts: WriteOptions,
+    },
+    /// A patch of an object ([`PatchType::Apply`] is a server-side apply of the patch).
+    Patch {
+        /// The object.
+        key: ObjectKey,
+        /// The patch's type.
+        patch_type: PatchType,
+        /// The patch, with the fields it set twice.
+        patch: Document,
+        /// Manager, dry run, force (apply only), subresource, field validation.
+        opts: WriteOptions,
+    },
+    /// A delete (or the start of one, for an object with finalizers).
+    Delete {
+        /// The object.
+        key: ObjectKey,
+        /// Preconditions and dry run.
+        opts: DeleteOptions,
+    },
+    /// Deletes of every object a list selects.
+    DeleteCollection {
+        /// What to delete.
+        of: Collection,
+        /// The selection.
+        list: ListOptions,
+        /// Preconditions and dry run.
+        opts: DeleteOptions,
+    },
+    /// The `scale` subresource of an object.
+    GetScale {
+        /// The object.
+        key: ObjectKey,
+    },
+    /// A write of the `scale` subresource.
+    UpdateScale {
+        /// The object.
+        key: ObjectKey,
+        /// The new Scale, or a patch of the current one.
+        change: ScaleChange,
+        /// Manager and dry run.
+        opts: WriteOptions,
+    },
+    /// Who set each field of an object, and when.
+    Blame {
+        /// The object.
+        key: ObjectKey,
+    },
+    /// The values one field of an object had.
+    FieldHistory {
+        /// The object.
+        key: ObjectKey,
+        /// The field (`.data.a`).
+        path: String,
+        /// Paging.
+        query: HistoryQuery,
+    },
+    /// The writes of an object, newest first.
+    ObjectLog {
+        /// The object.
+        key: ObjectKey,
+        /// At most this many.
+        limit: Option<usize>,
+    },
+    /// An object as it was at a revision.
+    ObjectAt {
+        /// The object.
+        key: ObjectKey,
+        /// The revision.
+        revision: u64,
+    },
+    /// The managers owning a field path across a resource's objects.
+    OwnersOf {
+        /// The resource.
+        resource: String,
+        /// The field path.
+        path: String,
+    },
+    /// A page of the objects a manager owns fields of.
+    ObjectsManagedBy {
+        /// The manager.
+        manager: String,
+        /// Only objects of this resource.
+        resource: Option<String>,
+        /// Page size.
+        limit: Option<usize>,
+        /// Where the previous page ended.
+        continue_token: Option<String>,
+    },
+    /// Every manager, with how many objects and fields it owns.
+    Managers {
+        /// Only objects of this resource.
+        resource: Option<String>,
+    },
+    /// Renames a manager in every object's managedFields.
+    RenameManager {
+        /// The old name.
+        from: String,
+        /// The new name.
+        to: String,
+    },
+    /// Drops a manager's ownership from objects.
+    Release {
+        /// The manager.
+        manager: String,
+        /// Only objects of this resource.
+        resource: Option<String>,
+        /// Only objects these labels select.
+        label_selector: Option<String>,
+    },
+    /// Compacts history before a revision (the current one when none).
+    Compact {
+        /// The revision.
+        revision: Option<u64>,
+    },
+    /// The current and the compacted revision.
+    Revision,
+    /// Makes every open watch send a bookmark now.
+    RequestBookmark,
+    /// Registers the type a CustomResourceDefinition defines.
+    RegisterType {
+        /// The definition.
+        definition: Value,
+    },
+    /// Every registered type.
+    ListTypes,
+}
+
+/// Names authorization rules use for what is not a stored resource: type registration, and
+/// store-wide calls (compaction, bookmarks, revisions, manager administration) under `""`.
+pub(super) const TYPES: &str = "customresourcedefinitions";
+
+impl Request {
+    /// The verb authorization rules name for this request.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Request::Get { .. }
+            | Request::GetScale { .. }
+            | Request::Blame { .. }
+            | Request::FieldHistory { .. }
+            | Request::ObjectLog { .. }
+            | Request::ObjectAt { .. }
+            | Request::Revision => "get",
+            Request::List { .. }
+            | Request::OwnersOf { .. }
+            | Request::ObjectsManagedBy { .. }
+            | Request::Managers { .. }
+            | Request::ListTypes => "list",
+            Request::Watch { .. } | Request::RequestBookmark => "watch",
+            Request::Write { verb, .. } => verb.as_str(),
+            Request::Patch { patch_type: PatchType::Apply, .. } => "apply",
+            Request::Patch { .. } => "patch",
+            Request::UpdateScale { change: ScaleChange::Replace(_), .. } => "update",
+            Request::UpdateScale { .. } => "patch",
+            Request::Delete { .. } => "delete",
+            Request::DeleteCollection { .. } => "deletecollection",
+            Request::Compact { .. } => "compact",
+            Request::RenameManager { .. } | Request::Release { .. } | Request::RegisterType { .. } => "admin",
+        }
+    }
+
+    /// The resource the request is about, as the client named it (`""` for store-wide calls),
+    /// and whether it must name a registered type.
+    pub(super) fn resource(&self) -> (&str, bool) {
+        match self {
+            Request::Get { key, .. }
+            | Request::Patch { key, .. }
+            | Request::Delete { key, .. }
+            | Request::GetScale { key }
+            | Request::UpdateScale { key, .. }
+            | Request::Blame { key }
+            | Request::FieldHistory { key, .. }
+            | Request::ObjectLog { key, .. }
+            | Request::ObjectAt { key, .. } => (&key.resource, true),
+            Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
+                (&of.resource, true)
+            }
+            Request::OwnersOf { resource, .. } => (resource, true),
+            Request::ObjectsManagedBy { resource, .. } | Request::Managers { resource } | Request::Release { resource, .. } => {
+                (resource.as_deref().unwrap_or(""), false)
+            }
+            Request::RegisterType { .. } | Request::ListTypes => (TYPES, false),
+            Request::RenameManager { .. } | Request::Compact { .. } | Request::Revision | Request::RequestBookmark => ("", false),
+        }
+    }
+
+    /// The namespace the request is about (`""` for cluster-scoped objects, every namespace and
+    /// store-wide calls).
+    pub(super) fn namespace(&self) -> &str {
+        match self {
+            Request::Get { key, .. }
+            | Request::Patch { key, .. }
+            | Request::Delete { key, .. }
+            | Request::GetScale { key }
+            | Request::UpdateScale { key, .. }
+            | Request::Blame { key }
+            | Request::FieldHistory { key, .. }
+            | Request::ObjectLog { key, .. }
+            | Request::ObjectAt { key, .. } => key.ns().unwrap_or(""),
+            Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
+                of.ns().unwrap_or("")
+            }
+            _ => "",
+        }
+    }
+
+    /// Replaces the resource name with the registered type's (`plural` or `plural.group`).
+    pub(super) fn set_resource(&mut self, canonical: String) {
+        match self {
+            Request::Get { key, .. }
+            | Request::Patch { key, .. }
+            | Request::Delete { key, .. }
+            | Request::GetScale { key }
+            | Request::UpdateScale { key, .. }
+            | Request::Blame { key }
+            | Request::FieldHistory { key, .. }
+            | Request::ObjectLog { key, .. }
+            | Request::ObjectAt { key, .. } => key.resource = canonical,
+            Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
+                of.resource = canonical;
+            }
+            Request::OwnersOf { resource, .. } => *resource = canonical,
+            Request::ObjectsManagedBy { resource, .. } | Request::Managers { resource } | Request::Release { resource, .. } => {
+                *resource = Some(canonical).filter(|r| !r.is_empty());
+            }
+            Request::RegisterType { .. }
+            | Request::ListTypes
+            | Request::RenameManager { .. }
+            | Request::Compact { .. }
+            | Request::Revision
+            | Request::RequestBookmark => {}
+        }
+    }
+}
