@@ -53,7 +53,7 @@
 #![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 
 use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
-use fieldstore_server::api::pb::{self, store_client::StoreClient};
+use fieldstore_server::proto::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -25,7 +25,7 @@
 //! `etcd` must be on PATH.
 #![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 
-use fieldstore_server::api::pb;
+use fieldstore_server::proto::pb;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -21,7 +21,7 @@
 //! `WATCH_SCALE_SERVER` points at another `fieldstore` binary.
 #![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 
-use fieldstore_server::api::pb;
+use fieldstore_server::proto::pb;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

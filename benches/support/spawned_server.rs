@@ -2,7 +2,7 @@
 //! on a fresh data directory, its address, its CPU time from `/proc`, SIGTERM, and a warning when
 //! its binary is older than the sources.
 
-use fieldstore_server::api::pb::store_client::StoreClient;
+use fieldstore_server::proto::pb::store_client::StoreClient;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
