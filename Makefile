@@ -82,9 +82,11 @@ test: setup
 	python3 tests/browser/test_web_view.py $(BIN) --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 
 # The guard rails CI runs before the tests: rustfmt (rustfmt.toml), no import circle between
-# modules of any crate (tests/layers/import_cycles.py), and clippy with every warning
-# an error, in the release profile so that the build scripts (RocksDB's) are the tests' own.
+# modules of any crate (tests/layers/import_cycles.py), no Rust file over 800 lines
+# (tests/layers/file_sizes.py), and clippy with every warning an error, in the release profile
+# so that the build scripts (RocksDB's) are the tests' own.
 lint: setup
 	$(CARGO) fmt --all -- --check
 	python3 tests/layers/import_cycles.py
+	python3 tests/layers/file_sizes.py
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings

@@ -4,9 +4,9 @@
 //! The same merge also combines two patches into one (three-way patch creation), with
 //! [`COMBINE`] options: directives are then carried into the result instead of being executed.
 //!
-//! Lists are merged in O(n): items are indexed by merge key (or by value for scalar sets) in
-//! hash maps, and the result order — `$setElementOrder` first, then the patch's order, then the
-//! live list's order — comes from ranks computed once per item and a linear merge.
+//! Lists ([`lists`]) are merged in O(n): items are indexed by merge key (or by value for scalar
+//! sets) in hash maps, and the result order — `$setElementOrder` first, then the patch's order,
+//! then the live list's order — comes from ranks computed once per item and a linear merge.
 
 use super::meta::{FieldMeta, Strategy, Ty};
 use super::{at_error, At, PatchErrorKind as K, PatchMeta};
@@ -16,8 +16,10 @@ use std::collections::{HashMap as StdHashMap, HashSet as StdHashSet};
 
 mod element_order;
 mod go_sort;
+mod lists;
 use element_order::merge_set_element_order;
 use go_sort::{sort_by_rank, Ranked};
+use lists::merge_slice;
 
 // Keys are hashed once per list item: a fast hasher matters on large lists.
 type HashMap<K, V> = StdHashMap<K, V, ahash::RandomState>;
@@ -207,29 +209,45 @@ pub(crate) fn merge_map(original: &Object, patch: &Object, ty: Ty<'_>, opts: Mer
             }
             continue;
         }
-        let merged = match (current, patch_v) {
-            (Value::Object(o), Value::Object(p)) => {
-                let meta = ty.field(key, field_at)?;
-                if meta.strategy == Strategy::Replace {
-                    Value::Object(p.clone())
-                } else {
-                    Value::Object(merge_map(o, p, meta.ty, opts, field_at)?)
-                }
-            }
-            (Value::Array(o), Value::Array(p)) => {
-                let meta = ty.list_field(key, field_at)?;
-                if meta.strategy == Strategy::Merge || is_delete_list {
-                    Value::Array(merge_slice(o, p, &meta, opts, is_delete_list, field_at, None)?)
-                } else {
-                    Value::Array(p.clone())
-                }
-            }
-            // Scalars of the same kind: directives cannot hide in them.
-            (_, p) => p.clone(),
-        };
+        let merged = merge_member(current, patch_v, ty, key, opts, is_delete_list, field_at)?;
         edit.set(key, merged);
     }
     Ok(edit.finish())
+}
+
+/// Merges the patch's value of member `key` of an object of type `ty` into its current value,
+/// of the same kind: maps by [`merge_map`] and merging lists by [`merge_slice`] (a
+/// `$deleteFromPrimitiveList` when `is_delete_list`), unless the schema says to replace them;
+/// scalars are replaced.
+fn merge_member(
+    current: &Value,
+    patch_v: &Value,
+    ty: Ty<'_>,
+    key: &str,
+    opts: MergeMode,
+    is_delete_list: bool,
+    field_at: At<'_>,
+) -> Result<Value> {
+    Ok(match (current, patch_v) {
+        (Value::Object(o), Value::Object(p)) => {
+            let meta = ty.field(key, field_at)?;
+            if meta.strategy == Strategy::Replace {
+                Value::Object(p.clone())
+            } else {
+                Value::Object(merge_map(o, p, meta.ty, opts, field_at)?)
+            }
+        }
+        (Value::Array(o), Value::Array(p)) => {
+            let meta = ty.list_field(key, field_at)?;
+            if meta.strategy == Strategy::Merge || is_delete_list {
+                Value::Array(merge_slice(o, p, &meta, opts, is_delete_list, field_at, None)?)
+            } else {
+                Value::Array(p.clone())
+            }
+        }
+        // Scalars of the same kind: directives cannot hide in them.
+        (_, p) => p.clone(),
+    })
 }
 
 /// An object being edited: the members set so far, over the original's, minus those removed.
@@ -382,323 +400,6 @@ fn apply_retain_keys(edit: &mut Edit<'_>, patch: &Object, opts: MergeMode, at: A
         }
     }
     Ok(())
-}
-
-fn is_delete_item(v: &Value) -> bool {
-    v.get(DIRECTIVE).and_then(Value::as_str) == Some(DELETE)
-}
-
-/// `normalizeElementOrder`: the ordered items (`order` rank) in their order, the others in live
-/// order, then the others woven in before the first ordered item that comes after them in the
-/// live list (`mergeSortedSlice`).
-fn normalize_element_order(items: Vec<Ranked>) -> Vec<Ranked> {
-    let (mut ordered, mut live_only): (Vec<Ranked>, Vec<Ranked>) = items.into_iter().partition(|r| r.order.is_some());
-    sort_by_rank(&mut ordered, |r| r.order);
-    sort_by_rank(&mut live_only, |r| r.server);
-    let mut out = Vec::with_capacity(ordered.len() + live_only.len());
-    let mut left = live_only.into_iter().peekable();
-    let mut right = ordered.into_iter().peekable();
-    loop {
-        let take_left = match (left.peek(), right.peek()) {
-            (Some(l), Some(r)) => matches!((l.server, r.server), (Some(a), Some(b)) if a < b),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        out.extend(if take_left { left.next() } else { right.next() });
-    }
-    out
-}
-
-/// The merge key value of a list item, which must be an object that has it.
-fn item_key<'v>(item: &'v Value, mk: &str, at: At<'_>) -> Result<&'v Value> {
-    let Value::Object(m) = item else {
-        return Err(at_error(K::TypeMismatch, at, format!("expected a list of objects, found {item}")));
-    };
-    m.get(mk).ok_or_else(|| at_error(K::MissingMergeKey, at, format!("map: {item} does not contain declared merge key: {mk}")))
-}
-
-/// Merges two lists (`mergeSliceHandler` for a merging list / `mergeSlice`) into a new list.
-///
-/// With `ranks`, also reports each result item's rank in the live order as apimachinery's
-/// `$setElementOrder` handling sees it afterwards (see [`DeletionTrace`]).
-pub(crate) fn merge_slice(
-    original: &[Value],
-    patch: &[Value],
-    meta: &FieldMeta<'_>,
-    opts: MergeMode,
-    is_delete_list: bool,
-    at: At<'_>,
-    ranks: Option<&mut Vec<Option<usize>>>,
-) -> Result<Vec<Value>> {
-    if original.is_empty() && patch.is_empty() {
-        return Ok(Vec::new());
-    }
-    let element = element_kind(&[original, patch], at)?;
-    if element != JsonKind::Map {
-        if opts.merge_parallel_list && is_delete_list {
-            let gone: HashSet<&Value> = patch.iter().collect();
-            return Ok(original.iter().filter(|v| !gone.contains(v)).cloned().collect());
-        }
-        let merged = merge_scalars(original, patch);
-        if let Some(ranks) = ranks {
-            *ranks = merged.iter().map(|r| r.server).collect();
-        }
-        return Ok(merged.into_iter().map(|r| r.value).collect());
-    }
-    let mk = meta.merge_key.ok_or_else(|| at_error(K::Schema, at, "cannot merge lists of objects without a merge key"))?;
-
-    // `$patch` items: delete by merge key, replace the whole list, or fail.
-    let mut kept: Vec<(usize, &Value)> = Vec::with_capacity(patch.len());
-    let mut delete_order: Vec<&Value> = Vec::new();
-    let mut replace = false;
-    for (i, item) in patch.iter().enumerate() {
-        let Some(d) = item.get(DIRECTIVE) else {
-            kept.push((i, item));
-            continue;
-        };
-        let item_at = at.index(i);
-        match d.as_str() {
-            Some(DELETE) => {
-                delete_order.push(item.get(mk).ok_or_else(|| {
-                    at_error(K::MissingMergeKey, item_at, format!("map: {item} does not contain declared merge key: {mk}"))
-                })?)
-            }
-            Some(REPLACE) => replace = true,
-            Some(MERGE) => {
-                return Err(at_error(K::UnknownDirective, item_at, "merging lists cannot yet be specified in the patch"));
-            }
-            _ => return Err(at_error(K::UnknownDirective, item_at, format!("unknown patch type {d} in list item"))),
-        }
-    }
-    // Deletions and replacements edit the live array in place, which the caller may need to see.
-    let edited = replace || !delete_order.is_empty();
-    let trace = match &ranks {
-        Some(_) if edited => {
-            let keys: Vec<Option<Value>> = original.iter().map(|v| v.get(mk).cloned()).collect();
-            let deletion = DeletionTrace::new(&keys, &delete_order);
-            Some((keys, deletion))
-        }
-        _ => None,
-    };
-    let gone: HashSet<&Value> = delete_order.iter().copied().collect();
-    let base: Box<dyn Iterator<Item = &Value>> = if replace { Box::new(kept.iter().map(|(_, v)| *v)) } else { Box::new(original.iter()) };
-    let kept: &[(usize, &Value)] = if replace { &[] } else { &kept };
-
-    let mut patch_keys = Vec::with_capacity(kept.len());
-    let mut patch_first: HashMap<&Value, usize> = map_with(kept.len());
-    for (j, (i, item)) in kept.iter().enumerate() {
-        let key = item_key(item, mk, at.index(*i))?;
-        patch_keys.push(key);
-        patch_first.entry(key).or_insert(j);
-    }
-    // One sweep over the live items: copy each, index its key (first occurrence), and see
-    // whether the merge can keep the live order as it is: every live item keyed, unique and
-    // plain, every patch item naming a live item, in live order. Then apimachinery's reordering
-    // is the identity, and is skipped.
-    let mut items: Vec<Value> = Vec::with_capacity(original.len());
-    let mut first: HashMap<&Value, usize> = map_with(original.len());
-    let mut in_place = !edited;
-    for item in base {
-        let key = item.get(mk);
-        if !replace && !gone.is_empty() && key.is_some_and(|k| gone.contains(k)) {
-            continue;
-        }
-        let i = items.len();
-        match key {
-            Some(k) => in_place &= *first.entry(k).or_insert(i) == i,
-            None => in_place = false,
-        }
-        in_place = in_place && !is_delete_item(item);
-        items.push(item.clone());
-    }
-    // Where each patch item goes.
-    let mut targets: Vec<Target> = Vec::with_capacity(kept.len());
-    let mut added: HashMap<&Value, usize> = map_with(0);
-    let mut previous: Option<usize> = None;
-    for key in &patch_keys {
-        let target = if let Some(&i) = first.get(key) {
-            in_place &= match previous {
-                Some(p) => p < i,
-                None => true,
-            };
-            previous = Some(i);
-            Target::Live(i)
-        } else if let Some(&a) = added.get(key) {
-            in_place = false;
-            Target::Added(a)
-        } else {
-            in_place = false;
-            added.insert(key, added.len());
-            Target::New
-        };
-        targets.push(target);
-    }
-    drop(first);
-
-    let mut appended: Vec<Value> = Vec::new();
-    for ((i, item), target) in kept.iter().zip(&targets) {
-        let slot = match target {
-            Target::Live(t) => items.get_mut(*t),
-            Target::Added(a) => appended.get_mut(*a),
-            Target::New => {
-                appended.push((*item).clone());
-                continue;
-            }
-        };
-        if let (Some(Value::Object(o)), Value::Object(p)) = (slot, item) {
-            *o = merge_map(o, p, meta.ty, opts, at.index(*i))?;
-        }
-    }
-    if in_place {
-        // The merged items must still hold their keys and no delete marker.
-        for (target, key) in targets.iter().zip(&patch_keys) {
-            if let Target::Live(t) = target {
-                let item = items.get(*t).unwrap_or(&Value::Null);
-                in_place &= item.get(mk) == Some(*key) && !is_delete_item(item);
-            }
-        }
-    }
-    if in_place {
-        if let Some(ranks) = ranks {
-            *ranks = (0..items.len()).map(Some).collect();
-        }
-        return Ok(items);
-    }
-
-    // Patch items by patch order, the others by live order (first position of their key in the
-    // merged live list, as `index` finds it), woven together.
-    let mut server: Vec<Option<usize>> = Vec::with_capacity(items.len());
-    {
-        let mut first: HashMap<&Value, usize> = map_with(items.len());
-        for (i, item) in items.iter().enumerate() {
-            server.push(Some(*first.entry(item_key(item, mk, at)?).or_insert(i)));
-        }
-    }
-    let mut ranked = Vec::with_capacity(items.len() + appended.len());
-    for (value, server) in items.into_iter().zip(server).chain(appended.into_iter().map(|v| (v, None))) {
-        let order = patch_first.get(item_key(&value, mk, at)?).copied();
-        let delete = is_delete_item(&value);
-        ranked.push(Ranked { value, server, order, delete });
-    }
-    let out = normalize_element_order(ranked);
-    if let Some(ranks) = ranks {
-        *ranks = match &trace {
-            Some((keys, deletion)) => {
-                let added = patch_keys.iter().zip(&targets).filter(|(_, t)| matches!(t, Target::New)).map(|(k, _)| *k);
-                let visible = deletion.visible(keys, if replace { None } else { Some(added) });
-                let mut first: HashMap<&Value, usize> = map_with(visible.len());
-                for (i, k) in visible.iter().enumerate() {
-                    let k = k
-                        .as_ref()
-                        .ok_or_else(|| at_error(K::MissingMergeKey, at, format!("a live item does not contain the merge key {mk}")))?;
-                    first.entry(k).or_insert(i);
-                }
-                out.iter().map(|r| r.value.get(mk).and_then(|k| first.get(k).copied())).collect()
-            }
-            None => out.iter().map(|r| r.server).collect(),
-        };
-    }
-    Ok(out.into_iter().map(|r| r.value).collect())
-}
-
-/// Where a patch item of a merging list goes: into the first live item with its key, into an
-/// item an earlier patch item added, or appended.
-enum Target {
-    Live(usize),
-    Added(usize),
-    New,
-}
-
-/// What apimachinery's in-place list edits leave in the live list's backing array, which its
-/// `$setElementOrder` handling then reads as the live order: deletions compact the array and
-/// leave stale copies of the last item behind, appended items overwrite the tail.
-struct DeletionTrace {
-    removed: Vec<bool>,
-    /// For each position past the compacted items: the live item left there.
-    stale: Vec<Option<usize>>,
-}
-
-impl DeletionTrace {
-    /// Replays the deletions (each key in patch order, its matching items first to last).
-    fn new(keys: &[Option<Value>], deletes: &[&Value]) -> Self {
-        let n = keys.len();
-        let mut by_key: HashMap<&Value, Vec<usize>> = map_with(keys.len());
-        for (i, k) in keys.iter().enumerate() {
-            if let Some(k) = k {
-                by_key.entry(k).or_default().push(i);
-            }
-        }
-        let mut removed = vec![false; n];
-        let mut stale = vec![None; n];
-        let mut len = n;
-        let mut last = n.checked_sub(1);
-        for d in deletes {
-            for &i in by_key.get(d).into_iter().flatten() {
-                if removed[i] {
-                    continue;
-                }
-                // Removing shifts the tail left; the slot that falls off keeps the last item.
-                if let Some(slot) = len.checked_sub(1).and_then(|p| stale.get_mut(p)) {
-                    *slot = last;
-                }
-                removed[i] = true;
-                len -= 1;
-                while let Some(l) = last.filter(|&l| removed[l]) {
-                    last = l.checked_sub(1);
-                }
-            }
-        }
-        DeletionTrace { removed, stale }
-    }
-
-    /// The keys the array shows through the live list's original length.
-    fn visible<'k>(&self, keys: &[Option<Value>], added: Option<impl Iterator<Item = &'k Value>>) -> Vec<Option<Value>> {
-        let n = keys.len();
-        let mut out: Vec<Option<Value>> = keys.iter().zip(&self.removed).filter(|(_, r)| !**r).map(|(k, _)| k.clone()).collect();
-        if let Some(added) = added {
-            let room = n - out.len();
-            out.extend(added.take(room).map(|k| Some(k.clone())));
-        }
-        for p in out.len()..n {
-            out.push(self.stale.get(p).copied().flatten().and_then(|i| keys.get(i).cloned().flatten()));
-        }
-        out
-    }
-}
-
-/// Merges two scalar lists as sets: live items first-seen, then new patch items, ordered as
-/// `mergeSlice` orders them.
-fn merge_scalars(original: &[Value], patch: &[Value]) -> Vec<Ranked> {
-    let mut ranks_o = Vec::with_capacity(original.len());
-    let mut new_items = Vec::new();
-    {
-        let mut first_o: HashMap<&Value, usize> = map_with(original.len());
-        for (i, v) in original.iter().enumerate() {
-            first_o.entry(v).or_insert(i);
-        }
-        let mut first_p: HashMap<&Value, usize> = map_with(patch.len());
-        for (j, v) in patch.iter().enumerate() {
-            first_p.entry(v).or_insert(j);
-        }
-        for (i, v) in original.iter().enumerate() {
-            // Duplicates are dropped (`deduplicateScalars`); the first one stays.
-            ranks_o.push((first_o.get(v) == Some(&i), first_p.get(v).copied()));
-        }
-        for (j, v) in patch.iter().enumerate() {
-            if !first_o.contains_key(v) && first_p.get(v) == Some(&j) {
-                new_items.push(Ranked { value: v.clone(), server: None, order: Some(j), delete: false });
-            }
-        }
-    }
-    let mut items = Vec::with_capacity(original.len() + new_items.len());
-    for (i, (value, (keep, order))) in original.iter().zip(ranks_o).enumerate() {
-        if keep {
-            items.push(Ranked { value: value.clone(), server: Some(i), order, delete: false });
-        }
-    }
-    items.extend(new_items);
-    normalize_element_order(items)
 }
 
 #[cfg(test)]

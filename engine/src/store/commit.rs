@@ -8,7 +8,7 @@ use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
-use super::types::Registered;
+use super::types::{Registered, TypeSpec};
 use super::{definitions, follow, object, owner_index, validate, Store};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
@@ -80,6 +80,82 @@ fn being_finalized(v: &Value) -> bool {
         && meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_none_or(Vec::is_empty)
 }
 
+/// The newest version of an object as its writer read it.
+struct Read {
+    /// The version the commit expects to find.
+    expect: Expect,
+    /// The live object (none when absent or deleted).
+    live: Option<Value>,
+    /// Its managedFields entries, as its record holds them.
+    entries: Vec<object::EntryFields>,
+    /// The size of its record.
+    record_len: usize,
+}
+
+impl Read {
+    /// The latest version, read in place: the live object (from the cache when it holds this
+    /// revision), its managedFields entries and its record's size.
+    fn latest(core: &Core, prefix: &[u8]) -> Result<Read> {
+        let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<object::EntryFields>, usize)>> {
+            if object::is_tombstone(rec) {
+                return Ok(None);
+            }
+            let live = match core.cache.take(prefix, rev) {
+                Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
+                None => object::decode(rec, rev)?,
+            };
+            Ok(Some((live, object::entry_fields(rec)?, rec.len())))
+        })?;
+        let (expect, live, entries, record_len) = match cur {
+            Some((rev, found)) => match found? {
+                Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
+                None => (Expect::Absent(rev), None, Vec::new(), 0),
+            },
+            None => (Expect::Absent(0), None, Vec::new(), 0),
+        };
+        Ok(Read { expect, live, entries, record_len })
+    }
+
+    /// For a write that ends without committing (no change, an error, a dry run): the version
+    /// it read stays the latest and goes back to the cache for the next write (controllers
+    /// re-apply unchanged configs and retry conflicts).
+    fn put_back(&mut self, core: &Core, prefix: &[u8]) {
+        if let (Expect::Revision(rev), Some(l)) = (&self.expect, self.live.take()) {
+            core.cache.put(prefix, *rev, Some(&Arc::new(l)), self.record_len);
+        }
+    }
+}
+
+/// A write as planned, checked and encoded, before the committer orders it.
+struct Planned {
+    /// The version to write (the object's last state for a deletion).
+    object: Value,
+    event: EventType,
+    /// Whether the write deletes the object.
+    tombstone: bool,
+    /// The object's record.
+    record: Vec<u8>,
+    /// Its managedFields entries.
+    entries: Vec<object::EntryFields>,
+}
+
+/// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
+/// it (its metadata only when a client writes it), and for a CustomResourceDefinition the
+/// type it defines, registered once written.
+fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool) -> Result<Option<TypeSpec>> {
+    if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
+        m.insert("namespace".into(), Value::String(ns.to_string()));
+    }
+    if !tombstone {
+        let meta = if who.is_client() { validate::object_meta(t, object) } else { Ok(()) };
+        meta.and_then(|()| validate::encodable(t, object))?;
+    }
+    Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
+        (false, true) => Some(definitions::prepare(object)?),
+        _ => None,
+    })
+}
+
 impl Store {
     /// [`Store::write_loop_async`], waiting on this thread.
     pub(super) fn write_loop(
@@ -109,111 +185,43 @@ impl Store {
     ) -> Result<Value> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
-            // The latest version, read in place: the live object (from the cache when it holds
-            // this revision), its managedFields entries and its record's size.
             let core = self.core();
-            let cur = core.newest_at(&prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<object::EntryFields>, usize)>> {
-                if object::is_tombstone(rec) {
-                    return Ok(None);
-                }
-                let live = match core.cache.take(&prefix, rev) {
-                    Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
-                    None => object::decode(rec, rev)?,
-                };
-                Ok(Some((live, object::entry_fields(rec)?, rec.len())))
-            })?;
-            let (expect, mut live, old_entries, record_len) = match cur {
-                Some((rev, found)) => match found? {
-                    Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
-                    None => (Expect::Absent(rev), None, Vec::new(), 0),
-                },
-                None => (Expect::Absent(0), None, Vec::new(), 0),
-            };
-            // A write that ends without committing (no change, an error, a dry run) leaves the
-            // version it read the latest: it goes back to the cache for the next write
-            // (controllers re-apply unchanged configs and retry conflicts).
-            let put_back = |live: Option<Value>| {
-                if let (Expect::Revision(rev), Some(l)) = (&expect, live) {
-                    core.cache.put(&prefix, *rev, Some(&Arc::new(l)), record_len);
-                }
-            };
-            let (mut object, event, tombstone) = match plan(live.as_ref()) {
+            let mut read = Read::latest(core, &prefix)?;
+            let (mut object, event, tombstone) = match plan(read.live.as_ref()) {
                 Ok(Plan::NoOp(v)) => {
-                    put_back(live);
+                    read.put_back(core, &prefix);
                     return Ok(v);
                 }
                 Err(e) => {
-                    put_back(live);
+                    read.put_back(core, &prefix);
                     return Err(e);
                 }
                 Ok(Plan::Put(v, EventType::Modified)) if being_finalized(&v) => (v, EventType::Deleted, true),
                 Ok(Plan::Put(v, e)) => (v, e, false),
                 Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
             };
-            if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
-                m.insert("namespace".into(), Value::String(ns.to_string()));
-            }
-            if !tombstone {
-                let meta = if who.is_client() { validate::object_meta(t, &object) } else { Ok(()) };
-                if let Err(e) = meta.and_then(|()| validate::encodable(t, &object)) {
-                    put_back(live);
+            let defines = match admit(t, ns, who, &mut object, tombstone) {
+                Ok(defines) => defines,
+                Err(e) => {
+                    read.put_back(core, &prefix);
                     return Err(e);
                 }
-            }
-            // A CustomResourceDefinition registers its type once written.
-            let defines = match (tombstone, t.spec.resource() == definitions::CRDS) {
-                (false, true) => match definitions::prepare(&mut object) {
-                    Ok(spec) => Some(spec),
-                    Err(e) => {
-                        put_back(live);
-                        return Err(e);
-                    }
-                },
-                _ => None,
             };
-            let previous = object::Previous {
-                managed_fields: live.as_ref().and_then(|l| l.get("metadata")).and_then(|m| m.get("managedFields")),
-                entries: &old_entries,
-            };
-            let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };
-            let (record, entries) = object::encode_with_entries(&mut object, tombstone, Some(previous), encoding)?;
-            if record.len() > self.core().options.max_object_bytes {
-                return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
-            }
+            let (record, entries) = self.encode(&mut object, tombstone, &read)?;
             if dry_run {
                 if event == EventType::Added {
                     if let Some(Value::Object(m)) = object.get_mut("metadata") {
                         m.remove("resourceVersion");
                     }
                 }
-                put_back(live);
+                read.put_back(core, &prefix);
                 return Ok(object);
             }
-            let index_ops = if self.core().options.owner_index {
-                owner_index::index_ops(t.id, &prefix, &old_entries, if tombstone { &[] } else { &entries })?
-            } else {
-                Vec::new()
-            };
-            let history =
-                if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
-            let (reply, rx) = bounded(1);
-            let commit = Commit {
-                prefix: prefix.clone(),
-                type_id: t.id,
-                namespace: ns.to_string(),
-                expect,
-                record,
-                tombstone,
-                event,
-                object,
-                prev: live.map(Arc::new),
-                history,
-                index_ops,
-                reply,
-            };
+            let planned = Planned { object, event, tombstone, record, entries };
+            let (commit, answer) = self.commit_of(t, ns, who, &prefix, read, planned)?;
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
-            match rx.recv_async().await.map_err(|_| Error::Closed)? {
+            match answer.recv_async().await.map_err(|_| Error::Closed)? {
                 Outcome::Committed(obj) => {
                     if let Some(spec) = defines {
                         self.register(spec)?;
@@ -225,6 +233,60 @@ impl Store {
             }
         }
         Err(precondition(t, name, "too many concurrent writers; please try again".into()))
+    }
+
+    /// The record of a version and its managedFields entries (those of the version `read` are
+    /// reused where unchanged), in the store's body encoding, within its size limit.
+    fn encode(&self, object: &mut Value, tombstone: bool, read: &Read) -> Result<(Vec<u8>, Vec<object::EntryFields>)> {
+        let previous = object::Previous {
+            managed_fields: read.live.as_ref().and_then(|l| l.get("metadata")).and_then(|m| m.get("managedFields")),
+            entries: &read.entries,
+        };
+        let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };
+        let (record, entries) = object::encode_with_entries(object, tombstone, Some(previous), encoding)?;
+        if record.len() > self.core().options.max_object_bytes {
+            return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
+        }
+        Ok((record, entries))
+    }
+
+    /// The commit of a planned write to the object at `prefix`, with its owner index changes
+    /// and history record (computed here, on the writer's thread), and where the committer
+    /// answers.
+    fn commit_of(
+        &self,
+        t: &Registered,
+        ns: &str,
+        who: &Who,
+        prefix: &[u8],
+        read: Read,
+        planned: Planned,
+    ) -> Result<(Commit, Receiver<Outcome>)> {
+        let Planned { mut object, event, tombstone, record, entries } = planned;
+        let Read { expect, mut live, entries: old_entries, .. } = read;
+        let index_ops = if self.core().options.owner_index {
+            owner_index::index_ops(t.id, prefix, &old_entries, if tombstone { &[] } else { &entries })?
+        } else {
+            Vec::new()
+        };
+        let history =
+            if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
+        let (reply, answer) = bounded(1);
+        let commit = Commit {
+            prefix: prefix.to_vec(),
+            type_id: t.id,
+            namespace: ns.to_string(),
+            expect,
+            record,
+            tombstone,
+            event,
+            object,
+            prev: live.map(Arc::new),
+            history,
+            index_ops,
+            reply,
+        };
+        Ok((commit, answer))
     }
 
     /// The history record of a write (computed on the writer's thread, in parallel with other
@@ -266,84 +328,38 @@ fn copy_error(e: &Error) -> Error {
     }
 }
 
+/// The latest state of an object as the committer checks a commit against it: the revision
+/// of its newest version and whether it is a tombstone (`Some(None)`: no version), or `None`
+/// when the transaction checks it (a guard).
+type Stored = Option<Option<(u64, bool)>>;
+
+/// A commit accepted into its group's batch, with its revision and the size of its record.
+type Accepted = (Commit, u64, usize);
+
 /// The committer: orders commits, checks each against the object's latest version, and writes
 /// each group in one synced batch.
 pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
     while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
-        while group.len() < 1024 {
-            match rx.try_recv() {
-                Ok(c) => group.push(c),
-                Err(_) => break,
-            }
-        }
-        let mut batch = Batch::default();
-        let mut overlay: HashMap<Vec<u8>, (u64, bool)> = HashMap::new();
-        let mut accepted = Vec::with_capacity(group.len());
+        let group = gather(first, rx);
         let base = core.visible.load(Ordering::SeqCst);
-        let mut rev = base;
         let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-        // Whether each commit's object is still at the version its writer read. On a shared
-        // backend (etcd) the transaction itself checks it: a guard per object that no newer
-        // version exists, no read needed. Otherwise (or for a group too large for guards) the
-        // latest versions are read first, together (one round trip on a networked backend).
-        // A later commit of the group to the same object is checked against the earlier one's
-        // version (the overlay).
-        let guarded = core.kv.shared() && group.len() <= kv::MAX_GUARDS;
-        let latest: Vec<Option<Option<(u64, bool)>>> = if guarded {
-            group.iter().map(|_| None).collect()
-        } else {
-            let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
-            match core.latest_states(&prefixes) {
-                Ok(l) => l.into_iter().map(Some).collect(),
-                Err(e) => {
-                    for c in group {
-                        let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
-                    }
-                    continue;
+        let latest = match stored_states(core, &group) {
+            Ok(latest) => latest,
+            Err(e) => {
+                for c in group {
+                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
                 }
-            }
-        };
-        for (mut c, stored) in group.into_iter().zip(latest) {
-            let cur = match (overlay.get(&c.prefix), stored) {
-                (Some(&v), _) => Some(Some(v)),
-                (None, Some(stored)) => Some(stored),
-                (None, None) => None,
-            };
-            let fresh = match (&c.expect, cur) {
-                (_, None) => {
-                    batch.guards.push(kv::Guard {
-                        cf: CF_OBJECTS,
-                        from: keys::object_key(&c.prefix, u64::MAX),
-                        to: keys::object_key(&c.prefix, c.expect.seen()),
-                    });
-                    true
-                }
-                (Expect::Absent(_), Some(cur)) => cur.is_none_or(|(_, tomb)| tomb),
-                (Expect::Revision(r), Some(cur)) => cur == Some((*r, false)),
-            };
-            if !fresh {
-                let _ = c.reply.send(Outcome::Stale);
                 continue;
             }
-            rev += 1;
-            let record_bytes = c.record.len();
-            batch.put(CF_OBJECTS, keys::object_key(&c.prefix, rev), std::mem::take(&mut c.record));
-            let change = Change { event: c.event, unix_millis, object_prefix: c.prefix.clone() };
-            batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
-            if let Some(h) = c.history.take() {
-                batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
-            }
-            batch.ops.append(&mut c.index_ops);
-            overlay.insert(c.prefix.clone(), (rev, c.tombstone));
-            accepted.push((c, rev, record_bytes));
-        }
+        };
+        let mut batch = Batch::default();
+        let (accepted, rev) = accept(group, latest, base, unix_millis, &mut batch);
         if accepted.is_empty() {
             continue;
         }
         batch.revision = Some(rev);
         match core.kv.commit(batch, base, core.options.sync) {
-            Ok(Committed::Yes) => {}
+            Ok(Committed::Yes) => publish(core, base, rev, accepted),
             Ok(Committed::Raced) => {
                 // Another process committed first, or an object of the group changed since its
                 // writer read it: learn what was written, then every writer of the group reads
@@ -355,49 +371,136 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
                         Err(e) => Outcome::Failed(copy_error(e)),
                     });
                 }
-                continue;
             }
             Err(e) => {
                 for (c, _, _) in accepted {
                     let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
                 }
-                continue;
             }
         }
-        let mut events = Vec::with_capacity(accepted.len());
-        let mut replies = Vec::with_capacity(accepted.len());
-        for (mut c, r, record_bytes) in accepted {
-            if let Some(Value::Object(m)) = c.object.get_mut("metadata") {
-                m.insert("resourceVersion".into(), Value::String(r.to_string()));
-            }
-            let obj = Arc::new(c.object);
-            core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
-            events.push(Arc::new(ChangeEvent {
-                revision: r,
-                type_id: c.type_id,
-                namespace: c.namespace,
-                event: c.event,
-                object: obj.clone(),
-                prev: c.prev,
-            }));
-            replies.push((c.reply, Outcome::Committed(obj)));
-        }
-        let group: Arc<[Arc<ChangeEvent>]> = events.into();
-        {
-            let mut hub = core.hub.lock();
-            // Unless another process's commit was followed meanwhile (`follow`: it published
-            // this group too, from the change log).
-            if core.visible.load(Ordering::SeqCst) == base {
-                core.visible.store(rev, Ordering::SeqCst);
-                hub.broadcast(&group);
-                core.advanced.notify_all();
-            }
-        }
-        // Writers hear first; then the events (and the previous versions they carry, which
-        // take milliseconds to free for a 10k-item object) go.
-        for (reply, outcome) in replies {
-            let _ = reply.send(outcome);
-        }
-        drop(group);
     }
+}
+
+/// A group of commits: `first`, and those waiting behind it (at most 1024 in all).
+fn gather(first: Commit, rx: &Receiver<Commit>) -> Vec<Commit> {
+    let mut group = vec![first];
+    while group.len() < 1024 {
+        match rx.try_recv() {
+            Ok(c) => group.push(c),
+            Err(_) => break,
+        }
+    }
+    group
+}
+
+/// Whether each commit's object is still at the version its writer read is checked against
+/// these states. On a shared backend (etcd) the transaction itself checks it: a guard per
+/// object that no newer version exists, no read needed (every state `None`). Otherwise (or for
+/// a group too large for guards) the latest versions are read first, together (one round trip
+/// on a networked backend).
+fn stored_states(core: &Core, group: &[Commit]) -> Result<Vec<Stored>> {
+    let guarded = core.kv.shared() && group.len() <= kv::MAX_GUARDS;
+    if guarded {
+        return Ok(group.iter().map(|_| None).collect());
+    }
+    let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
+    Ok(core.latest_states(&prefixes)?.into_iter().map(Some).collect())
+}
+
+/// Accepts into `batch`, at consecutive revisions after `base`, each commit of the group whose
+/// object is still at the version its writer read (a stale one's writer is told to retry). A
+/// later commit of the group to the same object is checked against the earlier one's version
+/// (the overlay). The accepted commits, and the last revision.
+fn accept(group: Vec<Commit>, latest: Vec<Stored>, base: u64, unix_millis: u64, batch: &mut Batch) -> (Vec<Accepted>, u64) {
+    let mut overlay: HashMap<Vec<u8>, (u64, bool)> = HashMap::new();
+    let mut accepted = Vec::with_capacity(group.len());
+    let mut rev = base;
+    for (mut c, stored) in group.into_iter().zip(latest) {
+        let cur = match (overlay.get(&c.prefix), stored) {
+            (Some(&v), _) => Some(Some(v)),
+            (None, Some(stored)) => Some(stored),
+            (None, None) => None,
+        };
+        if !fresh(&c, cur, batch) {
+            let _ = c.reply.send(Outcome::Stale);
+            continue;
+        }
+        rev += 1;
+        let record_bytes = c.record.len();
+        add(batch, &mut c, rev, unix_millis);
+        overlay.insert(c.prefix.clone(), (rev, c.tombstone));
+        accepted.push((c, rev, record_bytes));
+    }
+    (accepted, rev)
+}
+
+/// Whether a commit's object is at the version its writer expects, given its latest state
+/// `cur`; when the transaction is to check it (`cur` is `None`), the guard that no newer
+/// version exists goes into `batch` and the commit counts as fresh.
+fn fresh(c: &Commit, cur: Stored, batch: &mut Batch) -> bool {
+    match (&c.expect, cur) {
+        (_, None) => {
+            batch.guards.push(kv::Guard {
+                cf: CF_OBJECTS,
+                from: keys::object_key(&c.prefix, u64::MAX),
+                to: keys::object_key(&c.prefix, c.expect.seen()),
+            });
+            true
+        }
+        (Expect::Absent(_), Some(cur)) => cur.is_none_or(|(_, tomb)| tomb),
+        (Expect::Revision(r), Some(cur)) => cur == Some((*r, false)),
+    }
+}
+
+/// Adds a commit's writes at revision `rev` to the batch: its record, its change, its history
+/// record and its owner index changes.
+fn add(batch: &mut Batch, c: &mut Commit, rev: u64, unix_millis: u64) {
+    batch.put(CF_OBJECTS, keys::object_key(&c.prefix, rev), std::mem::take(&mut c.record));
+    let change = Change { event: c.event, unix_millis, object_prefix: c.prefix.clone() };
+    batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
+    if let Some(h) = c.history.take() {
+        batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
+    }
+    batch.ops.append(&mut c.index_ops);
+}
+
+/// Once a group's batch is committed (revisions `base` + 1 to `rev`): each version gets its
+/// resourceVersion and goes to the cache, the group's events are published, and its writers
+/// hear.
+fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
+    let mut events = Vec::with_capacity(accepted.len());
+    let mut replies = Vec::with_capacity(accepted.len());
+    for (mut c, r, record_bytes) in accepted {
+        if let Some(Value::Object(m)) = c.object.get_mut("metadata") {
+            m.insert("resourceVersion".into(), Value::String(r.to_string()));
+        }
+        let obj = Arc::new(c.object);
+        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
+        events.push(Arc::new(ChangeEvent {
+            revision: r,
+            type_id: c.type_id,
+            namespace: c.namespace,
+            event: c.event,
+            object: obj.clone(),
+            prev: c.prev,
+        }));
+        replies.push((c.reply, Outcome::Committed(obj)));
+    }
+    let group: Arc<[Arc<ChangeEvent>]> = events.into();
+    {
+        let mut hub = core.hub.lock();
+        // Unless another process's commit was followed meanwhile (`follow`: it published
+        // this group too, from the change log).
+        if core.visible.load(Ordering::SeqCst) == base {
+            core.visible.store(rev, Ordering::SeqCst);
+            hub.broadcast(&group);
+            core.advanced.notify_all();
+        }
+    }
+    // Writers hear first; then the events (and the previous versions they carry, which
+    // take milliseconds to free for a 10k-item object) go.
+    for (reply, outcome) in replies {
+        let _ = reply.send(outcome);
+    }
+    drop(group);
 }

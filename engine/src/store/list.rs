@@ -6,10 +6,12 @@
 //! keys is a 400; one older than the compacted revision a 410 whose Status carries a token that
 //! continues the list at the current revision (Kubernetes' "inconsistent continue").
 
+use super::core::Core;
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
 use super::selectors::{parse_rv, FieldSelector, LabelSelector, ObjectFilter};
+use super::types::Registered;
 use super::{object, validate, view, Store};
 use crate::{Error, Result};
 use serde_json::{json, Value};
@@ -128,27 +130,8 @@ impl Store {
     /// label selector it is given).
     fn list_with<T>(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions, item: &mut ItemFn<'_, T>) -> Result<ObjectList<T>> {
         let t = self.resolve(resource)?;
-        let ns = match namespace.filter(|s| !s.is_empty()) {
-            Some(_) if !t.spec.namespaced => {
-                return Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource())))
-            }
-            Some(ns) => {
-                validate::namespace(ns)?;
-                Some(ns)
-            }
-            None => None,
-        };
-        let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
-        let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
-        if let Some(f) = &fields {
-            f.check(&t.spec.resource())?;
-        }
-        let filtered = labels.as_ref().is_some_and(|l| !l.is_empty()) || fields.as_ref().is_some_and(|f| !f.is_empty());
-        let filter = {
-            let labels = labels.as_ref().filter(|l| !l.is_empty());
-            let fields = fields.as_ref().filter(|f| f.needs_object());
-            (labels.is_some() || fields.is_some()).then_some(ObjectFilter { labels, fields })
-        };
+        let ns = list_namespace(&t, namespace)?;
+        let selectors = Selectors::parse(opts, &t)?;
         let prefix = match ns {
             Some(ns) => keys::namespace_prefix(t.id, ns),
             None => keys::type_prefix(t.id),
@@ -156,104 +139,196 @@ impl Store {
         let end = keys::prefix_end(&prefix);
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.core();
-
-        let (at, start, remaining) = match opts.continue_token.as_deref().filter(|s| !s.is_empty()) {
-            Some(token) => {
-                if rv.is_some_and(|r| r != 0) {
-                    return Err(Error::BadRequest("specifying resource version is not allowed when using continue".into()));
-                }
-                let tok = Token::decode(token)?;
-                if !tok.key.starts_with(&prefix) {
-                    return Err(Error::BadRequest("continue key is not valid for this list".into()));
-                }
-                if tok.revision == Token::LATEST {
-                    // An inconsistent continuation: the rest of the list as it is now.
-                    (self.revision(), tok.key, None)
-                } else if tok.revision < core.compacted.load(std::sync::atomic::Ordering::SeqCst) {
-                    let continue_token = Token { revision: Token::LATEST, remaining: None, key: tok.key }.encode();
-                    return Err(Error::InconsistentContinue { continue_token });
-                } else {
-                    (tok.revision, tok.key, tok.remaining)
-                }
-            }
-            None => {
-                let exact = match (rv, opts.resource_version_match) {
-                    (None | Some(0), Some(ResourceVersionMatch::Exact)) => {
-                        return Err(Error::BadRequest("resourceVersionMatch Exact requires a non-zero resourceVersion".into()))
-                    }
-                    (Some(r), Some(ResourceVersionMatch::Exact)) => Some(r),
-                    (Some(r), None) if r > 0 && opts.limit.is_some_and(|l| l > 0) => Some(r),
-                    (Some(r), _) if r > 0 => {
-                        core.wait_for(r)?;
-                        None
-                    }
-                    _ => None,
-                };
-                let at = match exact {
-                    Some(r) => {
-                        core.wait_for(r)?;
-                        core.check_compacted(r)?;
-                        r
-                    }
-                    None => super::follow::latest(core)?,
-                };
-                (at, prefix.clone(), None)
-            }
+        let from = match opts.continue_token.as_deref().filter(|s| !s.is_empty()) {
+            Some(token) => self.continued(token, rv, &prefix)?,
+            None => first_page(core, opts, rv, prefix)?,
         };
-
         let limit = opts.limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
-        let mut items = Vec::new();
-        let mut decided: Option<Vec<u8>> = None;
-        let mut next_key: Option<Vec<u8>> = None;
-        let mut counted: u64 = 0;
-        let mut more = false;
-        // Counting the rest is only needed without a selector on a first page; later pages carry
-        // the count in their token.
-        let count_rest = !filtered && remaining.is_none();
-        core.kv.scan(CF_OBJECTS, &start, end.as_deref(), &mut |k, v| {
-            let key = keys::parse_object_key(k)?;
-            if decided.as_deref() == Some(key.prefix) || key.revision > at {
+        let page = read_page(core, &from, end.as_deref(), limit, &selectors, item)?;
+        Ok(page.into_list(from, selectors.filtered()))
+    }
+
+    /// Where the page after continue `token` starts: at the token's revision, or (a token
+    /// handed out for an expired one) at the current revision. A 410 with a token for the
+    /// latter when the token's revision is compacted.
+    fn continued(&self, token: &str, rv: Option<u64>, prefix: &[u8]) -> Result<PageStart> {
+        if rv.is_some_and(|r| r != 0) {
+            return Err(Error::BadRequest("specifying resource version is not allowed when using continue".into()));
+        }
+        let tok = Token::decode(token)?;
+        if !tok.key.starts_with(prefix) {
+            return Err(Error::BadRequest("continue key is not valid for this list".into()));
+        }
+        if tok.revision == Token::LATEST {
+            // An inconsistent continuation: the rest of the list as it is now.
+            Ok(PageStart { at: self.revision(), key: tok.key, remaining: None })
+        } else if tok.revision < self.core().compacted.load(std::sync::atomic::Ordering::SeqCst) {
+            let continue_token = Token { revision: Token::LATEST, remaining: None, key: tok.key }.encode();
+            Err(Error::InconsistentContinue { continue_token })
+        } else {
+            Ok(PageStart { at: tok.revision, key: tok.key, remaining: tok.remaining })
+        }
+    }
+}
+
+/// The namespace a list is confined to (`None`: all, or a cluster-scoped type); a namespace
+/// given for a cluster-scoped type is a 400.
+fn list_namespace<'n>(t: &Registered, namespace: Option<&'n str>) -> Result<Option<&'n str>> {
+    match namespace.filter(|s| !s.is_empty()) {
+        Some(_) if !t.spec.namespaced => {
+            Err(Error::BadRequest(format!("{} is cluster-scoped: no namespace may be given", t.spec.resource())))
+        }
+        Some(ns) => {
+            validate::namespace(ns)?;
+            Ok(Some(ns))
+        }
+        None => Ok(None),
+    }
+}
+
+/// A list's label and field selectors.
+struct Selectors {
+    labels: Option<LabelSelector>,
+    fields: Option<FieldSelector>,
+}
+
+impl Selectors {
+    /// The selectors of `opts`, the field selector checked against type `t`.
+    fn parse(opts: &ListOptions, t: &Registered) -> Result<Selectors> {
+        let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
+        let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
+        if let Some(f) = &fields {
+            f.check(&t.spec.resource())?;
+        }
+        Ok(Selectors { labels, fields })
+    }
+
+    /// Whether any selector selects (the list then has no remaining item count).
+    fn filtered(&self) -> bool {
+        self.labels.as_ref().is_some_and(|l| !l.is_empty()) || self.fields.as_ref().is_some_and(|f| !f.is_empty())
+    }
+
+    /// What selects on the object itself (labels, fields other than the name), if anything.
+    fn filter(&self) -> Option<ObjectFilter<'_>> {
+        let labels = self.labels.as_ref().filter(|l| !l.is_empty());
+        let fields = self.fields.as_ref().filter(|f| f.needs_object());
+        (labels.is_some() || fields.is_some()).then_some(ObjectFilter { labels, fields })
+    }
+}
+
+/// Where a page starts: the revision the list is read at, the first key, and how many objects
+/// remained after the previous page (carried by its token).
+struct PageStart {
+    at: u64,
+    key: Vec<u8>,
+    remaining: Option<u64>,
+}
+
+/// Where a first page starts: at the keys of `prefix`, at the revision `rv` and its
+/// resourceVersionMatch ask for (waiting for it), else the latest.
+fn first_page(core: &Core, opts: &ListOptions, rv: Option<u64>, prefix: Vec<u8>) -> Result<PageStart> {
+    let exact = match (rv, opts.resource_version_match) {
+        (None | Some(0), Some(ResourceVersionMatch::Exact)) => {
+            return Err(Error::BadRequest("resourceVersionMatch Exact requires a non-zero resourceVersion".into()))
+        }
+        (Some(r), Some(ResourceVersionMatch::Exact)) => Some(r),
+        (Some(r), None) if r > 0 && opts.limit.is_some_and(|l| l > 0) => Some(r),
+        (Some(r), _) if r > 0 => {
+            core.wait_for(r)?;
+            None
+        }
+        _ => None,
+    };
+    let at = match exact {
+        Some(r) => {
+            core.wait_for(r)?;
+            core.check_compacted(r)?;
+            r
+        }
+        None => super::follow::latest(core)?,
+    };
+    Ok(PageStart { at, key: prefix, remaining: None })
+}
+
+/// A page as read: its items and what the scan learned about the rest.
+struct Page<T> {
+    items: Vec<T>,
+    /// The key after the page's last object, once the page is full.
+    next_key: Option<Vec<u8>>,
+    /// The objects counted after a full page (when the rest is counted).
+    counted: u64,
+    /// Whether an object follows the page.
+    more: bool,
+}
+
+/// Reads a page of at most `limit` objects from `from` to `end`, the newest version of each
+/// as of the list's revision (deleted ones left out), those the selectors select made items
+/// by `item`.
+fn read_page<T>(
+    core: &Core,
+    from: &PageStart,
+    end: Option<&[u8]>,
+    limit: usize,
+    selectors: &Selectors,
+    item: &mut ItemFn<'_, T>,
+) -> Result<Page<T>> {
+    let filter = selectors.filter();
+    let mut page = Page { items: Vec::new(), next_key: None, counted: 0, more: false };
+    let mut decided: Option<Vec<u8>> = None;
+    // Counting the rest is only needed without a selector on a first page; later pages carry
+    // the count in their token.
+    let count_rest = !selectors.filtered() && from.remaining.is_none();
+    core.kv.scan(CF_OBJECTS, &from.key, end, &mut |k, v| {
+        let key = keys::parse_object_key(k)?;
+        if decided.as_deref() == Some(key.prefix) || key.revision > from.at {
+            return Ok(Flow::Continue);
+        }
+        decided = Some(key.prefix.to_vec());
+        if object::is_tombstone(v) {
+            return Ok(Flow::Continue);
+        }
+        if page.items.len() >= limit {
+            page.more = true;
+            if count_rest {
+                page.counted += 1;
                 return Ok(Flow::Continue);
             }
-            decided = Some(key.prefix.to_vec());
-            if object::is_tombstone(v) {
+            return Ok(Flow::Stop);
+        }
+        if let Some(f) = &selectors.fields {
+            if !f.matches(key.name, key.namespace) {
                 return Ok(Flow::Continue);
             }
-            if items.len() >= limit {
-                more = true;
-                if count_rest {
-                    counted += 1;
-                    return Ok(Flow::Continue);
-                }
-                return Ok(Flow::Stop);
-            }
-            if let Some(f) = &fields {
-                if !f.matches(key.name, key.namespace) {
-                    return Ok(Flow::Continue);
-                }
-            }
-            let Some(obj) = item(v, key.revision, filter.as_ref())? else {
-                return Ok(Flow::Continue);
-            };
-            items.push(obj);
-            if items.len() == limit {
-                next_key = keys::prefix_end(key.prefix);
-            }
-            Ok(Flow::Continue)
-        })?;
+        }
+        let Some(obj) = item(v, key.revision, filter.as_ref())? else {
+            return Ok(Flow::Continue);
+        };
+        page.items.push(obj);
+        if page.items.len() == limit {
+            page.next_key = keys::prefix_end(key.prefix);
+        }
+        Ok(Flow::Continue)
+    })?;
+    Ok(page)
+}
+
+impl<T> Page<T> {
+    /// The list of this page, read from `from`: its remaining item count (none with
+    /// selectors) and the token of the next page.
+    fn into_list(self, from: PageStart, filtered: bool) -> ObjectList<T> {
         let remaining_item_count = if filtered {
             None
-        } else if let Some(r) = remaining {
-            Some(r.saturating_sub(items.len() as u64))
+        } else if let Some(r) = from.remaining {
+            Some(r.saturating_sub(self.items.len() as u64))
         } else {
-            Some(counted)
+            Some(self.counted)
         };
-        let remaining_item_count = remaining_item_count.filter(|_| more);
-        let continue_token = match (more, next_key) {
-            (true, Some(key)) => Some(Token { revision: at, remaining: remaining_item_count, key }.encode()),
+        let remaining_item_count = remaining_item_count.filter(|_| self.more);
+        let continue_token = match (self.more, self.next_key) {
+            (true, Some(key)) => Some(Token { revision: from.at, remaining: remaining_item_count, key }.encode()),
             _ => None,
         };
-        Ok(ObjectList { items, resource_version: at, continue_token, remaining_item_count })
+        ObjectList { items: self.items, resource_version: from.at, continue_token, remaining_item_count }
     }
 }
 

@@ -9,6 +9,7 @@ use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use fieldstore_codec::{value, PathElement, Set};
 use serde_json::Value;
 
+mod lists;
 mod walker;
 use walker::{Owned, Walker};
 

@@ -1,5 +1,6 @@
 //! `$setElementOrder` directives: the order a patch gives a merged list, and its validation.
 
+use super::lists::{is_delete_item, item_key, merge_slice, normalize_element_order};
 use super::*;
 
 /// `$setElementOrder/<field>`: merges the field's list (if the patch has one), then orders the
