@@ -8,7 +8,7 @@ use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
-use super::types::{Registered, TypeSpec};
+use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Store};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
@@ -65,6 +65,8 @@ pub(super) struct Commit {
     history: Option<Vec<u8>>,
     /// Owner index changes.
     index_ops: Vec<kv::Op>,
+    /// The type a CustomResourceDefinition's commit registers.
+    defines: Option<Box<definitions::Registration>>,
     reply: Sender<Outcome>,
 }
 
@@ -141,8 +143,8 @@ struct Planned {
 
 /// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
 /// it (its metadata only when a client writes it), and for a CustomResourceDefinition the
-/// type it defines, registered once written.
-fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool) -> Result<Option<TypeSpec>> {
+/// type it defines, registered by its commit.
+fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool) -> Result<Option<Registered>> {
     if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
         m.insert("namespace".into(), Value::String(ns.to_string()));
     }
@@ -217,17 +219,14 @@ impl Store {
                 read.put_back(core, &prefix);
                 return Ok(object);
             }
+            let defines = defines.map(|d| definitions::Registration::of(core, d).map(Box::new)).transpose()?;
             let planned = Planned { object, event, tombstone, record, entries };
-            let (commit, answer) = self.commit_of(t, ns, who, &prefix, read, planned)?;
+            let (mut commit, answer) = self.commit_of(t, ns, who, &prefix, read, planned)?;
+            commit.defines = defines;
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
             match answer.recv_async().await.map_err(|_| Error::Closed)? {
-                Outcome::Committed(obj) => {
-                    if let Some(spec) = defines {
-                        self.register(spec)?;
-                    }
-                    return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone()));
-                }
+                Outcome::Committed(obj) => return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone())),
                 Outcome::Stale => continue,
                 Outcome::Failed(e) => return Err(e),
             }
@@ -284,6 +283,7 @@ impl Store {
             prev: live.map(Arc::new),
             history,
             index_ops,
+            defines: None,
             reply,
         };
         Ok((commit, answer))
@@ -462,6 +462,9 @@ fn add(batch: &mut Batch, c: &mut Commit, rev: u64, unix_millis: u64) {
         batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
     }
     batch.ops.append(&mut c.index_ops);
+    if let Some(d) = &c.defines {
+        d.add_to(batch);
+    }
 }
 
 /// Once a group's batch is committed (revisions `base` + 1 to `rev`): each version gets its
@@ -471,6 +474,10 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
     let mut events = Vec::with_capacity(accepted.len());
     let mut replies = Vec::with_capacity(accepted.len());
     for (mut c, r, record_bytes) in accepted {
+        // A definition's type is served before anyone hears of the definition.
+        if let Some(d) = c.defines.take() {
+            d.register(core);
+        }
         if let Some(Value::Object(m)) = c.object.get_mut("metadata") {
             m.insert("resourceVersion".into(), Value::String(r.to_string()));
         }

@@ -1,9 +1,14 @@
 //! CustomResourceDefinitions are types: writing one registers (or re-registers) the resource
-//! type it defines, as kube-apiserver serves a CRD's resource once it is established. A
-//! definition whose type cannot be built is refused before it is written; a written one is
-//! marked `NamesAccepted` and `Established` in its status, as Kubernetes' CRD controllers mark
-//! it. Deleting a definition leaves its type registered (objects of it stay readable).
+//! type it defines, in the same commit (the type's record joins the definition's batch, and the
+//! type is served from the moment the definition's revision is visible), as kube-apiserver
+//! serves a CRD's resource once it is established. A definition whose type cannot be built is
+//! refused before it is written; a written one is marked `NamesAccepted` and `Established` in
+//! its status, as Kubernetes' CRD controllers mark it. Deleting a definition leaves its type
+//! registered (objects of it stay readable).
 
+use super::core::Core;
+use super::keys::CF_TYPES;
+use super::kv::{Batch, Guard};
 use super::types::{Registered, TypeSpec};
 use crate::{Error, Result};
 use serde_json::{json, Value};
@@ -16,9 +21,9 @@ pub(crate) const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
 ///
 /// # Errors
 /// [`Error::BadRequest`] when the definition does not make a type.
-pub(crate) fn prepare(object: &mut Value) -> Result<TypeSpec> {
+pub(crate) fn prepare(object: &mut Value) -> Result<Registered> {
     let spec = TypeSpec::from_crd(object).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
-    Registered::compile(0, spec.clone()).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
+    let compiled = Registered::compile(0, spec).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let names = object.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
     let versions: Vec<Value> = object
         .pointer("/spec/versions")
@@ -45,5 +50,50 @@ pub(crate) fn prepare(object: &mut Value) -> Result<TypeSpec> {
             }),
         );
     }
-    Ok(spec)
+    Ok(compiled)
+}
+
+/// The registration of the type a definition's commit defines: its id (the registered type's,
+/// or a new one reserved for it), its record, and the compiled type the committer registers
+/// once the commit is durable.
+pub(crate) struct Registration {
+    id: u32,
+    record: Vec<u8>,
+    new: bool,
+    compiled: Registered,
+}
+
+impl Registration {
+    /// The registration of `compiled` (from [`prepare`]).
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] when the type does not serialise.
+    pub(crate) fn of(core: &Core, mut compiled: Registered) -> Result<Registration> {
+        let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
+        let mut registry = core.registry.write();
+        let (id, new) = match registry.get(&compiled.spec.resource()) {
+            Some(t) => (t.id, false),
+            None => (registry.reserve_id(), true),
+        };
+        compiled.id = id;
+        Ok(Registration { id, record, new, compiled })
+    }
+
+    /// Adds the type's record to the definition's batch; a new id is guarded, so that a commit
+    /// of another process that took it first fails this one (which then plans again, with
+    /// another id).
+    pub(crate) fn add_to(&self, batch: &mut Batch) {
+        let key = self.id.to_be_bytes().to_vec();
+        if self.new {
+            let mut to = key.clone();
+            to.push(0);
+            batch.guards.push(Guard { cf: CF_TYPES, from: key.clone(), to });
+        }
+        batch.put(CF_TYPES, key, self.record.clone());
+    }
+
+    /// Registers the type, once its commit is durable.
+    pub(crate) fn register(self, core: &Core) {
+        core.registry.write().insert(self.compiled);
+    }
 }

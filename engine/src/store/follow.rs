@@ -92,6 +92,12 @@ pub(crate) fn catch_up(core: &Core) -> Result<()> {
             prev,
         }));
     }
+    // Another process's definition registered its type in the same commit: served here before
+    // the definition's event is.
+    let definitions = core.registry.read().get(super::definitions::CRDS).map(|t| t.id);
+    if events.iter().any(|e| Some(e.type_id) == definitions) {
+        reload_types(core)?;
+    }
     let mut hub = core.hub.lock();
     let visible = core.visible.load(Ordering::SeqCst);
     let fresh: Arc<[Arc<ChangeEvent>]> = events.into_iter().filter(|e| e.revision > visible).collect();

@@ -372,6 +372,9 @@ pub(crate) struct Registry {
     /// Every spec in registration order, rebuilt on each registration and shared by readers that
     /// need them all on every request (the HTTP API's routing and discovery).
     shared: Arc<[TypeSpec]>,
+    /// The highest id handed out for a type whose registration is under way (a definition's
+    /// commit): never handed out again, registered or not.
+    reserved: u32,
 }
 
 impl Registry {
@@ -423,7 +426,14 @@ impl Registry {
     }
 
     pub(crate) fn next_id(&self) -> u32 {
-        self.by_id.keys().max().map_or(1, |m| m + 1)
+        self.by_id.keys().max().map_or(1, |m| m + 1).max(self.reserved.saturating_add(1))
+    }
+
+    /// An id for a type registered by a commit under way: one no other registration gets.
+    pub(crate) fn reserve_id(&mut self) -> u32 {
+        let id = self.next_id();
+        self.reserved = id;
+        id
     }
 
     /// The first type, in registration order, whose spec satisfies `pred` (without copying the

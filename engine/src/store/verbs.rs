@@ -88,6 +88,13 @@ impl Store {
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: name.into() })
     }
 
+    /// Whether a type is registered under exactly this resource name (`plural` or
+    /// `plural.group`).
+    #[must_use]
+    pub fn is_resource(&self, resource: &str) -> bool {
+        self.core().registry.read().get(resource).is_some()
+    }
+
     /// The resource name (`plural` or `plural.group`) of the type a client names, as
     /// [`Store::find_type`] finds it, without copying the type: a request's first step.
     ///
@@ -415,7 +422,9 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Written> {
         if patch_type == PatchType::Apply {
-            return self.write(WriteVerb::Apply, resource, namespace, &named(patch, name)?, opts);
+            let mut config = patch.clone();
+            address(&mut config, name)?;
+            return self.write(WriteVerb::Apply, resource, namespace, &config, opts);
         }
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, &Value::Null)?;
@@ -570,23 +579,22 @@ impl Store {
     }
 }
 
-/// An object body addressed to `name`: its `metadata.name` filled in, or checked.
+/// Addresses an object body to `name`: its `metadata.name` filled in, or checked.
 ///
 /// # Errors
 /// 400 when the body is not an object, or names another object.
-pub fn named(object: &Value, name: &str) -> Result<Value> {
-    let mut v = object.clone();
-    let Value::Object(root) = &mut v else { return Err(Error::BadRequest("the body must be an object".into())) };
+pub fn address(object: &mut Value, name: &str) -> Result<()> {
+    let Value::Object(root) = object else { return Err(Error::BadRequest("the body must be an object".into())) };
     let meta = root.entry("metadata").or_insert_with(|| Value::Object(serde_json::Map::new()));
     let Value::Object(meta) = meta else { return Err(Error::BadRequest("metadata must be an object".into())) };
     match meta.get("name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() && n != name => {
             Err(Error::BadRequest(format!("the name of the object ({n}) does not match the name on the URL ({name})")))
         }
-        Some(n) if !n.is_empty() => Ok(v),
+        Some(n) if !n.is_empty() => Ok(()),
         _ => {
             meta.insert("name".into(), Value::String(name.into()));
-            Ok(v)
+            Ok(())
         }
     }
 }

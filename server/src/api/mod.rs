@@ -25,7 +25,8 @@ use auth::{Auth, Identity};
 pub use encodings::{Build, EventEncodings};
 pub use events::{next_event, Next};
 use fieldstore_codec::document::Document;
-use fieldstore_engine::store::{FieldValidation, ObjectList, Store, WriteVerb, Written};
+use fieldstore_engine::patch::PatchType;
+use fieldstore_engine::store::{FieldValidation, ObjectList, Store, WriteOptions, WriteVerb, Written};
 use fieldstore_engine::{Error, Reason, Status};
 use parking_lot::Mutex;
 pub use request::{Collection, ListForm, ObjectKey, Request};
@@ -161,7 +162,7 @@ impl Api {
         if named.is_empty() && required {
             return Err(Status::failure(Reason::BadRequest, "a resource is required"));
         }
-        if !named.is_empty() && named != request::TYPES {
+        if !named.is_empty() && named != request::TYPES && !self.store.is_resource(named) {
             let canonical = self.store.resource_name(named).map_err(|e| Status::from(&e))?;
             req.set_resource(canonical);
         }
@@ -188,25 +189,21 @@ impl Api {
                 let watch = self.call(move |s| s.watch(&of.resource, of.ns(), &opts)).await?;
                 Ok(Response::Watch(Opened { watch, spec, slot }))
             }
-            Request::Write { verb, of, body, body_len, mut opts } => {
-                let mut warnings = duplicates(&body, opts.field_validation)?;
-                if opts.manager.is_empty() && verb != WriteVerb::Apply {
-                    opts.manager.clone_from(&who.user);
-                }
-                let mut written = match self.write(verb, &of, &body.value, &opts, body_len).await {
-                    Ok(w) => w,
-                    Err(e) => return Err(self.naming(e, &of.resource, body.value.pointer("/metadata/name").and_then(Value::as_str))),
-                };
-                warnings.append(&mut written.warnings);
-                Ok(Response::Written(Written { object: written.object, warnings }))
-            }
-            Request::Patch { key, patch_type, patch, mut opts } => {
-                let mut warnings = duplicates(&patch, opts.field_validation)?;
-                if opts.manager.is_empty() && patch_type != fieldstore_engine::patch::PatchType::Apply {
-                    opts.manager.clone_from(&who.user);
-                }
-                if patch_type == fieldstore_engine::patch::PatchType::Apply && !patch.value.is_object() {
+            Request::Write { verb, of, body, body_len, opts } => self.run_write(who, verb, of, body, body_len, opts).await,
+            Request::Patch { key, patch_type: PatchType::Apply, mut patch, body_len, opts } => {
+                // Server-Side Apply of the patch: a write of the configuration, addressed to the
+                // object.
+                if !patch.value.is_object() {
                     return Err(Status::failure(Reason::BadRequest, "the apply configuration must be an object"));
+                }
+                fieldstore_engine::store::address(&mut patch.value, &key.name).map_err(|e| Status::from(&e))?;
+                let of = Collection { resource: key.resource, namespace: key.namespace };
+                self.run_write(who, WriteVerb::Apply, of, patch, body_len, opts).await
+            }
+            Request::Patch { key, patch_type, patch, mut opts, .. } => {
+                let mut warnings = duplicates(&patch, opts.field_validation)?;
+                if opts.manager.is_empty() {
+                    opts.manager.clone_from(&who.user);
                 }
                 let value = patch.value;
                 let (resource, name) = (key.resource.clone(), key.name.clone());
@@ -234,6 +231,29 @@ impl Api {
             }
             other => self.execute_history(other).await,
         }
+    }
+
+    /// A create, update or apply of an object body: the fields it set twice and the caller's
+    /// name as the manager of a non-apply write without one, then [`Api::write`].
+    async fn run_write(
+        &self,
+        who: &Identity,
+        verb: WriteVerb,
+        of: Collection,
+        body: Document,
+        body_len: usize,
+        mut opts: WriteOptions,
+    ) -> Result<Response, Status> {
+        let mut warnings = duplicates(&body, opts.field_validation)?;
+        if opts.manager.is_empty() && verb != WriteVerb::Apply {
+            opts.manager.clone_from(&who.user);
+        }
+        let mut written = match self.write(verb, &of, &body.value, &opts, body_len).await {
+            Ok(w) => w,
+            Err(e) => return Err(self.naming(e, &of.resource, body.value.pointer("/metadata/name").and_then(Value::as_str))),
+        };
+        warnings.append(&mut written.warnings);
+        Ok(Response::Written(Written { object: written.object, warnings }))
     }
 
     /// The requests of history, the owner index, revisions and types.
@@ -317,7 +337,7 @@ impl Api {
         verb: WriteVerb,
         of: &Collection,
         object: &Value,
-        opts: &fieldstore_engine::store::WriteOptions,
+        opts: &WriteOptions,
         body_len: usize,
     ) -> Result<Written, Status> {
         if body_len > INLINE_WRITE_BYTES {

@@ -108,6 +108,8 @@ pub enum Request {
         patch_type: PatchType,
         /// The patch, with the fields it set twice.
         patch: Document,
+        /// The patch's size in bytes (a large apply is merged on the blocking pool).
+        body_len: usize,
         /// Manager, dry run, force (apply only), subresource, field validation.
         opts: WriteOptions,
     },

@@ -102,7 +102,7 @@ pub trait Backend {
     /// A patch.
     fn patch(&self, key: ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
         let patch = Document { value: patch.clone(), duplicates: Vec::new() };
-        Ok(self.run(Request::Patch { key, patch_type, patch, opts: opts.clone() })?.object()?)
+        Ok(self.run(Request::Patch { key, patch_type, patch, body_len: 0, opts: opts.clone() })?.object()?)
     }
     /// One object (not older than `resource_version` when given).
     fn get(&self, key: ObjectKey, resource_version: Option<String>) -> Result<Value> {
@@ -502,7 +502,7 @@ impl Backend for Remote {
     fn run(&self, req: Request) -> Result<Response> {
         match req {
             Request::Write { verb, of, body, opts, .. } => self.write(verb, of, &body.value, &opts),
-            Request::Patch { key, patch_type, patch, opts } => {
+            Request::Patch { key, patch_type, patch, opts, .. } => {
                 let req = pb::PatchRequest {
                     object: oref(&key),
                     patch_type: patch_type.to_string(),

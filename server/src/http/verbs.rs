@@ -153,7 +153,7 @@ impl Ctx<'_> {
     async fn update(&self, b: axum::body::Body) -> Reply {
         self.admit("update")?;
         let (mut body, body_len) = self.object_body(b).await?;
-        body.value = fieldstore_engine::store::named(&body.value, &self.name())?;
+        fieldstore_engine::store::address(&mut body.value, &self.name())?;
         let opts = self.write_options(self.field_manager())?;
         let request = Request::Write { verb: WriteVerb::Update, of: self.collection(), body, body_len, opts };
         self.respond_written(&self.run(request).await?.written()?, StatusCode::OK)
@@ -178,6 +178,7 @@ impl Ctx<'_> {
             ));
         }
         let data = self.read(b).await?;
+        let body_len = data.len();
         let (manager, patch) = if patch_type == PatchType::Apply {
             let Some(manager) = self.q.string("fieldManager") else {
                 return Err(Failure::new(
@@ -191,7 +192,7 @@ impl Ctx<'_> {
             (self.field_manager(), self.decode(body::JSON, data, "patch").await?)
         };
         let opts = self.write_options(manager)?.force(force);
-        let written = self.run(Request::Patch { key: self.key(), patch_type, patch, opts }).await?.written()?;
+        let written = self.run(Request::Patch { key: self.key(), patch_type, patch, body_len, opts }).await?.written()?;
         self.respond_written(&written, StatusCode::OK)
     }
 

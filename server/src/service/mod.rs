@@ -226,6 +226,7 @@ impl store_server::Store for StoreService {
     async fn patch(&self, req: GrpcRequest<pb::PatchRequest>) -> Result<GrpcResponse<pb::ObjectResponse>, Status> {
         let key = key_of(req.get_ref().object.as_ref())?;
         let r = req.get_ref().clone();
+        let body_len = r.patch.as_ref().map_or(0, |b| b.data.len());
         let patch_type = patch_type(&r.patch_type)?;
         let what = if patch_type == PatchType::Apply { "apply configuration" } else { "patch" };
         let patch = self.decode(r.patch, what).await?;
@@ -233,7 +234,7 @@ impl store_server::Store for StoreService {
             WriteOptions::new(r.field_manager).dry_run(r.dry_run).force(r.force).field_validation(field_validation(&r.field_validation)?);
         let request = match subresource(&r.subresource)? {
             Sub::Scale => Request::UpdateScale { key, change: ScaleChange::Patch(patch_type, patch.value), opts },
-            sub => Request::Patch { key, patch_type, patch, opts: opts.status(sub == Sub::Status) },
+            sub => Request::Patch { key, patch_type, patch, body_len, opts: opts.status(sub == Sub::Status) },
         };
         let out = self.run(&req, request).await?.object().map_err(|s| status::from_k8s(&s))?;
         object_response(&out, &r.accept)
