@@ -3,7 +3,7 @@
 //!
 //! The input is what Kubernetes' own generator (kube-openapi's `openapi-gen`) reads, recovered from
 //! the upstream `generated.proto` files under `../proto/k8s.io` (compiled by protox, with their
-//! comments) and the Go struct facts the protos lack (`src/schema/builtin/gofields.json`: JSON
+//! comments) and the Go struct facts the protos lack (`codec/k8s-api/gofields.json`, the codec's copy: JSON
 //! names, `omitempty`, pointers, inline members). The protos' comments are the Go comments, so they
 //! carry the same `+listType`, `+listMapKey`, `+patchStrategy`, `+patchMergeKey`, `+mapType`,
 //! `+structType`, `+optional` and `+default` markers `openapi-gen` turns into the `x-kubernetes-*`
@@ -36,7 +36,8 @@ const PROTOS: [&str; 16] = [
     "k8s.io/api/scheduling/v1alpha3/generated.proto",
     "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1/generated.proto",
 ];
-const GOFIELDS: &str = "src/schema/builtin/gofields.json";
+/// The one copy of the Go struct facts, the codec's (whose build checks it against the protos).
+const GOFIELDS: &str = "../codec/k8s-api/gofields.json";
 const OUTPUT: &str = "builtin_openapi_v3.json";
 const REF_PREFIX: &str = "#/components/schemas/";
 

@@ -5,7 +5,7 @@
 //! apps/v1, batch/v1, rbac/v1, networking/v1, coordination/v1, policy/v1, discovery/v1,
 //! autoscaling/v2, apiextensions/v1, meta/v1, runtime, intstr, resource and scheduling/v1alpha3)
 //! with protox, keeping their comments, and reads the Go struct facts the protos lack
-//! (`src/schema/builtin/gofields.json`: JSON names, `omitempty`, pointers, inline members). The
+//! (`codec/k8s-api/gofields.json`, the one copy the codec also reads: JSON names, `omitempty`, pointers, inline members). The
 //! protos' comments are the Go types' comments, with the same markers kube-openapi's
 //! `openapi-gen` reads, so the build writes one OpenAPI v3 document in the form kube-apiserver
 //! publishes at `/openapi/v3` ([`OPENAPI_V3_JSON`], [`openapi_v3`]): `components.schemas` with one
