@@ -158,16 +158,42 @@ impl Api {
                     body.value.pointer("/metadata/namespace").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_string);
             }
         }
-        let (named, required) = req.resource();
-        if named.is_empty() && required {
-            return Err(Status::failure(Reason::BadRequest, "a resource is required"));
-        }
-        if !named.is_empty() && named != request::TYPES && !self.store.is_resource(named) {
-            let canonical = self.store.resource_name(named).map_err(|e| Status::from(&e))?;
-            req.set_resource(canonical);
-        }
-        let (resource, _) = req.resource();
-        self.auth.authorize(who, req.verb(), resource, req.namespace())
+        let verb = req.verb();
+        let resolve = |name: &mut String| -> Result<(), Status> {
+            if name.is_empty() {
+                return Err(Status::failure(Reason::BadRequest, "a resource is required"));
+            }
+            if !self.store.is_resource(name) {
+                *name = self.store.resource_name(name).map_err(|e| Status::from(&e))?;
+            }
+            Ok(())
+        };
+        let (resource, namespace) = match req.address() {
+            request::Address::Object(key) => {
+                resolve(&mut key.resource)?;
+                (key.resource.as_str(), key.namespace.as_deref().unwrap_or(""))
+            }
+            request::Address::Collection(of) => {
+                resolve(&mut of.resource)?;
+                (of.resource.as_str(), of.namespace.as_deref().unwrap_or(""))
+            }
+            request::Address::Resource(r) => {
+                resolve(r)?;
+                (r.as_str(), "")
+            }
+            request::Address::AnyResource(r) => {
+                if r.as_deref() == Some("") {
+                    *r = None;
+                }
+                if let Some(name) = r.as_mut() {
+                    resolve(name)?;
+                }
+                (r.as_deref().unwrap_or(""), "")
+            }
+            request::Address::Types => (request::TYPES, ""),
+            request::Address::Store => ("", ""),
+        };
+        self.auth.authorize(who, verb, resource, namespace)
     }
 
     async fn execute(&self, who: &Identity, req: Request) -> Result<Response, Status> {

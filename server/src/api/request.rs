@@ -228,9 +228,26 @@ pub enum Request {
     ListTypes,
 }
 
-/// Names authorization rules use for what is not a stored resource: type registration, and
-/// store-wide calls (compaction, bookmarks, revisions, manager administration) under `""`.
+/// The name authorization rules use for type registration and the list of types; store-wide
+/// calls (compaction, bookmarks, revisions, manager administration) are under `""`.
 pub(super) const TYPES: &str = "customresourcedefinitions";
+
+/// What a request addresses: an object, a collection, a resource (of a registered type, or
+/// optionally one), the registered types, or the whole store.
+pub(super) enum Address<'a> {
+    /// One object.
+    Object(&'a mut ObjectKey),
+    /// The objects of a resource.
+    Collection(&'a mut Collection),
+    /// A resource, which must be registered.
+    Resource(&'a mut String),
+    /// Every resource, or one.
+    AnyResource(&'a mut Option<String>),
+    /// The registered types.
+    Types,
+    /// The whole store.
+    Store,
+}
 
 impl Request {
     /// The verb authorization rules name for this request.
@@ -261,9 +278,8 @@ impl Request {
         }
     }
 
-    /// The resource the request is about, as the client named it (`""` for store-wide calls),
-    /// and whether it must name a registered type.
-    pub(super) fn resource(&self) -> (&str, bool) {
+    /// What the request addresses, to be resolved and authorized.
+    pub(super) fn address(&mut self) -> Address<'_> {
         match self {
             Request::Get { key, .. }
             | Request::Patch { key, .. }
@@ -273,64 +289,16 @@ impl Request {
             | Request::Blame { key }
             | Request::FieldHistory { key, .. }
             | Request::ObjectLog { key, .. }
-            | Request::ObjectAt { key, .. } => (&key.resource, true),
+            | Request::ObjectAt { key, .. } => Address::Object(key),
             Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
-                (&of.resource, true)
+                Address::Collection(of)
             }
-            Request::OwnersOf { resource, .. } => (resource, true),
+            Request::OwnersOf { resource, .. } => Address::Resource(resource),
             Request::ObjectsManagedBy { resource, .. } | Request::Managers { resource } | Request::Release { resource, .. } => {
-                (resource.as_deref().unwrap_or(""), false)
+                Address::AnyResource(resource)
             }
-            Request::RegisterType { .. } | Request::ListTypes => (TYPES, false),
-            Request::RenameManager { .. } | Request::Compact { .. } | Request::Revision | Request::RequestBookmark => ("", false),
-        }
-    }
-
-    /// The namespace the request is about (`""` for cluster-scoped objects, every namespace and
-    /// store-wide calls).
-    pub(super) fn namespace(&self) -> &str {
-        match self {
-            Request::Get { key, .. }
-            | Request::Patch { key, .. }
-            | Request::Delete { key, .. }
-            | Request::GetScale { key }
-            | Request::UpdateScale { key, .. }
-            | Request::Blame { key }
-            | Request::FieldHistory { key, .. }
-            | Request::ObjectLog { key, .. }
-            | Request::ObjectAt { key, .. } => key.ns().unwrap_or(""),
-            Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
-                of.ns().unwrap_or("")
-            }
-            _ => "",
-        }
-    }
-
-    /// Replaces the resource name with the registered type's (`plural` or `plural.group`).
-    pub(super) fn set_resource(&mut self, canonical: String) {
-        match self {
-            Request::Get { key, .. }
-            | Request::Patch { key, .. }
-            | Request::Delete { key, .. }
-            | Request::GetScale { key }
-            | Request::UpdateScale { key, .. }
-            | Request::Blame { key }
-            | Request::FieldHistory { key, .. }
-            | Request::ObjectLog { key, .. }
-            | Request::ObjectAt { key, .. } => key.resource = canonical,
-            Request::List { of, .. } | Request::Watch { of, .. } | Request::Write { of, .. } | Request::DeleteCollection { of, .. } => {
-                of.resource = canonical;
-            }
-            Request::OwnersOf { resource, .. } => *resource = canonical,
-            Request::ObjectsManagedBy { resource, .. } | Request::Managers { resource } | Request::Release { resource, .. } => {
-                *resource = Some(canonical).filter(|r| !r.is_empty());
-            }
-            Request::RegisterType { .. }
-            | Request::ListTypes
-            | Request::RenameManager { .. }
-            | Request::Compact { .. }
-            | Request::Revision
-            | Request::RequestBookmark => {}
+            Request::RegisterType { .. } | Request::ListTypes => Address::Types,
+            Request::RenameManager { .. } | Request::Compact { .. } | Request::Revision | Request::RequestBookmark => Address::Store,
         }
     }
 }
