@@ -102,7 +102,7 @@ pub(super) fn embedded_watcher(
 ) -> WatcherOut {
     let mut out = WatcherOut::default();
     let opts = WatchOptions { resource_version: Some(rev.to_string()), allow_bookmarks: true, ..Default::default() };
-    let res = store.watch(RESOURCE, Some(NS), &opts);
+    let res = store.watch(&Collection::new(RESOURCE, Some(NS)), &opts);
     registered.wait();
     let mut w = match res {
         Ok(w) => w,

@@ -6,6 +6,7 @@
 //! keys is a 400; one older than the compacted revision a 410 whose Status carries a token that
 //! continues the list at the current revision (Kubernetes' "inconsistent continue").
 
+use super::address::Collection;
 use super::core::Core;
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
@@ -88,15 +89,15 @@ impl ObjectList<Vec<u8>> {
 type ItemFn<'a, T> = dyn FnMut(&[u8], u64, Option<&ObjectFilter<'_>>) -> Result<Option<T>> + 'a;
 
 impl Store {
-    /// Lists objects of a resource in one namespace (or all namespaces with `None`), as of one
-    /// revision, optionally paged and filtered.
+    /// Lists the objects of a collection (a resource in one namespace, or in all with no
+    /// namespace), as of one revision, optionally paged and filtered.
     ///
     /// # Errors
     /// [`Error::BadRequest`] for malformed selectors, resourceVersions or continue tokens, or a
     /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
     /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
-    pub fn list(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList> {
-        self.list_with(resource, namespace, opts, &mut |record, revision, labels| {
+    pub fn list(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList> {
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let obj = object::decode(record, revision)?;
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
@@ -108,8 +109,8 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::list`].
-    pub fn list_json(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
-        self.list_with(resource, namespace, opts, &mut |record, revision, labels| match labels {
+    pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| match labels {
             // Label selectors (and field selectors beyond the name) read the object.
             Some(l) => {
                 let obj = object::decode(record, revision)?;

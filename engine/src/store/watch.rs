@@ -21,6 +21,7 @@
 //! without events, and whenever [`Store::request_bookmark`] is called. A bookmark at `N` means every
 //! change up to `N` has been delivered.
 
+use super::address::Collection;
 use super::core::Core;
 use super::hub::Msg;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
@@ -156,14 +157,14 @@ impl std::fmt::Debug for Watch {
 }
 
 impl Store {
-    /// Watches a resource in one namespace (or all with `None`).
+    /// Watches a collection: a resource in one namespace, or in all with no namespace.
     ///
     /// # Errors
     /// [`Error::Expired`] when the resourceVersion is before the compacted revision;
     /// [`Error::BadRequest`] for malformed selectors or resourceVersions.
-    pub fn watch(&self, resource: &str, namespace: Option<&str>, opts: &WatchOptions) -> Result<Watch> {
-        let t = self.resolve(resource)?;
-        let namespace = namespace.filter(|s| !s.is_empty()).map(str::to_string);
+    pub fn watch(&self, of: &Collection, opts: &WatchOptions) -> Result<Watch> {
+        let t = self.resolve(&of.resource)?;
+        let namespace = of.ns().filter(|s| !s.is_empty()).map(str::to_string);
         if let Some(ns) = &namespace {
             validate::namespace(ns)?;
         }
@@ -211,8 +212,7 @@ impl Store {
                 if opts.send_initial_events != Some(false) {
                     if reg > 0 {
                         let list = self.list(
-                            &t.spec.resource(),
-                            namespace.as_deref(),
+                            &Collection { resource: t.spec.resource(), namespace: namespace.clone() },
                             &ListOptions {
                                 label_selector: opts.label_selector.clone(),
                                 field_selector: opts.field_selector.clone(),

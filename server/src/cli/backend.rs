@@ -95,9 +95,9 @@ pub trait Backend {
         }
     }
     /// A write of an object body.
-    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
+    fn write(&self, verb: WriteVerb, of: Collection, obj: &Value, opts: &WriteOptions) -> Result<Value> {
         let body = Document { value: obj.clone(), duplicates: Vec::new() };
-        Ok(self.run(Request::Write { verb, of: Collection::new(resource, ns), body, body_len: 0, opts: opts.clone() })?.object()?)
+        Ok(self.run(Request::Write { verb, of, body, body_len: 0, opts: opts.clone() })?.object()?)
     }
     /// A patch.
     fn patch(&self, key: ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {

@@ -332,7 +332,7 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
         let spec = store.type_of(&doc)?;
         let ns = namespace_for(&spec, c.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
         let before = if verb == WriteVerb::Apply { store.revision()? } else { 0 };
-        let out = store.write(verb, &spec.resource, ns.as_deref(), &doc, &opts)?;
+        let out = store.write(verb, Collection::new(&spec.resource, ns.as_deref()), &doc, &opts)?;
         let what = match verb {
             WriteVerb::Apply => {
                 let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
