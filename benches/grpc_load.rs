@@ -262,7 +262,7 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
     let (_dir, store) = open_store();
     let plans = plans(cfg);
     store.apply(&Collection::new(RESOURCE, Some(SETUP_NS)), &setup_object(), &WriteOptions::new("setup")).expect("setup write");
-    let rev0 = store.revision();
+    let rev0 = store.revision().0;
     let stop = AtomicBool::new(false);
     let progress: Vec<Arc<Progress>> = (0..watchers).map(|_| Arc::default()).collect();
     let barrier = std::sync::Barrier::new(cfg.clients + 1);
@@ -303,7 +303,7 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
         let cpu0 = own_cpu();
         barrier.wait();
         let outs: Vec<WriterOut> = writers.into_iter().map(|h| h.join().unwrap()).collect();
-        let revisions = store.revision() - rev0;
+        let revisions = store.revision().0 - rev0;
         let (mut r, acks, last_ack) = merge(if watchers > 0 { "embedded+W" } else { "embedded" }, outs, revisions);
         if watchers > 0 {
             let t = Instant::now();

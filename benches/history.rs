@@ -299,7 +299,7 @@ fn measure(
         for j in 0..envs.len() {
             let i = (round + j) % envs.len();
             let store = envs[i].store();
-            let rev0 = store.revision();
+            let rev0 = store.revision().0;
             let c0 = cpu_ns();
             let t0 = Instant::now();
             for _ in 0..batch {
@@ -308,7 +308,7 @@ fn measure(
             }
             let dt = t0.elapsed();
             let cpu = cpu_ns().saturating_sub(c0);
-            let written = store.revision() - rev0;
+            let written = store.revision().0 - rev0;
             assert_eq!(written as usize, batch, "{}: every write of {name} must write", envs[i].config.label);
             out[i].wall.push(dt.as_secs_f64() / batch as f64);
             out[i].cpu.push(cpu as f64 * 1e-9 / batch as f64);

@@ -34,7 +34,9 @@
 //! Results and their reading: `benches/STORE_RESULTS.md`.
 
 use fieldstore::engine::fieldmanager::Time;
-use fieldstore::engine::store::{Collection, GetOptions, ListOptions, ObjectKey, Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::engine::store::{
+    Collection, GetOptions, ListOptions, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions,
+};
 use fieldstore::engine::Error;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -482,7 +484,7 @@ fn scenario_watch(args: &Args) {
     });
     let base_cpu = cpu_time() - base_cpu;
 
-    let from = store.revision();
+    let from = store.revision().0;
     let wopts = WatchOptions { resource_version: Some(from.to_string()), ..Default::default() };
     let mut handles: Vec<_> =
         (0..watchers).map(|_| store.watch(&Collection::new("configmaps", Some(NS)), &wopts).expect("watch")).collect();
@@ -499,7 +501,7 @@ fn scenario_watch(args: &Args) {
                 while got < changes {
                     match watch.next_timeout(Duration::from_secs(60)) {
                         Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => {
-                            assert_eq!(e.revision(), Some(expected), "events in order, none lost or repeated");
+                            assert_eq!(e.revision(), Some(Revision(expected)), "events in order, none lost or repeated");
                             expected += 1;
                             got += 1;
                         }

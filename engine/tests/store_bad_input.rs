@@ -2,7 +2,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, Revision, WriteOptions};
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 
@@ -41,7 +41,7 @@ fn invalid_names_are_invalid() {
         s.create(&Collection::new("configmaps", Some("ns")), &json!({"kind": "ConfigMap", "metadata": {}}), &WriteOptions::new("t")),
         Err(Error::Invalid(_))
     ));
-    assert_eq!(s.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
 }
 
 #[test]
@@ -56,8 +56,8 @@ fn oversized_objects_are_rejected() {
     let mut o = cm("a");
     o["data"] = json!({"blob": "x".repeat(2000)});
     assert!(matches!(small.apply(&Collection::new("configmaps", Some("ns")), &o, &WriteOptions::new("t")), Err(Error::TooLarge { .. })));
-    assert_eq!(s.revision(), 0);
-    assert_eq!(small.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
+    assert_eq!(small.revision(), Revision(0));
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn deep_nesting_and_malformed_documents_are_bad_requests() {
         s.create(&Collection::new("configmaps", Some("ns")), &wrong_kind, &WriteOptions::new("t")),
         Err(Error::BadRequest(_))
     ));
-    assert_eq!(s.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
 }
 
 /// kube-apiserver keeps an object's identity through any patch: what a patch removes comes back
@@ -150,7 +150,7 @@ fn json_patch_bombs_are_too_large() {
     let e = s.patch(&ObjectKey::new("configmaps", Some("ns"), "x"), PatchType::Json, &Value::Array(bomb), &w).unwrap_err();
     assert_eq!(e.reason(), Reason::RequestEntityTooLarge, "{e}");
     assert_eq!(e.reason().code(), 413);
-    assert_eq!(s.revision(), 1);
+    assert_eq!(s.revision(), Revision(1));
 }
 
 mod encodable {

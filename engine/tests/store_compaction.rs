@@ -4,7 +4,7 @@
 #![cfg(feature = "store")]
 
 use fieldstore_engine::store::{
-    Collection, GetOptions, ListOptions, ObjectKey, Options, ResourceVersionMatch, WatchEvent, WatchOptions, WriteOptions,
+    Collection, GetOptions, ListOptions, ObjectKey, Options, ResourceVersionMatch, Revision, WatchEvent, WatchOptions, WriteOptions,
 };
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
@@ -37,8 +37,8 @@ fn compacted_history_answers_410() {
         .unwrap();
     s.delete(&ObjectKey::new("configmaps", Some("ns"), "gone"), &Default::default()).unwrap(); // 7
     s.create(&Collection::new("configmaps", Some("ns")), &cm("b", 0), &w).unwrap(); // 8
-    s.compact(7).unwrap();
-    assert_eq!(s.compacted_revision(), 7);
+    s.compact(Revision(7)).unwrap();
+    assert_eq!(s.compacted_revision(), Revision(7));
 
     let e = s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &exact(3)).unwrap_err();
     assert!(matches!(e, Error::Expired(_)));
@@ -64,7 +64,7 @@ fn compacted_history_answers_410() {
         )
         .unwrap();
     let names: Vec<_> = rest.items.iter().map(|o| o["metadata"]["name"].as_str().unwrap_or_default()).collect();
-    assert_eq!((names, rest.resource_version, rest.continue_token), (vec!["b"], 8, None));
+    assert_eq!((names, rest.resource_version, rest.continue_token), (vec!["b"], Revision(8), None));
     // Paged, the inconsistent continuation reads every later page at the revision it started at.
     let paged = s
         .list(
@@ -72,7 +72,7 @@ fn compacted_history_answers_410() {
             &ListOptions { continue_token: Some(continue_token.clone()), limit: Some(1), ..Default::default() },
         )
         .unwrap();
-    assert_eq!((paged.items.len(), paged.resource_version), (1, 8));
+    assert_eq!((paged.items.len(), paged.resource_version), (1, Revision(8)));
     let with_rv = ListOptions { continue_token: Some(continue_token.clone()), resource_version: Some("8".into()), ..Default::default() };
     assert!(matches!(s.list(&Collection::new("configmaps", Some("ns")), &with_rv), Err(Error::BadRequest(_))));
     let e = s
@@ -87,10 +87,10 @@ fn compacted_history_answers_410() {
     drop(watch);
 
     s.reopen();
-    assert_eq!(s.compacted_revision(), 7);
+    assert_eq!(s.compacted_revision(), Revision(7));
     assert!(matches!(s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &exact(3)), Err(Error::Expired(_))));
-    assert_eq!(s.revision(), 8);
-    assert!(matches!(s.compact(100), Err(Error::BadRequest(_))));
+    assert_eq!(s.revision(), Revision(8));
+    assert!(matches!(s.compact(Revision(100)), Err(Error::BadRequest(_))));
 }
 
 #[test]
@@ -100,9 +100,9 @@ fn automatic_compaction_by_count() {
         s.apply(&Collection::new("configmaps", Some("ns")), &cm("a", i), &WriteOptions::new("t")).unwrap();
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while s.compacted_revision() < 20 && std::time::Instant::now() < deadline {
+    while s.compacted_revision() < Revision(20) && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(s.compacted_revision(), 20);
+    assert_eq!(s.compacted_revision(), Revision(20));
     assert_eq!(s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &exact(25)).unwrap()["data"]["v"], "24");
 }

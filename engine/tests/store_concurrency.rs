@@ -5,7 +5,7 @@
 #![cfg(feature = "store")]
 
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, Store, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, Revision, Store, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,7 +44,7 @@ fn concurrent_writers_get_distinct_gap_free_revisions_and_lose_no_update() {
     // Each manager owns only its last applied key: the apply of i replaced the key of i-1.
     assert_eq!(shared["data"].as_object().unwrap().len(), 8, "{}", shared["data"]);
     // 320 creates + 320 applies, every one a revision, no gaps.
-    assert_eq!(s.revision(), 640);
+    assert_eq!(s.revision(), Revision(640));
 }
 
 #[test]
@@ -108,5 +108,5 @@ fn racing_updates_with_the_same_resource_version_let_exactly_one_win() {
     }
     assert_eq!(wins.load(Ordering::SeqCst), 1);
     assert_eq!(conflicts.load(Ordering::SeqCst), 7);
-    assert_eq!(s.revision(), 2);
+    assert_eq!(s.revision(), Revision(2));
 }

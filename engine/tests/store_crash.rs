@@ -7,7 +7,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions};
 use rand::Rng;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
@@ -93,7 +93,7 @@ fn every_acknowledged_write_survives_kill_9() {
 
         let store = Store::open(dir.path(), Options::default()).unwrap();
         let max = acks.iter().map(|a| a.0).max().unwrap();
-        assert!(store.revision() >= max, "round {round}: revision {} < acknowledged {max}", store.revision());
+        assert!(store.revision() >= Revision(max), "round {round}: revision {} < acknowledged {max}", store.revision());
         for (rv, name, v) in &acks {
             let o = store
                 .get(

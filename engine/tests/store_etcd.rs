@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 use fieldstore_engine::store::{
-    Collection, GetOptions, ListOptions, ObjectKey, Options, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
+    Collection, GetOptions, ListOptions, ObjectKey, Options, Revision, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions,
 };
 use fieldstore_engine::Reason;
 use serde_json::{json, Value};
@@ -60,11 +60,11 @@ fn a_write_on_one_is_read_at_once_on_the_other_in_one_order_of_revisions() {
         assert_eq!(rv(&created), last + 1, "write {i}");
         last = rv(&created);
         // Read at once on the other process, by get and by list.
-        let got = reader.get(&ObjectKey::new("configmaps", Some("ns"), &format!("c{i}")), &GetOptions::default()).unwrap();
+        let got = reader.get(&ObjectKey::new("configmaps", Some("ns"), format!("c{i}")), &GetOptions::default()).unwrap();
         assert_eq!(got, created);
         let list = reader.list(&Collection::new("configmaps", Some("ns")), &ListOptions::default()).unwrap();
         assert_eq!(list.items.len(), i + 1);
-        assert!(list.resource_version >= last);
+        assert!(list.resource_version >= Revision(last));
     }
 }
 
@@ -157,7 +157,7 @@ fn types_and_compaction_reach_the_other_process() {
     again["spec"]["x"] = json!(2);
     let updated = b.update(&Collection::new("things.example.com", Some("ns")), &again, &me()).unwrap();
     // Compaction on the other process, to a revision it learns from the store.
-    a.compact(rv(&updated)).unwrap();
+    a.compact(Revision(rv(&updated))).unwrap();
     let deadline = std::time::Instant::now() + T;
     loop {
         let old = GetOptions {

@@ -7,7 +7,7 @@
 
 use fieldstore_engine::history::ChangeKind;
 use fieldstore_engine::store::{
-    Collection, GetOptions, HistoryPolicy, HistoryQuery, ObjectKey, Options, ResourceVersionMatch, TypeSpec, WriteOptions,
+    Collection, GetOptions, HistoryPolicy, HistoryQuery, ObjectKey, Options, ResourceVersionMatch, Revision, TypeSpec, WriteOptions,
 };
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
@@ -64,12 +64,12 @@ fn blame_attributes_keyed_items_and_set_members_to_their_writers() {
     let app = line(r#".spec.containers[name="app"].image"#);
     assert_eq!(app.value, json!("app:1"));
     assert_eq!(app.last_change.as_ref().unwrap().manager, "alice");
-    assert_eq!(app.last_change.as_ref().unwrap().revision, r1);
+    assert_eq!(app.last_change.as_ref().unwrap().revision, Revision(r1));
     assert_eq!(app.owners, vec!["alice"]);
     let side = line(r#".spec.containers[name="side"].image"#);
     assert_eq!(side.last_change.as_ref().unwrap().manager, "bob");
     assert_eq!(side.last_change.as_ref().unwrap().operation, "Update");
-    assert_eq!(side.last_change.as_ref().unwrap().revision, r2);
+    assert_eq!(side.last_change.as_ref().unwrap().revision, Revision(r2));
     assert_eq!(line(r#".spec.finalizers[="b"]"#).last_change.as_ref().unwrap().manager, "bob");
     assert_eq!(line(r#".spec.finalizers[="a"]"#).last_change.as_ref().unwrap().manager, "alice");
     assert_eq!(line(".spec.replicas").last_change.as_ref().unwrap().operation, "Apply");
@@ -140,7 +140,7 @@ fn objects_at_compacted_revisions_are_rebuilt_exactly() {
         let exact = GetOptions { resource_version: Some(r.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) };
         assert!(matches!(s.get(&ObjectKey::new("deployments.apps", NS, "web"), &exact), Err(Error::Expired(_)) | Ok(_)));
         for at in [r, r + 1] {
-            let rebuilt = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), at).unwrap().expect("existed");
+            let rebuilt = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(at)).unwrap().expect("existed");
             let mut want = v.clone();
             want["metadata"].as_object_mut().unwrap().remove("managedFields");
             let mut got = rebuilt.clone();
@@ -149,7 +149,7 @@ fn objects_at_compacted_revisions_are_rebuilt_exactly() {
         }
     }
     // Before the create, the object did not exist.
-    assert_eq!(s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), rv(&versions[0]) - 1).unwrap(), None);
+    assert_eq!(s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(rv(&versions[0]) - 1)).unwrap(), None);
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn history_outlives_compaction_and_deletion_and_recreation_starts_a_new_timeline
     let blame = s.blame(&ObjectKey::new("deployments.apps", NS, "web")).unwrap();
     assert!(blame.iter().filter_map(|l| l.last_change.as_ref()).all(|c| c.manager == "n"));
     // The deleted incarnation is still readable at a revision before its deletion.
-    let old_obj = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), deleted_at - 1).unwrap().unwrap();
+    let old_obj = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(deleted_at - 1)).unwrap().unwrap();
     assert_eq!(old_obj["spec"]["replicas"], 2);
     assert_eq!(s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), before_delete).unwrap(), None);
 }
@@ -199,11 +199,11 @@ fn retention_keeps_the_last_changes_and_can_be_off() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     assert_eq!(s.prune_history().unwrap(), 7);
     let h = s.field_history(&ObjectKey::new("configmaps", NS, "c"), "", &HistoryQuery::default()).unwrap();
-    let revs: std::collections::BTreeSet<u64> = h.events.iter().map(|e| e.by.revision).collect();
+    let revs: std::collections::BTreeSet<Revision> = h.events.iter().map(|e| e.by.revision).collect();
     assert_eq!(revs.len(), 3);
     // Beyond retention the object at an old, compacted revision is gone: 410.
     s.compact(s.revision()).unwrap();
-    assert!(matches!(s.object_at(&ObjectKey::new("configmaps", NS, "c"), 2), Err(Error::Expired(_))));
+    assert!(matches!(s.object_at(&ObjectKey::new("configmaps", NS, "c"), Revision(2)), Err(Error::Expired(_))));
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "dg=="}});
     s.apply(&Collection::new("secrets", NS), &secret, &w("m")).unwrap();
     assert!(s.field_history(&ObjectKey::new("secrets", NS, "s"), "", &HistoryQuery::default()).unwrap().events.is_empty());

@@ -7,7 +7,7 @@
 
 use fieldstore_codec::{fields_v1, Set};
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{Collection, ObjectKey, Options, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, ObjectKey, Options, Revision, Store, TypeSpec, WriteOptions};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -110,14 +110,14 @@ proptest! {
                 }
                 Op::MergePatch { manager, obj, label, value } => {
                     let patch = json!({"metadata": {"labels": {format!("l{label}"): value.map(|v| format!("x{v}"))}}});
-                    s.patch(&ObjectKey::new(RES, Some("ns"), &format!("o{obj}")), PatchType::Merge, &patch, &WriteOptions::new(format!("m{manager}"))).map(|o| (format!("o{obj}"), Some(o)))
+                    s.patch(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), PatchType::Merge, &patch, &WriteOptions::new(format!("m{manager}"))).map(|o| (format!("o{obj}"), Some(o)))
                 }
-                Op::Delete { obj } => s.delete(&ObjectKey::new(RES, Some("ns"), &format!("o{obj}")), &Default::default()).map(|_| (format!("o{obj}"), None)),
+                Op::Delete { obj } => s.delete(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), &Default::default()).map(|_| (format!("o{obj}"), None)),
             };
             // Conflicts and missing objects write nothing.
             if let Ok((name, obj)) = out {
                 if s.revision() > before {
-                    versions.push((name, s.revision(), obj));
+                    versions.push((name, s.revision().0, obj));
                 }
             }
         }
@@ -135,7 +135,7 @@ proptest! {
         // After compaction every version is rebuilt from history, field values exact.
         s.compact(s.revision()).unwrap();
         for (name, rev, obj) in &versions {
-            let rebuilt = s.object_at(&ObjectKey::new(RES, Some("ns"), name), *rev).unwrap();
+            let rebuilt = s.object_at(&ObjectKey::new(RES, Some("ns"), name), Revision(*rev)).unwrap();
             prop_assert_eq!(rebuilt.map(strip), obj.clone().map(strip), "{} at {}", name, rev);
         }
     }

@@ -4,7 +4,9 @@
 #![cfg(feature = "store")]
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
-use fieldstore_engine::store::{Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{
+    Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions,
+};
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -40,7 +42,7 @@ fn pages_come_from_one_snapshot() {
     let p1 = page(&s, 10, None).unwrap();
     assert_eq!(p1.items.len(), 10);
     assert_eq!(p1.remaining_item_count, Some(15));
-    assert_eq!(p1.resource_version, 25);
+    assert_eq!(p1.resource_version, Revision(25));
     // Changes after the first page are not seen by later pages.
     s.create(&Collection::new("configmaps", Some("ns")), &cm("o99", json!({})), &w).unwrap();
     s.delete(&ObjectKey::new("configmaps", Some("ns"), "o15"), &Default::default()).unwrap();
@@ -48,7 +50,7 @@ fn pages_come_from_one_snapshot() {
         .unwrap();
     let p2 = page(&s, 10, p1.continue_token.clone()).unwrap();
     assert_eq!(p2.remaining_item_count, Some(5));
-    assert_eq!(p2.resource_version, 25);
+    assert_eq!(p2.resource_version, Revision(25));
     let p3 = page(&s, 10, p2.continue_token.clone()).unwrap();
     assert_eq!(p3.continue_token, None);
     assert_eq!(p3.remaining_item_count, None);
@@ -146,12 +148,12 @@ fn resource_version_semantics() {
     };
     // Exact with a limit: the state at revision 1.
     let old = at("1", Some(10), None).unwrap();
-    assert_eq!((names(&old.items), old.resource_version), (vec!["a".to_string()], 1));
+    assert_eq!((names(&old.items), old.resource_version), (vec!["a".to_string()], Revision(1)));
     assert_eq!(names(&at("2", None, Some(ResourceVersionMatch::Exact)).unwrap().items), ["a", "b"]);
     // Not older than: the current state.
     let fresh = at("1", None, None).unwrap();
-    assert_eq!((names(&fresh.items), fresh.resource_version), (vec!["b".to_string()], 3));
-    assert_eq!(at("0", Some(1), None).unwrap().resource_version, 3);
+    assert_eq!((names(&fresh.items), fresh.resource_version), (vec!["b".to_string()], Revision(3)));
+    assert_eq!(at("0", Some(1), None).unwrap().resource_version, Revision(3));
     // The future: a bounded wait, then 504 Timeout.
     let e = at("100", None, None).unwrap_err();
     assert!(matches!(e, Error::TooLargeResourceVersion { requested: 100, current: 3 }));

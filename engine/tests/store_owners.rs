@@ -86,7 +86,7 @@ fn rename_and_release_rewrite_ownership_and_record_history() {
     let revisions_before = s.revision();
     // Release only the red objects.
     assert_eq!(s.release("kubectl", Some("configmaps"), Some("team=red")).unwrap(), 1);
-    assert_eq!(s.revision(), revisions_before + 1);
+    assert_eq!(s.revision().0, revisions_before.0 + 1);
     let a = s.get(&ObjectKey::new("configmaps", NS, "a"), &GetOptions::default()).unwrap();
     assert!(a["metadata"].get("managedFields").is_none());
     assert_eq!(a["data"]["k"], "1");

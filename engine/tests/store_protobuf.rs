@@ -6,7 +6,9 @@
 #![cfg(feature = "store")]
 
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, Store, WatchOptions, WriteOptions};
+use fieldstore_engine::store::{
+    Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, Revision, Store, WatchOptions, WriteOptions,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -96,7 +98,8 @@ fn protobuf_records_read_back_as_json_records_do() {
     // Field history and blame read protobuf records too.
     let blame = pb_store.blame(&ObjectKey::new("deployments.apps", Some("ns"), "web")).expect("blame");
     assert!(blame.iter().any(|l| l.path.contains("env") && l.owners.iter().any(|o| o == "bob")), "{blame:?}");
-    let at = pb_store.object_at(&ObjectKey::new("deployments.apps", Some("ns"), "web"), 1).expect("object at").expect("exists at 1");
+    let at =
+        pb_store.object_at(&ObjectKey::new("deployments.apps", Some("ns"), "web"), Revision(1)).expect("object at").expect("exists at 1");
     assert_eq!(at["spec"]["replicas"], 2);
 }
 

@@ -2,7 +2,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, ResourceVersionMatch, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, ResourceVersionMatch, Revision, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::json;
 
@@ -13,7 +13,7 @@ use support::{cm, rv, TestStore};
 fn every_write_takes_the_next_revision() {
     let s = TestStore::new(Options::default());
     let w = WriteOptions::new("test");
-    assert_eq!(s.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
     let a = s.create(&Collection::new("configmaps", Some("ns")), &cm("a", json!({"k": "1"})), &w).unwrap();
     assert_eq!(rv(&a), 1);
     let b = s.create(&Collection::new("configmaps", Some("ns")), &cm("b", json!({})), &w).unwrap();
@@ -24,7 +24,7 @@ fn every_write_takes_the_next_revision() {
     assert_eq!(rv(&a2), 3);
     let d = s.delete(&ObjectKey::new("configmaps", Some("ns"), "b"), &Default::default()).unwrap();
     assert_eq!(rv(&d), 4);
-    assert_eq!(s.revision(), 4);
+    assert_eq!(s.revision(), Revision(4));
 }
 
 #[test]
@@ -34,7 +34,7 @@ fn revision_and_types_survive_reopen() {
     s.create(&Collection::new("configmaps", Some("ns")), &cm("a", json!({})), &w).unwrap();
     s.create(&Collection::new("configmaps", Some("ns")), &cm("b", json!({})), &w).unwrap();
     s.reopen();
-    assert_eq!(s.revision(), 2);
+    assert_eq!(s.revision(), Revision(2));
     // The registered configmaps (no schema) and the other built-in kinds.
     assert_eq!(s.types().len(), fieldstore_engine::store::builtin_types().len());
     assert_eq!(s.find_type("configmaps").unwrap().schema, fieldstore_engine::store::SchemaSource::None);
@@ -70,6 +70,6 @@ fn dry_run_consumes_no_revision() {
     let dry = WriteOptions::new("test").dry_run(true);
     let out = s.create(&Collection::new("configmaps", Some("ns")), &cm("a", json!({})), &dry).unwrap();
     assert!(out["metadata"]["uid"].is_string());
-    assert_eq!(s.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
     assert!(matches!(s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &GetOptions::default()), Err(Error::NotFound { .. })));
 }

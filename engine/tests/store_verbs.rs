@@ -6,7 +6,7 @@
 
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, SchemaSource, Store, TypeSpec, WriteOptions,
+    Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, Revision, SchemaSource, Store, TypeSpec, WriteOptions,
 };
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
@@ -102,10 +102,10 @@ fn apply_creates_is_idempotent_and_reports_conflicts() {
     assert_eq!(a["metadata"]["managedFields"][0]["operation"], "Apply");
     let again = s.apply(&Collection::new("configmaps", Some("ns")), &cfg, &WriteOptions::new("alice")).unwrap();
     assert_eq!(again["metadata"]["resourceVersion"], "1");
-    assert_eq!(s.revision(), 1);
+    assert_eq!(s.revision(), Revision(1));
     let e = s.apply(&Collection::new("configmaps", Some("ns")), &cm("a", json!({"k": "2"})), &WriteOptions::new("bob")).unwrap_err();
     assert!(matches!(e, Error::Conflict(_)), "{e}");
-    assert_eq!(s.revision(), 1);
+    assert_eq!(s.revision(), Revision(1));
     let forced =
         s.apply(&Collection::new("configmaps", Some("ns")), &cm("a", json!({"k": "2"})), &WriteOptions::new("bob").force(true)).unwrap();
     assert_eq!(forced["data"]["k"], "2");
@@ -258,7 +258,7 @@ fn dry_run_persists_nothing_for_every_verb() {
     );
     s.delete(&ObjectKey::new("configmaps", Some("ns"), "a"), &DeleteOptions { dry_run: true, ..Default::default() }).unwrap();
     assert_eq!(get(&s, "configmaps", "a").unwrap(), a);
-    assert_eq!(s.revision(), 1);
+    assert_eq!(s.revision(), Revision(1));
 }
 
 /// An import writes the object as another store kept it: uid, creationTimestamp, generation,

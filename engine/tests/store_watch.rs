@@ -3,7 +3,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Collection, ObjectKey, Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::store::{Collection, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ fn from_a_revision_every_change_once_in_order_while_writers_run() {
     let mut seen = Vec::new();
     while seen.len() < 280 {
         match watch.next_timeout(T).expect("event") {
-            e @ (WatchEvent::Added(_) | WatchEvent::Modified(_)) => seen.push(e.revision().unwrap()),
+            e @ (WatchEvent::Added(_) | WatchEvent::Modified(_)) => seen.push(e.revision().unwrap().0),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -84,7 +84,7 @@ fn watch_list_ends_initial_events_with_an_annotated_bookmark() {
     let mut watch = s.watch(&Collection::new("configmaps", None), &opts).unwrap();
     assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Added(_))));
     let b = watch.next_timeout(T).unwrap();
-    assert!(matches!(b, WatchEvent::Bookmark { revision: 1, initial_events_end: true }));
+    assert!(matches!(b, WatchEvent::Bookmark { revision: Revision(1), initial_events_end: true }));
     assert_eq!(b.to_json("v1", "ConfigMap")["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
 }
 
@@ -102,13 +102,13 @@ fn bookmarks_periodic_and_on_demand() {
         )
         .unwrap();
     let start = Instant::now();
-    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 1, .. })));
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(1), .. })));
     assert!(start.elapsed() >= Duration::from_millis(90));
     // Writes elsewhere move the bookmark's revision.
     s.create(&Collection::new("configmaps", Some("other")), &cm("b", 1), &WriteOptions::new("t")).unwrap();
     let big = Store::clone(&s);
     big.request_bookmark();
-    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 2, .. })));
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(2), .. })));
     assert!(quiet.next_timeout(Duration::from_millis(250)).is_none(), "no bookmarks unless allowed");
 }
 
@@ -219,7 +219,7 @@ fn async_watches_on_one_thread_see_every_change_once_in_order() {
                     let mut revs = Vec::new();
                     while revs.len() < 300 {
                         match tokio::time::timeout(T, watch.next_async(tokio::time::sleep)).await.expect("an event in time") {
-                            Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => revs.push(e.revision().unwrap()),
+                            Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => revs.push(e.revision().unwrap().0),
                             other => panic!("unexpected {other:?}"),
                         }
                     }
@@ -239,7 +239,7 @@ fn async_watches_on_one_thread_see_every_change_once_in_order() {
     }
     // Nothing written in "other": the idle watch hears bookmarks, at the latest revision.
     let b = rt.block_on(async { tokio::time::timeout(T, idle.next_async(tokio::time::sleep)).await.unwrap() });
-    assert!(matches!(b, Some(WatchEvent::Bookmark { revision: 301, .. })), "{b:?}");
+    assert!(matches!(b, Some(WatchEvent::Bookmark { revision: Revision(301), .. })), "{b:?}");
 
     // A watch that is not polled overflows its buffer and ends with 410 when polled again.
     let small = store(Options::default().watch_buffer(4));

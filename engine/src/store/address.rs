@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::num::ParseIntError;
+use std::str::FromStr;
 
 /// One object: its resource (as a client names it: plural, `plural.group`, kind, short name),
 /// namespace (none for cluster-scoped objects) and name.
@@ -78,6 +80,16 @@ pub struct Revision(pub u64);
 impl fmt::Display for Revision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// Reads the revision of an object's `metadata.resourceVersion` (decimal digits), as the store
+/// wrote it.
+impl FromStr for Revision {
+    type Err = ParseIntError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.parse().map(Revision)
     }
 }
 

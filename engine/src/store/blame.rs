@@ -5,7 +5,7 @@
 //! (`object prefix ‖ !revision`), newest first, and are written in the batch of the write they
 //! describe. See `engine/STORAGE.md` for the record layout and retention.
 
-use super::address::ObjectKey;
+use super::address::{ObjectKey, Revision};
 use super::core::Core;
 use super::history_record::{take_untracked, Record};
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
@@ -24,7 +24,7 @@ use std::collections::HashMap;
 #[serde(rename_all = "camelCase")]
 pub struct Attribution {
     /// The revision of the write.
-    pub revision: u64,
+    pub revision: Revision,
     /// When, RFC 3339 (seconds).
     pub time: String,
     /// Milliseconds since the Unix epoch.
@@ -87,7 +87,7 @@ pub struct FieldTimeline {
     /// Newest first.
     pub events: Vec<FieldEvent>,
     /// Pass as `before_revision` for the next page; `None` on the last page.
-    pub next_before_revision: Option<u64>,
+    pub next_before_revision: Option<Revision>,
 }
 
 /// One write of an object, as its log lists it.
@@ -112,9 +112,9 @@ pub struct WriteEntry {
 #[derive(Debug, Clone, Default)]
 pub struct HistoryQuery {
     /// Only changes at revisions below this one (paging; `None`: from the newest).
-    pub before_revision: Option<u64>,
+    pub before_revision: Option<Revision>,
     /// Only changes at or after this revision.
-    pub since_revision: Option<u64>,
+    pub since_revision: Option<Revision>,
     /// At most this many events (default 100).
     pub limit: Option<usize>,
     /// Only this incarnation of the object (`None`: every one).
@@ -124,7 +124,7 @@ pub struct HistoryQuery {
 fn attribution(revision: u64, r: &Record) -> Attribution {
     let secs = i64::try_from(r.unix_millis / 1000).unwrap_or(0);
     Attribution {
-        revision,
+        revision: Revision(revision),
         time: rfc3339::format(secs),
         unix_millis: r.unix_millis,
         manager: r.manager.clone(),
@@ -211,10 +211,10 @@ impl Store {
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = query.limit.unwrap_or(100).max(1);
-        let since = query.since_revision.unwrap_or(0);
+        let since = query.since_revision.map_or(0, |r| r.0);
         let mut events = Vec::new();
         let mut next = None;
-        self.core().history_scan(&prefix, query.before_revision.unwrap_or(u64::MAX), &mut |rev, r| {
+        self.core().history_scan(&prefix, query.before_revision.map_or(u64::MAX, |r| r.0), &mut |rev, r| {
             if rev < since {
                 return Ok(Flow::Stop);
             }
@@ -245,7 +245,7 @@ impl Store {
         if events.is_empty() {
             self.known(key, &prefix)?;
         }
-        Ok(FieldTimeline { events, next_before_revision: next })
+        Ok(FieldTimeline { events, next_before_revision: next.map(Revision) })
     }
 
     /// Fails with [`Error::NotFound`] unless the object exists or history holds a write of it
@@ -298,7 +298,8 @@ impl Store {
     /// # Errors
     /// [`Error::Expired`] when neither versions nor history reach back to `revision`;
     /// [`Error::TooLargeResourceVersion`] for a future revision.
-    pub fn object_at(&self, key: &ObjectKey, revision: u64) -> Result<Option<Value>> {
+    pub fn object_at(&self, key: &ObjectKey, revision: Revision) -> Result<Option<Value>> {
+        let Revision(revision) = revision;
         let t = self.resolve(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();

@@ -6,7 +6,7 @@
 //! keys is a 400; one older than the compacted revision a 410 whose Status carries a token that
 //! continues the list at the current revision (Kubernetes' "inconsistent continue").
 
-use super::address::Collection;
+use super::address::{Collection, Revision};
 use super::core::Core;
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
@@ -24,7 +24,7 @@ pub struct ObjectList<T = Value> {
     /// The objects, in key order (namespace, then name).
     pub items: Vec<T>,
     /// The revision the list was read at.
-    pub resource_version: u64,
+    pub resource_version: Revision,
     /// The token of the next page, if there is more.
     pub continue_token: Option<String>,
     /// How many objects follow this page (only without selectors, as Kubernetes).
@@ -162,7 +162,7 @@ impl Store {
         }
         if tok.revision == Token::LATEST {
             // An inconsistent continuation: the rest of the list as it is now.
-            Ok(PageStart { at: self.revision(), key: tok.key, remaining: None })
+            Ok(PageStart { at: self.revision().0, key: tok.key, remaining: None })
         } else if tok.revision < self.core().compacted.load(std::sync::atomic::Ordering::SeqCst) {
             let continue_token = Token { revision: Token::LATEST, remaining: None, key: tok.key }.encode();
             Err(Error::InconsistentContinue { continue_token })
@@ -329,7 +329,7 @@ impl<T> Page<T> {
             (true, Some(key)) => Some(Token { revision: from.at, remaining: remaining_item_count, key }.encode()),
             _ => None,
         };
-        ObjectList { items: self.items, resource_version: from.at, continue_token, remaining_item_count }
+        ObjectList { items: self.items, resource_version: Revision(from.at), continue_token, remaining_item_count }
     }
 }
 

@@ -221,8 +221,8 @@ impl Store {
 
     /// The current revision: every write up to it is visible.
     #[must_use]
-    pub fn revision(&self) -> u64 {
-        self.core().visible.load(Ordering::SeqCst)
+    pub fn revision(&self) -> Revision {
+        Revision(self.core().visible.load(Ordering::SeqCst))
     }
 
     /// The store's current revision, linearizable: on a store shared by several processes
@@ -231,14 +231,14 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Etcd`] when etcd cannot be read.
-    pub fn current_revision(&self) -> Result<u64> {
-        follow::latest(self.core())
+    pub fn current_revision(&self) -> Result<Revision> {
+        follow::latest(self.core()).map(Revision)
     }
 
     /// The compacted revision: history before it is gone (0: never compacted).
     #[must_use]
-    pub fn compacted_revision(&self) -> u64 {
-        self.core().compacted.load(Ordering::SeqCst)
+    pub fn compacted_revision(&self) -> Revision {
+        Revision(self.core().compacted.load(Ordering::SeqCst))
     }
 
     fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {

@@ -1,6 +1,6 @@
 //! The store's public verbs: types, create, get, update, apply, patch, delete, compaction.
 
-use super::address::{Collection, ObjectKey};
+use super::address::{Collection, ObjectKey, Revision};
 use super::commit::{precondition, Plan};
 use super::core::now_time;
 use super::history_record::Who;
@@ -132,7 +132,7 @@ impl Store {
     /// Kubernetes has no such call).
     pub fn request_bookmark(&self) {
         let hub = self.core().hub.lock();
-        hub.bookmark_all(self.revision());
+        hub.bookmark_all(self.revision().0);
     }
 
     /// The deepest nesting of objects and arrays the store accepts ([`Options::max_depth`]).
@@ -293,7 +293,7 @@ impl Store {
             }
             (Some(r), _) if r > 0 => {
                 self.core().wait_for(r)?;
-                self.revision()
+                self.revision().0
             }
             _ => super::follow::latest(self.core())?,
         };
@@ -545,8 +545,8 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::BadRequest`] for a revision past the current one; [`Error::Storage`].
-    pub fn compact(&self, revision: u64) -> Result<()> {
-        compact::compact(self.core(), revision)
+    pub fn compact(&self, revision: Revision) -> Result<()> {
+        compact::compact(self.core(), revision.0)
     }
 
     /// Applies every type's history retention now (the background loop also does, every

@@ -279,7 +279,7 @@ impl Api {
                 let compacted = self
                     .call(move |s| {
                         s.compact(match revision {
-                            Some(r) if r > 0 => r,
+                            Some(r) if r.0 > 0 => r,
                             _ => s.current_revision()?,
                         })?;
                         Ok(s.compacted_revision())
@@ -338,7 +338,7 @@ impl Api {
             return self.call(move |s| s.write(verb, &of, &object, &opts)).await;
         }
         let deadline = self.limits.request_deadline;
-        match tokio::time::timeout(deadline, self.store.write_async(verb, &of, object, opts)).await {
+        match tokio::time::timeout(deadline, self.store.write_async(verb, of, object, opts)).await {
             Err(_) => Err(timeout(deadline)),
             Ok(r) => r.map_err(|e| Status::from(&e)),
         }

@@ -4,7 +4,8 @@
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    Collection, DeleteOptions, GetOptions, HistoryQuery, ListOptions, ObjectKey, ScaleChange, WatchOptions, WriteOptions, WriteVerb,
+    Collection, DeleteOptions, GetOptions, HistoryQuery, ListOptions, ObjectKey, Revision, ScaleChange, WatchOptions, WriteOptions,
+    WriteVerb,
 };
 use serde_json::Value;
 
@@ -126,7 +127,7 @@ pub enum Request {
         /// The object.
         key: ObjectKey,
         /// The revision.
-        revision: u64,
+        revision: Revision,
     },
     /// The managers owning a field path across a resource's objects.
     OwnersOf {
@@ -170,7 +171,7 @@ pub enum Request {
     /// Compacts history before a revision (the current one when none).
     Compact {
         /// The revision.
-        revision: Option<u64>,
+        revision: Option<Revision>,
     },
     /// The current and the compacted revision.
     Revision,
