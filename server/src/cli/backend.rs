@@ -67,6 +67,10 @@ pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
+/// The field manager of non-apply writes when `--manager` is not given (and the user the
+/// in-process backend runs requests as).
+pub const DEFAULT_MANAGER: &str = "fieldstore";
+
 /// Which write an object body makes (the engine's; the CLI's `replace` is `Update`).
 pub use fieldstore_engine::store::WriteVerb;
 
@@ -246,7 +250,7 @@ impl Local {
     pub fn new(store: Store) -> Result<Local> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| CliError::Usage(e.to_string()))?;
         let api = Api::new(store, Arc::new(Auth::open()), Limits { max_request_bytes: usize::MAX, ..Limits::default() }, Arc::default());
-        Ok(Local { api, runtime, who: Identity { user: super::store::DEFAULT_MANAGER.into(), groups: Vec::new() } })
+        Ok(Local { api, runtime, who: Identity { user: DEFAULT_MANAGER.into(), groups: Vec::new() } })
     }
 }
 

@@ -6,7 +6,7 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::backend::{namespace_for, Backend, WriteVerb};
+use super::backend::{namespace_for, Backend, WriteVerb, DEFAULT_MANAGER};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
@@ -16,9 +16,6 @@ use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{DeleteOptions, ListOptions, Revision, WriteOptions, DEFAULT_MAX_DEPTH};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The field manager of non-apply writes when `--manager` is not given.
-pub const DEFAULT_MANAGER: &str = "fieldstore";
 
 /// `types` subcommands.
 #[derive(Debug, Subcommand)]
