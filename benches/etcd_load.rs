@@ -23,7 +23,9 @@
 //! Results and their reading: `benches/STORE_RESULTS.md`, "etcd backend".
 
 use etcd_client::{Client, GetOptions as EtcdGet, WatchOptions};
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, Store, WatchEvent, WatchOptions as StoreWatch, WriteOptions};
+use fieldstore::engine::store::{
+    Collection, GetOptions, ListOptions, ObjectKey, Options, Store, WatchEvent, WatchOptions as StoreWatch, WriteOptions,
+};
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -113,12 +115,12 @@ fn scenario_create(args: &Args, etcd: &Etcd) {
         let (rocks, _dir) = rocks_store(Options::default());
         rocks.register(configmaps()).expect("register");
         let t_rocks = run_threads(threads, n, |i| {
-            rocks.create("configmaps", Some(NS), &configmap(&cm_name("c", i), i as u64), &w).expect("create");
+            rocks.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("c", i), i as u64), &w).expect("create");
         });
         let (store, _) = etcd_store(etcd, Options::default());
         store.register(configmaps()).expect("register");
         let t_etcd = run_threads(threads, n, |i| {
-            store.create("configmaps", Some(NS), &configmap(&cm_name("c", i), i as u64), &w).expect("create");
+            store.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("c", i), i as u64), &w).expect("create");
         });
         let key = format!("/plain-{}-{round}/", std::process::id());
         let t_plain = run_threads(threads, n, |i| {
@@ -143,14 +145,14 @@ fn scenario_apply(args: &Args, etcd: &Etcd) {
     for (k, s) in [&rocks, &store].into_iter().enumerate() {
         s.register(biglist_type(true)).expect("register");
         let t = Instant::now();
-        s.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[0], &w).expect("initial apply");
+        s.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[0], &w).expect("initial apply");
         times[2 + k].push(t.elapsed().as_secs_f64());
     }
     for r in 0..reps {
         let cfg = &cfgs[(r + 1) % 2];
         for (k, s) in [&rocks, &store].into_iter().enumerate() {
             let t = Instant::now();
-            s.apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("apply");
+            s.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w).expect("apply");
             times[k].push(t.elapsed().as_secs_f64());
         }
     }
@@ -171,7 +173,10 @@ fn list_all(s: &Store, page: usize) -> usize {
     let mut n = 0;
     loop {
         let l = s
-            .list_json("configmaps", Some(NS), &ListOptions { limit: Some(page), continue_token: token.take(), ..Default::default() })
+            .list_json(
+                &Collection::new("configmaps", Some(NS)),
+                &ListOptions { limit: Some(page), continue_token: token.take(), ..Default::default() },
+            )
             .expect("list");
         n += l.items.len();
         std::hint::black_box(&l.items);
@@ -193,7 +198,7 @@ fn scenario_list(args: &Args, etcd: &Etcd) {
     for s in [&rocks, &store] {
         s.register(configmaps()).expect("register");
         run_threads(8, n, |i| {
-            s.create("configmaps", Some(NS), &configmap(&cm_name("l", i), i as u64), &w).expect("create");
+            s.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("l", i), i as u64), &w).expect("create");
         });
     }
     run_threads(8, n, |i| {
@@ -245,7 +250,8 @@ fn store_fan_out(s: &Store, watchers: usize, changes: usize) -> Duration {
     let got = AtomicUsize::new(0);
     let mut watches: Vec<_> = (0..watchers)
         .map(|_| {
-            s.watch("configmaps", Some(NS), &StoreWatch { resource_version: Some(from.clone()), ..Default::default() }).expect("watch")
+            s.watch(&Collection::new("configmaps", Some(NS)), &StoreWatch { resource_version: Some(from.clone()), ..Default::default() })
+                .expect("watch")
         })
         .collect();
     let t = Instant::now();
@@ -269,7 +275,8 @@ fn store_fan_out(s: &Store, watchers: usize, changes: usize) -> Duration {
         for k in 0..2 {
             scope.spawn(move || {
                 for i in (k..changes).step_by(2) {
-                    s.create("configmaps", Some(NS), &configmap(&cm_name("w", i), i as u64), &WriteOptions::new("bench")).expect("create");
+                    s.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("w", i), i as u64), &WriteOptions::new("bench"))
+                        .expect("create");
                 }
             });
         }
@@ -385,22 +392,22 @@ fn scenario_size(args: &Args, etcd: &Etcd) {
     store.register(biglist_type(true)).expect("register");
     let s0 = etcd_bytes(&plain, &prefix);
     run_threads(8, n, |i| {
-        store.create("configmaps", Some(NS), &configmap(&cm_name("s", i), i as u64), &w).expect("create");
+        store.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("s", i), i as u64), &w).expect("create");
     });
     let s1 = etcd_bytes(&plain, &prefix);
     // One change to each: a label added (a small update: a new version, history, the index).
     run_threads(8, n, |i| {
         let name = cm_name("s", i);
-        let mut o = store.get("configmaps", Some(NS), &name, &GetOptions::default()).expect("get");
+        let mut o = store.get(&ObjectKey::new("configmaps", Some(NS), &name), &GetOptions::default()).expect("get");
         o["metadata"]["labels"]["changed"] = Value::String("yes".into());
-        store.update("configmaps", Some(NS), &o, &w).expect("update");
+        store.update(&Collection::new("configmaps", Some(NS)), &o, &w).expect("update");
     });
     let s2 = etcd_bytes(&plain, &prefix);
     let cfgs = [biglist_config("big", items, false), biglist_config("big", items, true)];
-    store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[0], &w).expect("apply");
+    store.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[0], &w).expect("apply");
     let s3 = etcd_bytes(&plain, &prefix);
     for r in 0..10 {
-        store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[(r + 1) % 2], &w).expect("apply");
+        store.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[(r + 1) % 2], &w).expect("apply");
     }
     let s4 = etcd_bytes(&plain, &prefix);
     println!("==> size per 1 KiB ConfigMap create: {}", per_change(&s0, &s1, n));

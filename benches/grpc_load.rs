@@ -52,7 +52,7 @@
 //! The machine's load average is printed at the start and the end. Results: `benches/GRPC_LOAD_RESULTS.md`.
 #![allow(clippy::unwrap_used, reason = "a measurement whose setup fails has nothing to measure: it stops there")]
 
-use fieldstore::engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::engine::store::{Collection, Options, Store, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore_server::proto::pb::{self, store_client::StoreClient};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -261,8 +261,8 @@ fn open_store() -> (tempfile::TempDir, Store) {
 fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
     let (_dir, store) = open_store();
     let plans = plans(cfg);
-    store.apply(RESOURCE, Some(SETUP_NS), &setup_object(), &WriteOptions::new("setup")).expect("setup write");
-    let rev0 = store.revision();
+    store.apply(&Collection::new(RESOURCE, Some(SETUP_NS)), &setup_object(), &WriteOptions::new("setup")).expect("setup write");
+    let rev0 = store.revision().0;
     let stop = AtomicBool::new(false);
     let progress: Vec<Arc<Progress>> = (0..watchers).map(|_| Arc::default()).collect();
     let barrier = std::sync::Barrier::new(cfg.clients + 1);
@@ -281,7 +281,7 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
                     for op in ops {
                         let opts = WriteOptions::new(op.manager.as_str());
                         let t0 = Instant::now();
-                        let res = store.apply(RESOURCE, Some(NS), &op.config, &opts);
+                        let res = store.apply(&Collection::new(RESOURCE, Some(NS)), &op.config, &opts);
                         let t1 = Instant::now();
                         match res {
                             Ok(v) => {
@@ -303,7 +303,7 @@ fn embedded_phase(cfg: &Config, watchers: usize) -> PhaseResult {
         let cpu0 = own_cpu();
         barrier.wait();
         let outs: Vec<WriterOut> = writers.into_iter().map(|h| h.join().unwrap()).collect();
-        let revisions = store.revision() - rev0;
+        let revisions = store.revision().0 - rev0;
         let (mut r, acks, last_ack) = merge(if watchers > 0 { "embedded+W" } else { "embedded" }, outs, revisions);
         if watchers > 0 {
             let t = Instant::now();

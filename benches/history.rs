@@ -44,7 +44,7 @@
 //! and object before measuring; 20 for cm, 2 for list). Results: `benches/HISTORY_RESULTS.md`.
 
 use fieldstore::engine::patch::PatchType;
-use fieldstore::engine::store::{HistoryPolicy, Options, Store, TypeSpec, WriteOptions};
+use fieldstore::engine::store::{Collection, HistoryPolicy, ObjectKey, Options, Store, TypeSpec, WriteOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -299,7 +299,7 @@ fn measure(
         for j in 0..envs.len() {
             let i = (round + j) % envs.len();
             let store = envs[i].store();
-            let rev0 = store.revision();
+            let rev0 = store.revision().0;
             let c0 = cpu_ns();
             let t0 = Instant::now();
             for _ in 0..batch {
@@ -308,7 +308,7 @@ fn measure(
             }
             let dt = t0.elapsed();
             let cpu = cpu_ns().saturating_sub(c0);
-            let written = store.revision() - rev0;
+            let written = store.revision().0 - rev0;
             assert_eq!(written as usize, batch, "{}: every write of {name} must write", envs[i].config.label);
             out[i].wall.push(dt.as_secs_f64() / batch as f64);
             out[i].cpu.push(cpu as f64 * 1e-9 / batch as f64);
@@ -496,14 +496,14 @@ fn main() {
         let apply = WriteOptions::new(APPLIER);
         // Write k applies the config the store does not hold (k = 0 writes cfgs[1]).
         let write = |store: &Store, k: usize| {
-            black_box(store.apply(CM_RESOURCE, Some(NS), &cfgs[(k + 1) % 2], &apply).expect("apply"));
+            black_box(store.apply(&Collection::new(CM_RESOURCE, Some(NS)), &cfgs[(k + 1) % 2], &apply).expect("apply"));
         };
         let mut counter = vec![0usize; envs.len()];
         for e in &envs {
-            e.store().apply(CM_RESOURCE, Some(NS), &cfgs[0], &apply).expect("create");
+            e.store().apply(&Collection::new(CM_RESOURCE, Some(NS)), &cfgs[0], &apply).expect("create");
         }
         measure(&envs, "cm apply", &write, args.num("warmup", 20), 1, 0, &mut counter);
-        let stored = envs[3].store().get(CM_RESOURCE, Some(NS), CM_NAME, &Default::default()).expect("get");
+        let stored = envs[3].store().get(&ObjectKey::new(CM_RESOURCE, Some(NS), CM_NAME), &Default::default()).expect("get");
         let samples = measure(&envs, "cm apply", &write, args.num("cm-batch", 25), args.num("cm-rounds", 201), 0, &mut counter);
         report(
             &format!(
@@ -518,11 +518,11 @@ fn main() {
         // applier's field set changes and the owner index has rows to write.
         let set_cfgs = [cm_config(CM_SET, false, false), cm_config(CM_SET, false, true)];
         let set_write = |store: &Store, k: usize| {
-            black_box(store.apply(CM_RESOURCE, Some(NS), &set_cfgs[(k + 1) % 2], &apply).expect("apply"));
+            black_box(store.apply(&Collection::new(CM_RESOURCE, Some(NS)), &set_cfgs[(k + 1) % 2], &apply).expect("apply"));
         };
         let mut counter = vec![0usize; envs.len()];
         for e in &envs {
-            e.store().apply(CM_RESOURCE, Some(NS), &set_cfgs[0], &apply).expect("create");
+            e.store().apply(&Collection::new(CM_RESOURCE, Some(NS)), &set_cfgs[0], &apply).expect("create");
         }
         measure(&envs, "cm apply, key added/removed", &set_write, args.num("warmup", 20), 1, 0, &mut counter);
         let samples = measure(
@@ -540,7 +540,7 @@ fn main() {
         let sync_envs: Vec<Env> = SYNC_CONFIGS.iter().map(|&c| Env::open(c)).collect();
         let mut counter = vec![0usize; sync_envs.len()];
         for e in &sync_envs {
-            e.store().apply(CM_RESOURCE, Some(NS), &cfgs[0], &apply).expect("create");
+            e.store().apply(&Collection::new(CM_RESOURCE, Some(NS)), &cfgs[0], &apply).expect("create");
         }
         measure(&sync_envs, "cm apply (sync)", &write, 5, 1, 0, &mut counter);
         let samples =
@@ -560,10 +560,13 @@ fn main() {
         let mut update_bodies: Vec<[Value; 2]> = Vec::new();
         for e in &envs {
             let s = e.store();
-            s.apply(LIST_RESOURCE, Some(NS), &configs[0], &apply).expect("create by apply");
-            s.apply(LIST_RESOURCE, Some(NS), &set_configs[0], &apply).expect("create by apply");
-            s.create(LIST_RESOURCE, Some(NS), &list_object(LIST_PATCH, items, false, false), &ctl).expect("create for patch");
-            let live = s.create(LIST_RESOURCE, Some(NS), &list_object(LIST_UPDATE, items, false, false), &ctl).expect("create for update");
+            s.apply(&Collection::new(LIST_RESOURCE, Some(NS)), &configs[0], &apply).expect("create by apply");
+            s.apply(&Collection::new(LIST_RESOURCE, Some(NS)), &set_configs[0], &apply).expect("create by apply");
+            s.create(&Collection::new(LIST_RESOURCE, Some(NS)), &list_object(LIST_PATCH, items, false, false), &ctl)
+                .expect("create for patch");
+            let live = s
+                .create(&Collection::new(LIST_RESOURCE, Some(NS)), &list_object(LIST_UPDATE, items, false, false), &ctl)
+                .expect("create for update");
             update_bodies.push([update_body(&live, items, false), update_body(&live, items, true)]);
         }
         println!("    (list objects created in {:.1} s)", t0.elapsed().as_secs_f64());
@@ -573,7 +576,7 @@ fn main() {
         // Write k sets the changed item to the value it does not have (k even: flipped).
         let apply_write = |store: &Store, k: usize| {
             let flip = k.is_multiple_of(2);
-            let out = store.apply(LIST_RESOURCE, Some(NS), &configs[usize::from(flip)], &apply).expect("apply");
+            let out = store.apply(&Collection::new(LIST_RESOURCE, Some(NS)), &configs[usize::from(flip)], &apply).expect("apply");
             if k < 2 {
                 check_list(&out, items, flip);
             }
@@ -581,8 +584,9 @@ fn main() {
         };
         let patch_write = |store: &Store, k: usize| {
             let flip = k.is_multiple_of(2);
-            let out =
-                store.patch(LIST_RESOURCE, Some(NS), LIST_PATCH, PatchType::Strategic, &patches[usize::from(flip)], &ctl).expect("patch");
+            let out = store
+                .patch(&ObjectKey::new(LIST_RESOURCE, Some(NS), LIST_PATCH), PatchType::Strategic, &patches[usize::from(flip)], &ctl)
+                .expect("patch");
             if k < 2 {
                 check_list(&out, items, flip);
             }
@@ -590,7 +594,9 @@ fn main() {
         };
         let update_write = |store: &Store, k: usize| {
             let flip = k.is_multiple_of(2);
-            let out = store.update(LIST_RESOURCE, Some(NS), &update_bodies[index_of(store)][usize::from(flip)], &ctl).expect("update");
+            let out = store
+                .update(&Collection::new(LIST_RESOURCE, Some(NS)), &update_bodies[index_of(store)][usize::from(flip)], &ctl)
+                .expect("update");
             if k < 2 {
                 check_list(&out, items, flip);
             }
@@ -599,7 +605,7 @@ fn main() {
         // Write k adds the extra item (k even) or removes it.
         let set_write = |store: &Store, k: usize| {
             let extra = k.is_multiple_of(2);
-            let out = store.apply(LIST_RESOURCE, Some(NS), &set_configs[usize::from(extra)], &apply).expect("apply");
+            let out = store.apply(&Collection::new(LIST_RESOURCE, Some(NS)), &set_configs[usize::from(extra)], &apply).expect("apply");
             if k < 2 {
                 let n = out.pointer("/spec/items").and_then(Value::as_array).map_or(0, Vec::len);
                 assert_eq!(n, items + usize::from(extra), "the apply added or removed the item");
@@ -639,7 +645,7 @@ fn main() {
             report(title, &envs, s);
         }
         for name in [LIST_APPLY, LIST_PATCH, LIST_UPDATE, LIST_SET] {
-            let log = envs[3].store().object_log(LIST_RESOURCE, Some(NS), name, Some(1)).expect("object log");
+            let log = envs[3].store().object_log(&ObjectKey::new(LIST_RESOURCE, Some(NS), name), Some(1)).expect("object log");
             for e in &log {
                 println!(
                     "    (d) {name} newest log entry: revision {} {} by {} ({}): {} changed fields",

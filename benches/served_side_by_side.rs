@@ -210,7 +210,7 @@ fn embedded(n: usize, clients: usize) -> Phase {
     let wall = threads::run_threads(clients, n, |i| {
         let (ns, _, v) = cm(i);
         let object: serde_json::Value = serde_json::from_slice(&v).unwrap();
-        store.create("configmaps", Some(&ns), &object, &w).expect("create");
+        store.create(&fieldstore::engine::store::Collection::new("configmaps", Some(&ns)), &object, &w).expect("create");
     });
     let (u1, s1) = cpu_split_of("/proc/self/stat");
     let per = |d: Duration| 1e6 * d.as_secs_f64() / n as f64;

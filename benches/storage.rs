@@ -20,7 +20,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fieldstore::codec::k8s_protobuf::{encode_envelope_value, object_of_envelope};
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, Store, WriteOptions};
+use fieldstore::engine::store::{Collection, GetOptions, ListOptions, ObjectKey, Options, Store, WriteOptions};
 use serde_json::Value;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -120,7 +120,7 @@ fn bench_store(c: &mut Criterion) {
     let objects = [("pod", "pods", pod()), ("endpointslice-10k", "endpointslices.discovery.k8s.io", endpoint_slice(10_000))];
     for (setting, store) in &stores {
         for (name, resource, object) in &objects {
-            store.create(resource, Some("shop"), &new_object(object.clone(), name), &w).unwrap();
+            store.create(&Collection::new(*resource, Some("shop")), &new_object(object.clone(), name), &w).unwrap();
             let json = serde_json::to_vec(&body_object(object.clone())).unwrap().len();
             let pb = encode_envelope_value(&body_object(object.clone())).unwrap().len();
             if *setting == "json" {
@@ -131,7 +131,7 @@ fn bench_store(c: &mut Criterion) {
             }
         }
         for i in 0..1_000 {
-            store.create("pods", Some("shop"), &new_object(pod(), &format!("p-{i:04}")), &w).unwrap();
+            store.create(&Collection::new("pods", Some("shop")), &new_object(pod(), &format!("p-{i:04}")), &w).unwrap();
         }
     }
 
@@ -140,7 +140,10 @@ fn bench_store(c: &mut Criterion) {
         for (name, resource, _) in &objects {
             g.bench_with_input(BenchmarkId::new(*setting, name), name, |b, name| {
                 b.iter(|| {
-                    black_box(serde_json::to_vec(&store.get(resource, Some("shop"), name, &GetOptions::default()).unwrap()).unwrap())
+                    black_box(
+                        serde_json::to_vec(&store.get(&ObjectKey::new(*resource, Some("shop"), *name), &GetOptions::default()).unwrap())
+                            .unwrap(),
+                    )
                 });
             });
         }
@@ -151,7 +154,7 @@ fn bench_store(c: &mut Criterion) {
     g.sample_size(20);
     let opts = ListOptions { limit: Some(500), ..ListOptions::default() };
     for (setting, store) in &stores {
-        g.bench_function(*setting, |b| b.iter(|| black_box(store.list_json("pods", Some("shop"), &opts).unwrap())));
+        g.bench_function(*setting, |b| b.iter(|| black_box(store.list_json(&Collection::new("pods", Some("shop")), &opts).unwrap())));
     }
     g.finish();
 
@@ -163,7 +166,7 @@ fn bench_store(c: &mut Criterion) {
             b.iter(|| {
                 let mut o = object.clone();
                 o["metadata"]["name"] = Value::String(format!("c-{}", n.fetch_add(1, Ordering::Relaxed)));
-                black_box(store.create("pods", Some("shop"), &o, &w).unwrap())
+                black_box(store.create(&Collection::new("pods", Some("shop")), &o, &w).unwrap())
             });
         });
     }

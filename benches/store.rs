@@ -22,7 +22,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use fieldstore::engine::fieldmanager::Time;
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, Store, WriteOptions};
+use fieldstore::engine::store::{Collection, GetOptions, ListOptions, ObjectKey, Options, Store, WriteOptions};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -89,7 +89,7 @@ fn bench_create(c: &mut Criterion) {
                     i += 1;
                     configmap(&cm_name("cm", i), i as u64)
                 },
-                |o| store.create("configmaps", Some(NS), &o, &w).expect("create"),
+                |o| store.create(&Collection::new("configmaps", Some(NS)), &o, &w).expect("create"),
                 BatchSize::SmallInput,
             )
         });
@@ -113,7 +113,7 @@ fn filled() -> Filled {
     let w = WriteOptions::new("bench");
     let names: Vec<String> = (0..FILLED).map(|i| cm_name("cm", i)).collect();
     for (i, name) in names.iter().enumerate() {
-        let o = store.create("configmaps", Some(NS), &configmap(name, i as u64), &w).expect("create");
+        let o = store.create(&Collection::new("configmaps", Some(NS)), &configmap(name, i as u64), &w).expect("create");
         db.put_opt(raw_key(name), serde_json::to_vec(&o).expect("json"), &write_opts(false)).expect("put");
     }
     Filled { store, db, names, _dirs: (sdir, rdir) }
@@ -136,7 +136,7 @@ fn bench_read(c: &mut Criterion, f: &Filled) {
     g.bench_function(BenchmarkId::new("store", "1"), |b| {
         b.iter(|| {
             i = (i + 7919) % FILLED;
-            f.store.get("configmaps", Some(NS), &f.names[i], &opts).expect("get")
+            f.store.get(&ObjectKey::new("configmaps", Some(NS), &f.names[i]), &opts).expect("get")
         })
     });
     g.finish();
@@ -149,17 +149,19 @@ fn bench_read(c: &mut Criterion, f: &Filled) {
     g.bench_function(BenchmarkId::new("raw", PAGE), |b| b.iter(|| raw_page(&f.db, &start, PAGE)));
     let mut opts = ListOptions { limit: Some(PAGE), ..Default::default() };
     for _ in 0..10 {
-        opts.continue_token = f.store.list("configmaps", Some(NS), &opts).expect("list").continue_token;
+        opts.continue_token = f.store.list(&Collection::new("configmaps", Some(NS)), &opts).expect("list").continue_token;
     }
-    let first = f.store.list("configmaps", Some(NS), &opts).expect("list");
+    let first = f.store.list(&Collection::new("configmaps", Some(NS)), &opts).expect("list");
     assert_eq!(first.items[0]["metadata"]["name"].as_str(), Some(f.names[PAGE * 10].as_str()), "page 10");
-    g.bench_function(BenchmarkId::new("store", PAGE), |b| b.iter(|| f.store.list("configmaps", Some(NS), &opts).expect("list")));
+    g.bench_function(BenchmarkId::new("store", PAGE), |b| {
+        b.iter(|| f.store.list(&Collection::new("configmaps", Some(NS)), &opts).expect("list"))
+    });
     g.bench_function(BenchmarkId::new("store_json", PAGE), |b| {
-        b.iter(|| serde_json::to_vec(&f.store.list("configmaps", Some(NS), &opts).expect("list").items).expect("json"))
+        b.iter(|| serde_json::to_vec(&f.store.list(&Collection::new("configmaps", Some(NS)), &opts).expect("list").items).expect("json"))
     });
     let first_opts = ListOptions { limit: Some(PAGE), ..Default::default() };
     g.bench_function(BenchmarkId::new("store_first", PAGE), |b| {
-        b.iter(|| f.store.list("configmaps", Some(NS), &first_opts).expect("list"))
+        b.iter(|| f.store.list(&Collection::new("configmaps", Some(NS)), &first_opts).expect("list"))
     });
     g.finish();
 }
@@ -179,12 +181,12 @@ fn bench_apply(c: &mut Criterion) {
             let dir = tempdir();
             let store = open_store(dir.path(), sync);
             store.register(biglist_type(history)).expect("register");
-            store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[0], &w).expect("create");
+            store.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[0], &w).expect("create");
             stores.push(store);
             keep.push(dir);
         }
         // The two states the store alternates between: after config 0, after config 1.
-        let live0 = stores[0].get(BIGLIST_RESOURCE, Some(NS), "big", &GetOptions::default()).expect("get");
+        let live0 = stores[0].get(&ObjectKey::new(BIGLIST_RESOURCE, Some(NS), "big"), &GetOptions::default()).expect("get");
         let live1 = fm.apply(Some(&live0), &cfgs[1], "bench", false, &now).expect("merge").object;
         let lives = [live0, live1];
         let mut k = 0usize;
@@ -202,7 +204,7 @@ fn bench_apply(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter(|| {
                     k += 1;
-                    store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[k % 2], &w).expect("apply")
+                    store.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[k % 2], &w).expect("apply")
                 })
             });
         }

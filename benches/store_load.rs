@@ -34,7 +34,9 @@
 //! Results and their reading: `benches/STORE_RESULTS.md`.
 
 use fieldstore::engine::fieldmanager::Time;
-use fieldstore::engine::store::{GetOptions, ListOptions, Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::engine::store::{
+    Collection, GetOptions, ListOptions, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions,
+};
 use fieldstore::engine::Error;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -191,7 +193,7 @@ fn scenario_create(args: &Args) {
         let w = WriteOptions::new("bench");
         let cpu = cpu_time();
         let t = run_threads(threads, n, |i| {
-            store.create("configmaps", Some(NS), &objects[i], &w).expect("create");
+            store.create(&Collection::new("configmaps", Some(NS)), &objects[i], &w).expect("create");
         });
         let cpu = cpu_time() - cpu;
         drop(store);
@@ -321,7 +323,7 @@ fn scenario_list(args: &Args) {
     let fill = Instant::now();
     let created: Vec<std::sync::Mutex<Option<Vec<u8>>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     run_threads(2, n, |i| {
-        let o = store.create("configmaps", Some(NS), &configmap(&cm_name("cm", i), i as u64), &w).expect("create");
+        let o = store.create(&Collection::new("configmaps", Some(NS)), &configmap(&cm_name("cm", i), i as u64), &w).expect("create");
         *created[i].lock().expect("lock") = Some(serde_json::to_vec(&o).expect("json"));
     });
     let fill_s = fill.elapsed().as_secs_f64();
@@ -352,12 +354,12 @@ fn scenario_list(args: &Args) {
         loop {
             // Serialised pages are read as text (`list_json`), as the server answers a list.
             let next = if serialise {
-                let l = store.list_json("configmaps", Some(NS), &opts).expect("list");
+                let l = store.list_json(&Collection::new("configmaps", Some(NS)), &opts).expect("list");
                 count += l.items.len();
                 out_bytes += l.to_json_bytes("v1", "ConfigMap").len();
                 l.continue_token
             } else {
-                let l = store.list("configmaps", Some(NS), &opts).expect("list");
+                let l = store.list(&Collection::new("configmaps", Some(NS)), &opts).expect("list");
                 count += l.items.len();
                 black_box(&l.items);
                 l.continue_token
@@ -470,8 +472,7 @@ fn scenario_watch(args: &Args) {
     let base = run_threads(writers, changes, |i| {
         store
             .create(
-                "configmaps",
-                Some("base"),
+                &Collection::new("configmaps", Some("base")),
                 &{
                     let mut o = base_objects[i].clone();
                     o["metadata"]["namespace"] = Value::from("base");
@@ -483,9 +484,10 @@ fn scenario_watch(args: &Args) {
     });
     let base_cpu = cpu_time() - base_cpu;
 
-    let from = store.revision();
+    let from = store.revision().0;
     let wopts = WatchOptions { resource_version: Some(from.to_string()), ..Default::default() };
-    let mut handles: Vec<_> = (0..watchers).map(|_| store.watch("configmaps", Some(NS), &wopts).expect("watch")).collect();
+    let mut handles: Vec<_> =
+        (0..watchers).map(|_| store.watch(&Collection::new("configmaps", Some(NS)), &wopts).expect("watch")).collect();
     let barrier = Barrier::new(watchers + writers + 1);
     let cpu = cpu_time();
     let (wall, writes_done, results) = std::thread::scope(|s| {
@@ -499,7 +501,7 @@ fn scenario_watch(args: &Args) {
                 while got < changes {
                     match watch.next_timeout(Duration::from_secs(60)) {
                         Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => {
-                            assert_eq!(e.revision(), Some(expected), "events in order, none lost or repeated");
+                            assert_eq!(e.revision(), Some(Revision(expected)), "events in order, none lost or repeated");
                             expected += 1;
                             got += 1;
                         }
@@ -510,7 +512,7 @@ fn scenario_watch(args: &Args) {
                             assert!(watch.is_ended(), "watch timed out without ending");
                             rewatches += 1;
                             let o = WatchOptions { resource_version: Some((expected - 1).to_string()), ..wopts.clone() };
-                            watch = store.watch("configmaps", Some(NS), &o).expect("re-watch");
+                            watch = store.watch(&Collection::new("configmaps", Some(NS)), &o).expect("re-watch");
                         }
                         other => panic!("unexpected watch event {other:?}"),
                     }
@@ -524,7 +526,7 @@ fn scenario_watch(args: &Args) {
             writer_handles.push(s.spawn(move || {
                 barrier.wait();
                 for i in (t..changes).step_by(writers) {
-                    store.create("configmaps", Some(NS), &objects[i], w).expect("create");
+                    store.create(&Collection::new("configmaps", Some(NS)), &objects[i], w).expect("create");
                 }
                 Instant::now()
             }));
@@ -587,11 +589,11 @@ fn scenario_apply(args: &Args) {
         let dir = tempdir("apply");
         let store = open_store(dir.path(), Options::default().sync(sync).owner_index(owners).max_object_bytes(64 << 20));
         store.register(biglist_type(history)).expect("register");
-        store.apply(BIGLIST_RESOURCE, Some(NS), &cfgs[0], &w).expect("initial apply");
+        store.apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), &cfgs[0], &w).expect("initial apply");
         stores.push(store);
         dirs.push(dir);
     }
-    let live0 = stores[0].get(BIGLIST_RESOURCE, Some(NS), name, &GetOptions::default()).expect("get");
+    let live0 = stores[0].get(&ObjectKey::new(BIGLIST_RESOURCE, Some(NS), name), &GetOptions::default()).expect("get");
     let view = serde_json::to_vec(&live0).expect("json").len();
     println!("apply{n}: one object, a map list of {n} items ({body} B config, {view} B object with managedFields); {reps} applies each, alternating one item's value; interleaved: merge, store sync on, store sync off, store sync off without field history, and also without the owner index");
     let now = Time::from_unix_seconds(1_750_000_000);
@@ -603,7 +605,7 @@ fn scenario_apply(args: &Args) {
         let cfg = &cfgs[(k + 1) % 2];
         // The merge alone, on the live object the store's apply will read.
         let t = Instant::now();
-        let live = stores[0].get(BIGLIST_RESOURCE, Some(NS), name, &GetOptions::default()).expect("get");
+        let live = stores[0].get(&ObjectKey::new(BIGLIST_RESOURCE, Some(NS), name), &GetOptions::default()).expect("get");
         let t_get = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let out = fm.apply(Some(&live), cfg, "bench", false, &now).expect("merge");
@@ -617,17 +619,19 @@ fn scenario_apply(args: &Args) {
         let t_eq = t.elapsed().as_secs_f64();
         drop((live, out));
         let t = Instant::now();
-        let a = stores[0].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (sync)");
+        let a = stores[0].apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w).expect("store apply (sync)");
         let t_sync = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let b = stores[1].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (no sync)");
+        let b = stores[1].apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w).expect("store apply (no sync)");
         let t_nosync = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let c = stores[2].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (no sync, no history)");
+        let c = stores[2].apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w).expect("store apply (no sync, no history)");
         let t_nohist = t.elapsed().as_secs_f64();
         drop(c);
         let t = Instant::now();
-        let d = stores[3].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (no sync, no history, no owner index)");
+        let d = stores[3]
+            .apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w)
+            .expect("store apply (no sync, no history, no owner index)");
         let t_bare = t.elapsed().as_secs_f64();
         drop(d);
         let new_rv = a["metadata"]["resourceVersion"].clone();
@@ -640,7 +644,7 @@ fn scenario_apply(args: &Args) {
         assert!(again.is_noop(), "a repeated apply changes nothing");
         drop(again);
         let t = Instant::now();
-        let again = stores[0].apply(BIGLIST_RESOURCE, Some(NS), cfg, &w).expect("store apply (no-op)");
+        let again = stores[0].apply(&Collection::new(BIGLIST_RESOURCE, Some(NS)), cfg, &w).expect("store apply (no-op)");
         let t_noop = t.elapsed().as_secs_f64();
         assert_eq!(again, a, "a no-op apply returns the live object");
         drop((a, b, again));

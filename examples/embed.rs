@@ -3,7 +3,7 @@
 //! who set each field (`blame`). The crate-level example of `src/lib.rs`, printing what it does:
 //! `cargo run --release --example embed`.
 
-use fieldstore::{Options, PatchType, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore::{Collection, Options, PatchType, Store, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
 use serde_json::json;
 use std::time::Duration;
 
@@ -29,11 +29,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // "alice" applies her configuration (Server-Side Apply): she now owns both fields.
     let web = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "web"},
         "spec": {"replicas": 2, "image": "nginx:1.27"}});
-    let applied = store.apply("widgets.example.com", Some("default"), &web, &WriteOptions::new("alice"))?;
+    let widgets = Collection::new("widgets.example.com", Some("default"));
+    let applied = store.apply(&widgets, &web, &WriteOptions::new("alice"))?;
     println!("alice applied default/web: resourceVersion {}", applied["metadata"]["resourceVersion"].as_str().unwrap_or(""));
 
     // A watch starts with the current objects, as ADDED events, then sends every change.
-    let mut watch = store.watch("widgets.example.com", Some("default"), &WatchOptions::default())?;
+    let mut watch = store.watch(&widgets, &WatchOptions::default())?;
     let Some(WatchEvent::Added(added)) = watch.next_timeout(Duration::from_secs(5)) else { panic!("expected ADDED") };
     assert_eq!(added["spec"]["replicas"], 2);
     println!("watch: ADDED web, replicas {}", added["spec"]["replicas"]);
@@ -41,7 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // "autoscaler" changes one field with a merge patch and takes it over.
     let patch = json!({"spec": {"replicas": 5}});
     let autoscaler = WriteOptions::new("autoscaler");
-    store.patch("widgets.example.com", Some("default"), "web", PatchType::Merge, &patch, &autoscaler)?;
+    let key = widgets.key("web");
+    store.patch(&key, PatchType::Merge, &patch, &autoscaler)?;
     println!("autoscaler patched .spec.replicas to 5");
     let Some(WatchEvent::Modified(modified)) = watch.next_timeout(Duration::from_secs(5)) else { panic!("expected MODIFIED") };
     assert_eq!(modified["spec"]["replicas"], 5);
@@ -49,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("watch: MODIFIED web, replicas {}, resourceVersion {rv}", modified["spec"]["replicas"]);
 
     // Blame: every field with the last write that changed it and its owners now.
-    let blame = store.blame("widgets.example.com", Some("default"), "web")?;
+    let blame = store.blame(&key)?;
     println!("blame default/web:");
     for line in &blame {
         let by = match &line.last_change {

@@ -6,7 +6,7 @@
 //! thread counts (the committer's RocksDB write among them).
 #![allow(missing_docs)]
 
-use fieldstore::{Options, PatchType, Store, WriteOptions};
+use fieldstore::{Collection, ObjectKey, Options, PatchType, Store, WriteOptions};
 use serde_json::{json, Value};
 
 #[inline(never)]
@@ -36,18 +36,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ns = Some("default");
     let run = |i: usize| -> Result<(), fieldstore::Error> {
         match op.as_str() {
-            "create" => store.create("configmaps", ns, &configmap(i), &w).map(drop),
-            "deployment" => store.create("deployments.apps", ns, &deployment(i), &w).map(drop),
+            "create" => store.create(&Collection::new("configmaps", ns), &configmap(i), &w).map(drop),
+            "deployment" => store.create(&Collection::new("deployments.apps", ns), &deployment(i), &w).map(drop),
             "update" => {
-                let mut o = store.get("configmaps", ns, "cm0", &Default::default())?;
+                let mut o = store.get(&ObjectKey::new("configmaps", ns, "cm0"), &Default::default())?;
                 o["data"]["key0"] = json!(format!("{i}"));
-                store.update("configmaps", ns, &o, &w).map(drop)
+                store.update(&Collection::new("configmaps", ns), &o, &w).map(drop)
             }
-            _ => store.patch("configmaps", ns, "cm0", PatchType::Merge, &json!({"data": {"key0": format!("{i}")}}), &w).map(drop),
+            _ => store
+                .patch(&ObjectKey::new("configmaps", ns, "cm0"), PatchType::Merge, &json!({"data": {"key0": format!("{i}")}}), &w)
+                .map(drop),
         }
     };
     if op != "create" && op != "deployment" {
-        store.create("configmaps", ns, &configmap(0), &w)?;
+        store.create(&Collection::new("configmaps", ns), &configmap(0), &w)?;
     }
     for i in 0..200 {
         run(n + 1 + i)?;

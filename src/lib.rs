@@ -17,7 +17,7 @@
 //!
 #![cfg_attr(feature = "store", doc = "```")]
 #![cfg_attr(not(feature = "store"), doc = "```ignore")]
-//! use fieldstore::{PatchType, Store, Options, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
+//! use fieldstore::{Collection, PatchType, Store, Options, TypeSpec, WatchEvent, WatchOptions, WriteOptions};
 //! use serde_json::json;
 //! use std::time::Duration;
 //! # let dir = tempfile::tempdir()?;
@@ -40,10 +40,11 @@
 //! // "alice" applies her configuration (Server-Side Apply): she now owns both fields.
 //! let web = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "web"},
 //!     "spec": {"replicas": 2, "image": "nginx:1.27"}});
-//! store.apply("widgets.example.com", Some("default"), &web, &WriteOptions::new("alice"))?;
+//! let widgets = Collection::new("widgets.example.com", Some("default"));
+//! store.apply(&widgets, &web, &WriteOptions::new("alice"))?;
 //!
 //! // A watch starts with the current objects, as ADDED events, then sends every change.
-//! let mut watch = store.watch("widgets.example.com", Some("default"), &WatchOptions::default())?;
+//! let mut watch = store.watch(&widgets, &WatchOptions::default())?;
 //! let Some(WatchEvent::Added(added)) = watch.next_timeout(Duration::from_secs(5)) else {
 //!     panic!("expected ADDED")
 //! };
@@ -52,14 +53,15 @@
 //! // "autoscaler" changes one field with a merge patch and takes it over.
 //! let patch = json!({"spec": {"replicas": 5}});
 //! let autoscaler = WriteOptions::new("autoscaler");
-//! store.patch("widgets.example.com", Some("default"), "web", PatchType::Merge, &patch, &autoscaler)?;
+//! let key = widgets.key("web");
+//! store.patch(&key, PatchType::Merge, &patch, &autoscaler)?;
 //! let Some(WatchEvent::Modified(modified)) = watch.next_timeout(Duration::from_secs(5)) else {
 //!     panic!("expected MODIFIED")
 //! };
 //! assert_eq!(modified["spec"]["replicas"], 5);
 //!
 //! // Blame: every field with the last write that changed it and its owners now.
-//! let blame = store.blame("widgets.example.com", Some("default"), "web")?;
+//! let blame = store.blame(&key)?;
 //! let line = |path: &str| blame.iter().find(|l| l.path == path).unwrap();
 //! let replicas = line(".spec.replicas");
 //! assert_eq!(replicas.value, 5);
@@ -84,7 +86,7 @@ pub use fieldstore_engine::{Conflicts, Error, FieldManager, Reason, Result};
 
 #[cfg(feature = "store")]
 pub use fieldstore_engine::store::{
-    Attribution, BlameLine, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListOptions, ManagedObject,
-    ManagedPage, ManagerSummary, ObjectList, Options, Owner, ResourceVersionMatch, SchemaSource, Store, TypeSpec, Watch, WatchEvent,
-    WatchOptions, WriteEntry, WriteOptions, WriteVerb,
+    Attribution, BlameLine, Collection, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListOptions,
+    ManagedObject, ManagedPage, ManagerSummary, ObjectKey, ObjectList, Options, Owner, ResourceVersionMatch, Revision, SchemaSource, Store,
+    TypeSpec, Watch, WatchEvent, WatchOptions, WriteEntry, WriteOptions, WriteVerb,
 };

@@ -102,7 +102,7 @@ pub(super) fn embedded_watcher(
 ) -> WatcherOut {
     let mut out = WatcherOut::default();
     let opts = WatchOptions { resource_version: Some(rev.to_string()), allow_bookmarks: true, ..Default::default() };
-    let res = store.watch(RESOURCE, Some(NS), &opts);
+    let res = store.watch(&Collection::new(RESOURCE, Some(NS)), &opts);
     registered.wait();
     let mut w = match res {
         Ok(w) => w,
@@ -118,7 +118,7 @@ pub(super) fn embedded_watcher(
                 if let WatchEvent::Error(e) = &ev {
                     out.errors.push(format!("ERROR event: {e}"));
                 }
-                out.event(ev.type_name(), ev.revision().unwrap_or(0), &progress.events);
+                out.event(ev.type_name(), ev.revision().map_or(0, |r| r.0), &progress.events);
             }
             None if w.is_ended() => break,
             None => {}

@@ -2,7 +2,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{GetOptions, Options, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, Revision, WriteOptions};
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 
@@ -20,28 +20,28 @@ fn cm(name: &str) -> Value {
 #[test]
 fn unknown_resource_is_not_found() {
     let s = store(Options::default());
-    let e = s.create("widgets", Some("ns"), &cm("a"), &WriteOptions::new("t")).unwrap_err();
+    let e = s.create(&Collection::new("widgets", Some("ns")), &cm("a"), &WriteOptions::new("t")).unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }));
     assert_eq!(e.reason(), Reason::NotFound);
-    assert!(matches!(s.get("widgets", None, "a", &GetOptions::default()), Err(Error::NotFound { .. })));
+    assert!(matches!(s.get(&ObjectKey::new("widgets", None, "a"), &GetOptions::default()), Err(Error::NotFound { .. })));
 }
 
 #[test]
 fn invalid_names_are_invalid() {
     let s = store(Options::default());
     for name in ["UPPER", "under_score", "-lead", "trail-", "a..b", &"x".repeat(254)] {
-        let e = s.create("configmaps", Some("ns"), &cm(name), &WriteOptions::new("t")).unwrap_err();
+        let e = s.create(&Collection::new("configmaps", Some("ns")), &cm(name), &WriteOptions::new("t")).unwrap_err();
         assert_eq!(e.reason(), Reason::Invalid, "{name}: {e}");
         assert_eq!(e.reason().code(), 422);
     }
-    let e = s.create("configmaps", Some("Bad_NS"), &cm("a"), &WriteOptions::new("t")).unwrap_err();
+    let e = s.create(&Collection::new("configmaps", Some("Bad_NS")), &cm("a"), &WriteOptions::new("t")).unwrap_err();
     assert_eq!(e.reason(), Reason::Invalid);
-    assert!(matches!(s.create("configmaps", None, &cm("a"), &WriteOptions::new("t")), Err(Error::BadRequest(_))));
+    assert!(matches!(s.create(&Collection::new("configmaps", None), &cm("a"), &WriteOptions::new("t")), Err(Error::BadRequest(_))));
     assert!(matches!(
-        s.create("configmaps", Some("ns"), &json!({"kind": "ConfigMap", "metadata": {}}), &WriteOptions::new("t")),
+        s.create(&Collection::new("configmaps", Some("ns")), &json!({"kind": "ConfigMap", "metadata": {}}), &WriteOptions::new("t")),
         Err(Error::Invalid(_))
     ));
-    assert_eq!(s.revision(), 0);
+    assert_eq!(s.revision(), Revision(0));
 }
 
 #[test]
@@ -49,15 +49,15 @@ fn oversized_objects_are_rejected() {
     let s = store(Options::default());
     let mut o = cm("big");
     o["data"] = json!({"blob": "x".repeat(1536 * 1024)});
-    let e = s.create("configmaps", Some("ns"), &o, &WriteOptions::new("t")).unwrap_err();
+    let e = s.create(&Collection::new("configmaps", Some("ns")), &o, &WriteOptions::new("t")).unwrap_err();
     assert!(matches!(e, Error::TooLarge { .. }), "{e}");
     assert_eq!(e.reason().code(), 413);
     let small = store(Options::default().max_object_bytes(1000));
     let mut o = cm("a");
     o["data"] = json!({"blob": "x".repeat(2000)});
-    assert!(matches!(small.apply("configmaps", Some("ns"), &o, &WriteOptions::new("t")), Err(Error::TooLarge { .. })));
-    assert_eq!(s.revision(), 0);
-    assert_eq!(small.revision(), 0);
+    assert!(matches!(small.apply(&Collection::new("configmaps", Some("ns")), &o, &WriteOptions::new("t")), Err(Error::TooLarge { .. })));
+    assert_eq!(s.revision(), Revision(0));
+    assert_eq!(small.revision(), Revision(0));
 }
 
 #[test]
@@ -69,16 +69,22 @@ fn deep_nesting_and_malformed_documents_are_bad_requests() {
     }
     let mut o = cm("a");
     o["data"] = deep;
-    let e = s.create("configmaps", Some("ns"), &o, &WriteOptions::new("t")).unwrap_err();
+    let e = s.create(&Collection::new("configmaps", Some("ns")), &o, &WriteOptions::new("t")).unwrap_err();
     assert_eq!(e.reason(), Reason::BadRequest);
     assert!(matches!(s.parse_object(b"{\"a\": "), Err(Error::BadRequest(_))));
     assert!(matches!(s.parse_object(b"a: [unclosed"), Err(Error::BadRequest(_))));
     let y = s.parse_object(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n").unwrap();
     assert_eq!(y["metadata"]["name"], "y");
-    assert!(matches!(s.create("configmaps", Some("ns"), &json!([1]), &WriteOptions::new("t")), Err(Error::BadRequest(_))));
+    assert!(matches!(
+        s.create(&Collection::new("configmaps", Some("ns")), &json!([1]), &WriteOptions::new("t")),
+        Err(Error::BadRequest(_))
+    ));
     let wrong_kind = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a"}});
-    assert!(matches!(s.create("configmaps", Some("ns"), &wrong_kind, &WriteOptions::new("t")), Err(Error::BadRequest(_))));
-    assert_eq!(s.revision(), 0);
+    assert!(matches!(
+        s.create(&Collection::new("configmaps", Some("ns")), &wrong_kind, &WriteOptions::new("t")),
+        Err(Error::BadRequest(_))
+    ));
+    assert_eq!(s.revision(), Revision(0));
 }
 
 /// kube-apiserver keeps an object's identity through any patch: what a patch removes comes back
@@ -89,7 +95,7 @@ fn patches_cannot_take_an_objects_identity() {
     use fieldstore_engine::patch::PatchType;
     let s = store(Options::default());
     let w = WriteOptions::new("t");
-    let created = s.create("configmaps", Some("ns"), &cm("x"), &w).unwrap();
+    let created = s.create(&Collection::new("configmaps", Some("ns")), &cm("x"), &w).unwrap();
     let emptying = [
         (PatchType::Json, json!([{"op": "replace", "path": "", "value": {}}])),
         (PatchType::Json, json!([{"op": "remove", "path": "/metadata"}])),
@@ -98,8 +104,8 @@ fn patches_cannot_take_an_objects_identity() {
         (PatchType::Strategic, json!({"$patch": "delete"})),
     ];
     for (t, p) in emptying {
-        let out = s.patch("configmaps", Some("ns"), "x", t, &p, &w).unwrap_or_else(|e| panic!("{p}: {e}"));
-        let got = s.get("configmaps", Some("ns"), "x", &GetOptions::default()).unwrap();
+        let out = s.patch(&ObjectKey::new("configmaps", Some("ns"), "x"), t, &p, &w).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let got = s.get(&ObjectKey::new("configmaps", Some("ns"), "x"), &GetOptions::default()).unwrap();
         for o in [&out, &got] {
             assert_eq!((o["apiVersion"].as_str(), o["kind"].as_str()), (Some("v1"), Some("ConfigMap")), "{p}: {o}");
             for f in ["name", "namespace", "uid", "creationTimestamp"] {
@@ -117,17 +123,17 @@ fn patches_cannot_take_an_objects_identity() {
         (json!({"kind": "Secret"}), Reason::BadRequest),
     ];
     for (p, reason) in refused {
-        let e = s.patch("configmaps", Some("ns"), "x", PatchType::Merge, &p, &w).unwrap_err();
+        let e = s.patch(&ObjectKey::new("configmaps", Some("ns"), "x"), PatchType::Merge, &p, &w).unwrap_err();
         assert_eq!(e.reason(), reason, "{p}: {e}");
     }
-    let e = s.patch("configmaps", Some("ns"), "x", PatchType::Json, &json!("nope"), &w).unwrap_err();
+    let e = s.patch(&ObjectKey::new("configmaps", Some("ns"), "x"), PatchType::Json, &json!("nope"), &w).unwrap_err();
     assert_eq!(e.reason(), Reason::BadRequest);
     assert_eq!(s.revision(), rev);
     // An update without apiVersion and kind keeps them too.
-    let mut bare = s.get("configmaps", Some("ns"), "x", &GetOptions::default()).unwrap();
+    let mut bare = s.get(&ObjectKey::new("configmaps", Some("ns"), "x"), &GetOptions::default()).unwrap();
     bare.as_object_mut().unwrap().retain(|k, _| k == "metadata");
     bare["data"] = json!({"k": "v"});
-    let out = s.update("configmaps", Some("ns"), &bare, &w).unwrap();
+    let out = s.update(&Collection::new("configmaps", Some("ns")), &bare, &w).unwrap();
     assert_eq!((out["apiVersion"].as_str(), out["kind"].as_str()), (Some("v1"), Some("ConfigMap")));
 }
 
@@ -139,12 +145,12 @@ fn json_patch_bombs_are_too_large() {
     let w = WriteOptions::new("t");
     let mut o = cm("x");
     o["data"] = json!({"k": "x".repeat(1000)});
-    s.create("configmaps", Some("ns"), &o, &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     let bomb: Vec<Value> = (0..18).map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")})).collect();
-    let e = s.patch("configmaps", Some("ns"), "x", PatchType::Json, &Value::Array(bomb), &w).unwrap_err();
+    let e = s.patch(&ObjectKey::new("configmaps", Some("ns"), "x"), PatchType::Json, &Value::Array(bomb), &w).unwrap_err();
     assert_eq!(e.reason(), Reason::RequestEntityTooLarge, "{e}");
     assert_eq!(e.reason().code(), 413);
-    assert_eq!(s.revision(), 1);
+    assert_eq!(s.revision(), Revision(1));
 }
 
 mod encodable {
@@ -223,12 +229,12 @@ mod encodable {
             let name = base["metadata"]["name"].as_str().unwrap().to_string();
             let w = WriteOptions::new("t");
             let mut written = Vec::new();
-            written.push(s.create(resource, Some("ns"), &with(base.clone(), path, value.clone()), &w));
-            if s.get(resource, Some("ns"), &name, &GetOptions::default()).is_err() {
-                s.create(resource, Some("ns"), &base, &w).unwrap();
+            written.push(s.create(&Collection::new(resource, Some("ns")), &with(base.clone(), path, value.clone()), &w));
+            if s.get(&ObjectKey::new(resource, Some("ns"), &name), &GetOptions::default()).is_err() {
+                s.create(&Collection::new(resource, Some("ns")), &base, &w).unwrap();
             }
-            let live = s.get(resource, Some("ns"), &name, &GetOptions::default()).unwrap();
-            written.push(s.update(resource, Some("ns"), &with(live, path, value), &w));
+            let live = s.get(&ObjectKey::new(resource, Some("ns"), &name), &GetOptions::default()).unwrap();
+            written.push(s.update(&Collection::new(resource, Some("ns")), &with(live, path, value), &w));
             let mut patch = json!({});
             let mut cur = &mut patch;
             let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
@@ -237,9 +243,9 @@ mod encodable {
                 cur[*p] = if i + 1 == parts.len() { patch_value.clone() } else { json!({}) };
                 cur = cur.get_mut(*p).unwrap();
             }
-            written.push(s.patch(resource, Some("ns"), &name, PatchType::Merge, &patch, &w));
+            written.push(s.patch(&ObjectKey::new(resource, Some("ns"), &name), PatchType::Merge, &patch, &w));
             for w in written.into_iter().flatten() {
-                let got = s.get(resource, Some("ns"), &name, &GetOptions::default()).unwrap();
+                let got = s.get(&ObjectKey::new(resource, Some("ns"), &name), &GetOptions::default()).unwrap();
                 prop_assert!(fieldstore_codec::k8s_protobuf::encode_envelope_value(&w).is_ok(), "{}", w);
                 prop_assert!(fieldstore_codec::k8s_protobuf::encode_envelope_value(&got).is_ok(), "{}", got);
             }
@@ -263,19 +269,19 @@ fn every_write_of_a_custom_resource_is_checked_against_its_schema() {
     s.register(TypeSpec::from_crd(&crd).unwrap()).unwrap();
     let w = WriteOptions::new("t");
     let ok = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"replicas": 1, "tags": ["a"]}});
-    let live = s.create("widgets.example.com", Some("ns"), &ok, &w).unwrap();
+    let live = s.create(&Collection::new("widgets.example.com", Some("ns")), &ok, &w).unwrap();
     let rev = s.revision();
     for bad in [json!([1]), json!({"replicas": "x"}), json!({"tags": {"a": 1}}), json!({"replicas": [1]})] {
         let mut o = live.clone();
         o["spec"] = bad.clone();
-        let e = s.update("widgets.example.com", Some("ns"), &o, &w).unwrap_err();
+        let e = s.update(&Collection::new("widgets.example.com", Some("ns")), &o, &w).unwrap_err();
         assert_eq!(e.reason(), Reason::Invalid, "update {bad}: {e}");
-        let e = s.patch("widgets.example.com", Some("ns"), "w", PatchType::Merge, &json!({"spec": bad}), &w).unwrap_err();
+        let e = s.patch(&ObjectKey::new("widgets.example.com", Some("ns"), "w"), PatchType::Merge, &json!({"spec": bad}), &w).unwrap_err();
         assert_eq!(e.reason(), Reason::Invalid, "merge patch {bad}: {e}");
         let mut created = ok.clone();
         created["metadata"]["name"] = json!("w2");
         created["spec"] = bad.clone();
-        let e = s.create("widgets.example.com", Some("ns"), &created, &w).unwrap_err();
+        let e = s.create(&Collection::new("widgets.example.com", Some("ns")), &created, &w).unwrap_err();
         assert_eq!(e.reason(), Reason::Invalid, "create {bad}: {e}");
     }
     assert_eq!(s.revision(), rev);

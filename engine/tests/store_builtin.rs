@@ -5,7 +5,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{builtin_types, GetOptions, Options, SchemaSource, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{builtin_types, Collection, GetOptions, ObjectKey, Options, SchemaSource, Store, TypeSpec, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
@@ -53,8 +53,8 @@ fn short_names_kinds_and_plurals_name_types() {
     }
     // The verbs take them too.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}});
-    store.apply("cm", Some("default"), &cm, &WriteOptions::new("me")).expect("apply through a short name");
-    let got = store.get("configmaps", Some("default"), "a", &GetOptions::default()).expect("get");
+    store.apply(&Collection::new("cm", Some("default")), &cm, &WriteOptions::new("me")).expect("apply through a short name");
+    let got = store.get(&ObjectKey::new("configmaps", Some("default"), "a"), &GetOptions::default()).expect("get");
     assert_eq!(got["data"]["k"], "v");
     assert!(matches!(store.find_type("nosuchthing"), Err(Error::NotFound { .. })));
 }
@@ -65,11 +65,11 @@ fn generation_only_where_kubernetes_keeps_one() {
     let store = open(dir.path(), Options::default());
     let me = WriteOptions::new("me");
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "generation": 7}, "data": {"k": "v"}});
-    let created = store.create("configmaps", Some("default"), &cm, &me).expect("create");
+    let created = store.create(&Collection::new("configmaps", Some("default")), &cm, &me).expect("create");
     assert_eq!(created["metadata"].get("generation"), None, "{created}");
     let mut change = created.clone();
     change["data"]["k"] = json!("w");
-    let changed = store.update("configmaps", Some("default"), &change, &me).expect("update");
+    let changed = store.update(&Collection::new("configmaps", Some("default")), &change, &me).expect("update");
     assert_eq!(changed["data"]["k"], "w");
     assert_eq!(changed["metadata"].get("generation"), None, "{changed}");
 
@@ -78,9 +78,9 @@ fn generation_only_where_kubernetes_keeps_one() {
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
     };
-    let d1 = store.apply("deploy", Some("default"), &deploy(1), &me).expect("apply deployment");
+    let d1 = store.apply(&Collection::new("deploy", Some("default")), &deploy(1), &me).expect("apply deployment");
     assert_eq!(d1["metadata"]["generation"], 1);
-    let d2 = store.apply("deploy", Some("default"), &deploy(3), &me).expect("apply deployment again");
+    let d2 = store.apply(&Collection::new("deploy", Some("default")), &deploy(3), &me).expect("apply deployment again");
     assert_eq!(d2["metadata"]["generation"], 2);
 }
 
@@ -90,13 +90,12 @@ fn secret_string_data_is_folded_into_data() {
     let store = open(dir.path(), Options::default());
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
         "data": {"a": "YQ==", "b": "Yg=="}, "stringData": {"b": "bee", "c": "sea"}});
-    let created = store.create("secrets", Some("default"), &secret, &WriteOptions::new("me")).expect("create");
+    let created = store.create(&Collection::new("secrets", Some("default")), &secret, &WriteOptions::new("me")).expect("create");
     assert_eq!(created.get("stringData"), None);
     assert_eq!(created["data"], json!({"a": "YQ==", "b": "YmVl", "c": "c2Vh"}));
     let applied = store
         .apply(
-            "secrets",
-            Some("default"),
+            &Collection::new("secrets", Some("default")),
             &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "stringData": {"x": "y"}}),
             &WriteOptions::new("me"),
         )
@@ -113,14 +112,14 @@ fn managed_fields_key_list_items_as_kubernetes_does() {
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"containers": [{"name": "web", "image": "nginx",
             "ports": [{"containerPort": 80, "protocol": "TCP"}], "env": [{"name": "A", "value": "1"}]}]}});
-    let out = store.apply("pods", Some("default"), &pod, &WriteOptions::new("me")).expect("apply pod");
+    let out = store.apply(&Collection::new("pods", Some("default")), &pod, &WriteOptions::new("me")).expect("apply pod");
     let fields = out["metadata"]["managedFields"][0]["fieldsV1"].to_string();
     for key in [r#"k:{\"name\":\"web\"}"#, r#"k:{\"containerPort\":80,\"protocol\":\"TCP\"}"#, r#"k:{\"name\":\"A\"}"#] {
         assert!(fields.contains(key), "{key} missing from {fields}");
     }
     let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
-    let out = store.apply("roles", Some("default"), &role, &WriteOptions::new("me")).expect("apply role");
+    let out = store.apply(&Collection::new("roles", Some("default")), &role, &WriteOptions::new("me")).expect("apply role");
     // Role rules are atomic: owned as one field.
     assert_eq!(out["metadata"]["managedFields"][0]["fieldsV1"]["f:rules"], json!({}));
 }
@@ -133,12 +132,12 @@ fn a_type_of_ones_own_under_a_builtin_name_survives_reopening() {
         let store = open(dir.path(), Options::default());
         store.register(own.clone()).expect("register");
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}});
-        store.create("configmaps", Some("default"), &cm, &WriteOptions::new("me")).expect("create");
+        store.create(&Collection::new("configmaps", Some("default")), &cm, &WriteOptions::new("me")).expect("create");
     }
     let store = open(dir.path(), Options::default());
     let t = store.find_type("configmaps").expect("configmaps");
     assert_eq!(t.schema, SchemaSource::None);
-    let got: Value = store.get("configmaps", Some("default"), "a", &GetOptions::default()).expect("get after reopening");
+    let got: Value = store.get(&ObjectKey::new("configmaps", Some("default"), "a"), &GetOptions::default()).expect("get after reopening");
     assert_eq!(got["data"]["k"], "v");
     assert_eq!(store.types().len(), builtin_types().len());
 }

@@ -8,7 +8,7 @@
 mod support;
 
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, Options, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, DeleteOptions, GetOptions, ObjectKey, Options, TypeSpec, WriteOptions};
 use serde_json::{json, Map, Value};
 use support::{cm, TestStore};
 
@@ -23,9 +23,9 @@ fn big_data(n: usize, tag: &str) -> Value {
 
 /// The object as served now and as decoded from its record after a restart.
 fn served_and_decoded(s: &mut TestStore, name: &str) -> (Value, Value) {
-    let served = s.get("configmaps", Some("ns"), name, &GetOptions::default()).unwrap();
+    let served = s.get(&ObjectKey::new("configmaps", Some("ns"), name), &GetOptions::default()).unwrap();
     s.reopen();
-    let decoded = s.get("configmaps", Some("ns"), name, &GetOptions::default()).unwrap();
+    let decoded = s.get(&ObjectKey::new("configmaps", Some("ns"), name), &GetOptions::default()).unwrap();
     (served, decoded)
 }
 
@@ -35,7 +35,7 @@ fn cached_versions_equal_their_records_after_every_verb() {
     let w = |m: &str| WriteOptions::new(m);
     let mut steps: Vec<(&str, Value)> = Vec::new();
 
-    let created = s.create("configmaps", Some("ns"), &cm("big", big_data(2000, "a")), &w("creator")).unwrap();
+    let created = s.create(&Collection::new("configmaps", Some("ns")), &cm("big", big_data(2000, "a")), &w("creator")).unwrap();
     steps.push(("create", created));
     let (served, decoded) = served_and_decoded(&mut s, "big");
     assert_eq!(served, decoded, "after create");
@@ -44,41 +44,44 @@ fn cached_versions_equal_their_records_after_every_verb() {
     // restart happens only after the comparison of the last step.
     let mut cfg = cm("big", big_data(2000, "a"));
     cfg["data"]["key-00001"] = json!("applied");
-    steps.push(("apply", s.apply("configmaps", Some("ns"), &cfg, &w("alice").force(true)).unwrap()));
+    steps.push(("apply", s.apply(&Collection::new("configmaps", Some("ns")), &cfg, &w("alice").force(true)).unwrap()));
     let mut other = cm("big", json!({"key-00002": "bob"}));
     other["metadata"]["labels"] = json!({"owner": "bob"});
-    steps.push(("apply force", s.apply("configmaps", Some("ns"), &other, &w("bob").force(true)).unwrap()));
+    steps.push(("apply force", s.apply(&Collection::new("configmaps", Some("ns")), &other, &w("bob").force(true)).unwrap()));
     steps.push((
         "merge patch",
-        s.patch("configmaps", Some("ns"), "big", PatchType::Merge, &json!({"data": {"key-00003": null, "extra": "1"}}), &w("patcher"))
-            .unwrap(),
+        s.patch(
+            &ObjectKey::new("configmaps", Some("ns"), "big"),
+            PatchType::Merge,
+            &json!({"data": {"key-00003": null, "extra": "1"}}),
+            &w("patcher"),
+        )
+        .unwrap(),
     ));
     steps.push((
         "json patch",
         s.patch(
-            "configmaps",
-            Some("ns"),
-            "big",
+            &ObjectKey::new("configmaps", Some("ns"), "big"),
             PatchType::Json,
             &json!([{"op": "replace", "path": "/data/extra", "value": "2"}]),
             &w("jp"),
         )
         .unwrap(),
     ));
-    let mut replaced = s.get("configmaps", Some("ns"), "big", &GetOptions::default()).unwrap();
+    let mut replaced = s.get(&ObjectKey::new("configmaps", Some("ns"), "big"), &GetOptions::default()).unwrap();
     replaced["data"]["key-00004"] = json!("replaced");
     replaced["metadata"]["finalizers"] = json!(["example.com/keep"]);
-    steps.push(("update", s.update("configmaps", Some("ns"), &replaced, &w("updater")).unwrap()));
+    steps.push(("update", s.update(&Collection::new("configmaps", Some("ns")), &replaced, &w("updater")).unwrap()));
     // Writes that end without committing put the version they read back for the next write.
     let mut clash = cm("big", json!({"key-00004": "clash"}));
     clash["metadata"]["name"] = json!("big");
-    assert!(s.apply("configmaps", Some("ns"), &clash, &w("carol")).is_err(), "a conflict");
-    let again = s.apply("configmaps", Some("ns"), &other, &w("bob").force(true)).unwrap();
+    assert!(s.apply(&Collection::new("configmaps", Some("ns")), &clash, &w("carol")).is_err(), "a conflict");
+    let again = s.apply(&Collection::new("configmaps", Some("ns")), &other, &w("bob").force(true)).unwrap();
     assert_eq!(again, steps.last().unwrap().1, "a no-op apply returns the latest version");
     let mut dry = again.clone();
     dry["data"]["key-00005"] = json!("dry");
-    s.update("configmaps", Some("ns"), &dry, &w("dry").dry_run(true)).unwrap();
-    steps.push(("delete with a finalizer", s.delete("configmaps", Some("ns"), "big", &DeleteOptions::default()).unwrap()));
+    s.update(&Collection::new("configmaps", Some("ns")), &dry, &w("dry").dry_run(true)).unwrap();
+    steps.push(("delete with a finalizer", s.delete(&ObjectKey::new("configmaps", Some("ns"), "big"), &DeleteOptions::default()).unwrap()));
 
     for (what, returned) in &steps {
         assert!(returned["metadata"]["resourceVersion"].is_string(), "{what} returns a version");
@@ -101,8 +104,8 @@ fn cached_versions_equal_their_records_after_every_verb() {
     // Removing the finalizer deletes the object: nothing may be served from the cache after.
     let mut done = served.clone();
     done["metadata"]["finalizers"] = json!([]);
-    s.update("configmaps", Some("ns"), &done, &w("finalizer")).unwrap();
-    assert!(s.get("configmaps", Some("ns"), "big", &GetOptions::default()).is_err(), "deleted");
+    s.update(&Collection::new("configmaps", Some("ns")), &done, &w("finalizer")).unwrap();
+    assert!(s.get(&ObjectKey::new("configmaps", Some("ns"), "big"), &GetOptions::default()).is_err(), "deleted");
 }
 
 #[test]
@@ -112,18 +115,17 @@ fn status_writes_and_a_disabled_cache_agree() {
         let s = TestStore::new(options.sync(false));
         s.register(TypeSpec::new("", "v1", "Thing", "things").namespaced(true).with_status_subresource(true)).unwrap();
         let obj = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": big_data(1500, "s")});
-        s.apply("things", Some("ns"), &obj, &WriteOptions::new("a")).unwrap();
+        s.apply(&Collection::new("things", Some("ns")), &obj, &WriteOptions::new("a")).unwrap();
         s.apply(
-            "things",
-            Some("ns"),
+            &Collection::new("things", Some("ns")),
             &json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "status": {"ready": true}}),
             &WriteOptions::new("ctl").status(true),
         )
         .unwrap();
         let mut obj2 = obj.clone();
         obj2["spec"]["key-00010"] = json!("changed");
-        let out = s.apply("things", Some("ns"), &obj2, &WriteOptions::new("a")).unwrap();
-        let got = s.get("things", Some("ns"), "t", &GetOptions::default()).unwrap();
+        let out = s.apply(&Collection::new("things", Some("ns")), &obj2, &WriteOptions::new("a")).unwrap();
+        let got = s.get(&ObjectKey::new("things", Some("ns"), "t"), &GetOptions::default()).unwrap();
         assert_eq!(out, got);
         strip_volatile(got)
     };

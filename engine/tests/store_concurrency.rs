@@ -5,7 +5,7 @@
 #![cfg(feature = "store")]
 
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{GetOptions, Options, Store, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, Revision, Store, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,11 +24,13 @@ fn concurrent_writers_get_distinct_gap_free_revisions_and_lose_no_update() {
             std::thread::spawn(move || {
                 let mut revs = Vec::new();
                 for i in 0..40 {
-                    let o = store.create("configmaps", Some("ns"), &cm(&format!("o-{t}-{i}"), json!({})), &WriteOptions::new("w")).unwrap();
+                    let o = store
+                        .create(&Collection::new("configmaps", Some("ns")), &cm(&format!("o-{t}-{i}"), json!({})), &WriteOptions::new("w"))
+                        .unwrap();
                     revs.push(rv(&o));
                     // Every thread applies its own field to one shared object: none may be lost.
                     let shared = cm("shared", json!({format!("t{t}-{i}"): "x"}));
-                    store.apply("configmaps", Some("ns"), &shared, &WriteOptions::new(format!("m{t}"))).unwrap();
+                    store.apply(&Collection::new("configmaps", Some("ns")), &shared, &WriteOptions::new(format!("m{t}"))).unwrap();
                 }
                 revs
             })
@@ -38,17 +40,17 @@ fn concurrent_writers_get_distinct_gap_free_revisions_and_lose_no_update() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), 320);
-    let shared = s.get("configmaps", Some("ns"), "shared", &GetOptions::default()).unwrap();
+    let shared = s.get(&ObjectKey::new("configmaps", Some("ns"), "shared"), &GetOptions::default()).unwrap();
     // Each manager owns only its last applied key: the apply of i replaced the key of i-1.
     assert_eq!(shared["data"].as_object().unwrap().len(), 8, "{}", shared["data"]);
     // 320 creates + 320 applies, every one a revision, no gaps.
-    assert_eq!(s.revision(), 640);
+    assert_eq!(s.revision(), Revision(640));
 }
 
 #[test]
 fn concurrent_patches_to_one_object_all_land() {
     let s = TestStore::new(Options::default());
-    s.create("configmaps", Some("ns"), &cm("p", json!({})), &WriteOptions::new("w")).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("p", json!({})), &WriteOptions::new("w")).unwrap();
     let store: Store = (*s).clone();
     let threads: Vec<_> = (0..8)
         .map(|t| {
@@ -56,7 +58,14 @@ fn concurrent_patches_to_one_object_all_land() {
             std::thread::spawn(move || {
                 for i in 0..25 {
                     let patch = json!({"data": {format!("k{t}-{i}"): "v"}});
-                    store.patch("configmaps", Some("ns"), "p", PatchType::Merge, &patch, &WriteOptions::new(format!("p{t}"))).unwrap();
+                    store
+                        .patch(
+                            &ObjectKey::new("configmaps", Some("ns"), "p"),
+                            PatchType::Merge,
+                            &patch,
+                            &WriteOptions::new(format!("p{t}")),
+                        )
+                        .unwrap();
                 }
             })
         })
@@ -64,7 +73,7 @@ fn concurrent_patches_to_one_object_all_land() {
     for t in threads {
         t.join().unwrap();
     }
-    let got = s.get("configmaps", Some("ns"), "p", &GetOptions::default()).unwrap();
+    let got = s.get(&ObjectKey::new("configmaps", Some("ns"), "p"), &GetOptions::default()).unwrap();
     // Merge patches add keys: every one of the 200 must be there.
     assert_eq!(got["data"].as_object().unwrap().len(), 200);
     assert_eq!(rv(&got), 201);
@@ -75,7 +84,7 @@ fn concurrent_patches_to_one_object_all_land() {
 #[test]
 fn racing_updates_with_the_same_resource_version_let_exactly_one_win() {
     let s = TestStore::new(Options::default());
-    let base = s.create("configmaps", Some("ns"), &cm("u", json!({"v": "0"})), &WriteOptions::new("w")).unwrap();
+    let base = s.create(&Collection::new("configmaps", Some("ns")), &cm("u", json!({"v": "0"})), &WriteOptions::new("w")).unwrap();
     let store: Store = (*s).clone();
     let wins = Arc::new(AtomicUsize::new(0));
     let conflicts = Arc::new(AtomicUsize::new(0));
@@ -86,7 +95,7 @@ fn racing_updates_with_the_same_resource_version_let_exactly_one_win() {
                 let mut new = base.clone();
                 // Every writer changes the value (an identical body would be a no-op, not a conflict).
                 new["data"]["v"] = json!((t + 1).to_string());
-                match store.update("configmaps", Some("ns"), &new, &WriteOptions::new("w")) {
+                match store.update(&Collection::new("configmaps", Some("ns")), &new, &WriteOptions::new("w")) {
                     Ok(_) => wins.fetch_add(1, Ordering::SeqCst),
                     Err(Error::Precondition { .. }) => conflicts.fetch_add(1, Ordering::SeqCst),
                     Err(e) => panic!("unexpected error {e}"),
@@ -99,5 +108,5 @@ fn racing_updates_with_the_same_resource_version_let_exactly_one_win() {
     }
     assert_eq!(wins.load(Ordering::SeqCst), 1);
     assert_eq!(conflicts.load(Ordering::SeqCst), 7);
-    assert_eq!(s.revision(), 2);
+    assert_eq!(s.revision(), Revision(2));
 }

@@ -7,7 +7,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{GetOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, GetOptions, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions};
 use rand::Rng;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
@@ -34,7 +34,7 @@ fn crash_child() {
                     let name = format!("o-{t}-{}", i % 50);
                     let v = format!("{}-{i}", std::process::id());
                     let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": v, "pad": "x".repeat(512)}});
-                    let o = store.apply("configmaps", Some("ns"), &cfg, &WriteOptions::new("crash").force(true)).unwrap();
+                    let o = store.apply(&Collection::new("configmaps", Some("ns")), &cfg, &WriteOptions::new("crash").force(true)).unwrap();
                     let rv = o["metadata"]["resourceVersion"].as_str().unwrap().to_string();
                     let mut out = out.lock().unwrap();
                     writeln!(out, "ack {rv} {name} {v}").unwrap();
@@ -93,13 +93,11 @@ fn every_acknowledged_write_survives_kill_9() {
 
         let store = Store::open(dir.path(), Options::default()).unwrap();
         let max = acks.iter().map(|a| a.0).max().unwrap();
-        assert!(store.revision() >= max, "round {round}: revision {} < acknowledged {max}", store.revision());
+        assert!(store.revision() >= Revision(max), "round {round}: revision {} < acknowledged {max}", store.revision());
         for (rv, name, v) in &acks {
             let o = store
                 .get(
-                    "configmaps",
-                    Some("ns"),
-                    name,
+                    &ObjectKey::new("configmaps", Some("ns"), name),
                     &GetOptions { resource_version: Some(rv.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) },
                 )
                 .unwrap_or_else(|e| panic!("round {round}: revision {rv} of {name} lost: {e}"));
@@ -107,7 +105,7 @@ fn every_acknowledged_write_survives_kill_9() {
             assert_eq!(o["metadata"]["resourceVersion"], json!(rv.to_string()));
         }
         // Every revision up to the current one is a readable, untorn version.
-        let list = store.list("configmaps", Some("ns"), &Default::default()).unwrap();
+        let list = store.list(&Collection::new("configmaps", Some("ns")), &Default::default()).unwrap();
         assert_eq!(list.resource_version, store.revision());
         for item in &list.items {
             assert_eq!(item["data"]["pad"].as_str().unwrap().len(), 512);

@@ -6,7 +6,9 @@
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::history::ChangeKind;
-use fieldstore_engine::store::{GetOptions, HistoryPolicy, HistoryQuery, Options, ResourceVersionMatch, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{
+    Collection, GetOptions, HistoryPolicy, HistoryQuery, ObjectKey, Options, ResourceVersionMatch, Revision, TypeSpec, WriteOptions,
+};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
@@ -49,23 +51,25 @@ fn w(m: &str) -> WriteOptions {
 #[test]
 fn blame_attributes_keyed_items_and_set_members_to_their_writers() {
     let s = store();
-    let r1 = rv(&s.apply("deployments.apps", NS, &deploy(1, &[("app", "app:1"), ("side", "side:1")], &["a"]), &w("alice")).unwrap());
+    let r1 = rv(&s
+        .apply(&Collection::new("deployments.apps", NS), &deploy(1, &[("app", "app:1"), ("side", "side:1")], &["a"]), &w("alice"))
+        .unwrap());
     // bob takes over one container's image and adds a set member; alice's other fields stay hers.
-    let mut live = s.get("deployments.apps", NS, "web", &GetOptions::default()).unwrap();
+    let mut live = s.get(&ObjectKey::new("deployments.apps", NS, "web"), &GetOptions::default()).unwrap();
     live["spec"]["containers"][1]["image"] = json!("side:2");
     live["spec"]["finalizers"] = json!(["a", "b"]);
-    let r2 = rv(&s.update("deployments.apps", NS, &live, &w("bob")).unwrap());
-    let blame = s.blame("deployments.apps", NS, "web").unwrap();
+    let r2 = rv(&s.update(&Collection::new("deployments.apps", NS), &live, &w("bob")).unwrap());
+    let blame = s.blame(&ObjectKey::new("deployments.apps", NS, "web")).unwrap();
     let line = |p: &str| blame.iter().find(|l| l.path == p).unwrap_or_else(|| panic!("no line {p}: {blame:#?}"));
     let app = line(r#".spec.containers[name="app"].image"#);
     assert_eq!(app.value, json!("app:1"));
     assert_eq!(app.last_change.as_ref().unwrap().manager, "alice");
-    assert_eq!(app.last_change.as_ref().unwrap().revision, r1);
+    assert_eq!(app.last_change.as_ref().unwrap().revision, Revision(r1));
     assert_eq!(app.owners, vec!["alice"]);
     let side = line(r#".spec.containers[name="side"].image"#);
     assert_eq!(side.last_change.as_ref().unwrap().manager, "bob");
     assert_eq!(side.last_change.as_ref().unwrap().operation, "Update");
-    assert_eq!(side.last_change.as_ref().unwrap().revision, r2);
+    assert_eq!(side.last_change.as_ref().unwrap().revision, Revision(r2));
     assert_eq!(line(r#".spec.finalizers[="b"]"#).last_change.as_ref().unwrap().manager, "bob");
     assert_eq!(line(r#".spec.finalizers[="a"]"#).last_change.as_ref().unwrap().manager, "alice");
     assert_eq!(line(".spec.replicas").last_change.as_ref().unwrap().operation, "Apply");
@@ -77,9 +81,9 @@ fn blame_attributes_keyed_items_and_set_members_to_their_writers() {
 fn field_history_is_newest_first_paged_and_by_prefix() {
     let s = store();
     for i in 1..=5 {
-        s.apply("deployments.apps", NS, &deploy(i, &[("app", &format!("app:{i}"))], &[]), &w("ci")).unwrap();
+        s.apply(&Collection::new("deployments.apps", NS), &deploy(i, &[("app", &format!("app:{i}"))], &[]), &w("ci")).unwrap();
     }
-    let all = s.field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery::default()).unwrap();
+    let all = s.field_history(&ObjectKey::new("deployments.apps", NS, "web"), ".spec.replicas", &HistoryQuery::default()).unwrap();
     let values: Vec<(Option<Value>, Option<Value>)> = all.events.iter().map(|e| (e.before.clone(), e.after.clone())).collect();
     assert_eq!(values[0], (Some(json!(4)), Some(json!(5))));
     assert_eq!(values[3], (Some(json!(1)), Some(json!(2))));
@@ -87,23 +91,30 @@ fn field_history_is_newest_first_paged_and_by_prefix() {
     assert_eq!(all.events[4].change, ChangeKind::Added);
     assert!(all.events.windows(2).all(|w| w[0].by.revision > w[1].by.revision));
     // Paging.
-    let p1 =
-        s.field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery { limit: Some(2), ..Default::default() }).unwrap();
+    let p1 = s
+        .field_history(
+            &ObjectKey::new("deployments.apps", NS, "web"),
+            ".spec.replicas",
+            &HistoryQuery { limit: Some(2), ..Default::default() },
+        )
+        .unwrap();
     assert_eq!(p1.events.len(), 2);
     let p2 = s
         .field_history(
-            "deployments.apps",
-            NS,
-            "web",
+            &ObjectKey::new("deployments.apps", NS, "web"),
             ".spec.replicas",
             &HistoryQuery { limit: Some(2), before_revision: p1.next_before_revision, ..Default::default() },
         )
         .unwrap();
     assert_eq!(p2.events[0].by.revision, all.events[2].by.revision);
     // A prefix covers the keyed item's fields; `.spec.rep` is not a prefix of `.spec.replicas`.
-    let items = s.field_history("deployments.apps", NS, "web", ".spec.containers", &HistoryQuery::default()).unwrap();
+    let items = s.field_history(&ObjectKey::new("deployments.apps", NS, "web"), ".spec.containers", &HistoryQuery::default()).unwrap();
     assert!(items.events.iter().any(|e| e.path == r#".spec.containers[name="app"].image"# && e.after == Some(json!("app:5"))));
-    assert!(s.field_history("deployments.apps", NS, "web", ".spec.rep", &HistoryQuery::default()).unwrap().events.is_empty());
+    assert!(s
+        .field_history(&ObjectKey::new("deployments.apps", NS, "web"), ".spec.rep", &HistoryQuery::default())
+        .unwrap()
+        .events
+        .is_empty());
 }
 
 #[test]
@@ -117,19 +128,19 @@ fn objects_at_compacted_revisions_are_rebuilt_exactly() {
         deploy(3, &[("c", "c:1")], &[]),
     ];
     for (i, cfg) in steps.iter().enumerate() {
-        let out = s.apply("deployments.apps", NS, cfg, &w("m").force(true)).unwrap();
+        let out = s.apply(&Collection::new("deployments.apps", NS), cfg, &w("m").force(true)).unwrap();
         versions.push(out);
         // An unrelated write in between, so revisions have gaps for this object.
-        s.create("configmaps", NS, &cm(&format!("gap{i}"), json!({})), &w("x")).unwrap();
+        s.create(&Collection::new("configmaps", NS), &cm(&format!("gap{i}"), json!({})), &w("x")).unwrap();
     }
     let last = s.revision();
     s.compact(last).unwrap();
     for v in &versions {
         let r = rv(v);
         let exact = GetOptions { resource_version: Some(r.to_string()), resource_version_match: Some(ResourceVersionMatch::Exact) };
-        assert!(matches!(s.get("deployments.apps", NS, "web", &exact), Err(Error::Expired(_)) | Ok(_)));
+        assert!(matches!(s.get(&ObjectKey::new("deployments.apps", NS, "web"), &exact), Err(Error::Expired(_)) | Ok(_)));
         for at in [r, r + 1] {
-            let rebuilt = s.object_at("deployments.apps", NS, "web", at).unwrap().expect("existed");
+            let rebuilt = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(at)).unwrap().expect("existed");
             let mut want = v.clone();
             want["metadata"].as_object_mut().unwrap().remove("managedFields");
             let mut got = rebuilt.clone();
@@ -138,20 +149,20 @@ fn objects_at_compacted_revisions_are_rebuilt_exactly() {
         }
     }
     // Before the create, the object did not exist.
-    assert_eq!(s.object_at("deployments.apps", NS, "web", rv(&versions[0]) - 1).unwrap(), None);
+    assert_eq!(s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(rv(&versions[0]) - 1)).unwrap(), None);
 }
 
 #[test]
 fn history_outlives_compaction_and_deletion_and_recreation_starts_a_new_timeline() {
     let s = store();
-    s.apply("deployments.apps", NS, &deploy(1, &[("a", "a:1")], &[]), &w("m")).unwrap();
-    let old_uid = s.get("deployments.apps", NS, "web", &GetOptions::default()).unwrap()["metadata"]["uid"].clone();
-    s.apply("deployments.apps", NS, &deploy(2, &[("a", "a:1")], &[]), &w("m")).unwrap();
-    let deleted_at = rv(&s.delete("deployments.apps", NS, "web", &Default::default()).unwrap());
+    s.apply(&Collection::new("deployments.apps", NS), &deploy(1, &[("a", "a:1")], &[]), &w("m")).unwrap();
+    let old_uid = s.get(&ObjectKey::new("deployments.apps", NS, "web"), &GetOptions::default()).unwrap()["metadata"]["uid"].clone();
+    s.apply(&Collection::new("deployments.apps", NS), &deploy(2, &[("a", "a:1")], &[]), &w("m")).unwrap();
+    let deleted_at = rv(&s.delete(&ObjectKey::new("deployments.apps", NS, "web"), &Default::default()).unwrap());
     let before_delete = s.revision();
-    s.apply("deployments.apps", NS, &deploy(7, &[("z", "z:1")], &[]), &w("n")).unwrap();
+    s.apply(&Collection::new("deployments.apps", NS), &deploy(7, &[("z", "z:1")], &[]), &w("n")).unwrap();
     s.compact(s.revision()).unwrap();
-    let h = s.field_history("deployments.apps", NS, "web", ".spec.replicas", &HistoryQuery::default()).unwrap();
+    let h = s.field_history(&ObjectKey::new("deployments.apps", NS, "web"), ".spec.replicas", &HistoryQuery::default()).unwrap();
     let summary: Vec<(ChangeKind, String)> = h.events.iter().map(|e| (e.change, e.uid.clone())).collect();
     assert_eq!(summary.len(), 4, "{summary:?}");
     assert_eq!(summary[1].0, ChangeKind::Removed);
@@ -160,21 +171,19 @@ fn history_outlives_compaction_and_deletion_and_recreation_starts_a_new_timeline
     // Only the old incarnation's timeline.
     let old = s
         .field_history(
-            "deployments.apps",
-            NS,
-            "web",
+            &ObjectKey::new("deployments.apps", NS, "web"),
             ".spec.replicas",
             &HistoryQuery { uid: old_uid.as_str().map(String::from), ..Default::default() },
         )
         .unwrap();
     assert_eq!(old.events.len(), 3);
     // Blame of the new incarnation only sees its own writes.
-    let blame = s.blame("deployments.apps", NS, "web").unwrap();
+    let blame = s.blame(&ObjectKey::new("deployments.apps", NS, "web")).unwrap();
     assert!(blame.iter().filter_map(|l| l.last_change.as_ref()).all(|c| c.manager == "n"));
     // The deleted incarnation is still readable at a revision before its deletion.
-    let old_obj = s.object_at("deployments.apps", NS, "web", deleted_at - 1).unwrap().unwrap();
+    let old_obj = s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), Revision(deleted_at - 1)).unwrap().unwrap();
     assert_eq!(old_obj["spec"]["replicas"], 2);
-    assert_eq!(s.object_at("deployments.apps", NS, "web", before_delete).unwrap(), None);
+    assert_eq!(s.object_at(&ObjectKey::new("deployments.apps", NS, "web"), before_delete).unwrap(), None);
 }
 
 #[test]
@@ -185,17 +194,17 @@ fn retention_keeps_the_last_changes_and_can_be_off() {
     s.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true).with_history(keep3)).unwrap();
     s.register(TypeSpec::new("", "v1", "Secret", "secrets").namespaced(true).with_history(HistoryPolicy::off())).unwrap();
     for i in 0..10 {
-        s.apply("configmaps", NS, &cm("c", json!({"v": i.to_string()})), &w("m")).unwrap();
+        s.apply(&Collection::new("configmaps", NS), &cm("c", json!({"v": i.to_string()})), &w("m")).unwrap();
     }
     std::thread::sleep(std::time::Duration::from_millis(5));
     assert_eq!(s.prune_history().unwrap(), 7);
-    let h = s.field_history("configmaps", NS, "c", "", &HistoryQuery::default()).unwrap();
-    let revs: std::collections::BTreeSet<u64> = h.events.iter().map(|e| e.by.revision).collect();
+    let h = s.field_history(&ObjectKey::new("configmaps", NS, "c"), "", &HistoryQuery::default()).unwrap();
+    let revs: std::collections::BTreeSet<Revision> = h.events.iter().map(|e| e.by.revision).collect();
     assert_eq!(revs.len(), 3);
     // Beyond retention the object at an old, compacted revision is gone: 410.
     s.compact(s.revision()).unwrap();
-    assert!(matches!(s.object_at("configmaps", NS, "c", 2), Err(Error::Expired(_))));
+    assert!(matches!(s.object_at(&ObjectKey::new("configmaps", NS, "c"), Revision(2)), Err(Error::Expired(_))));
     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "dg=="}});
-    s.apply("secrets", NS, &secret, &w("m")).unwrap();
-    assert!(s.field_history("secrets", NS, "s", "", &HistoryQuery::default()).unwrap().events.is_empty());
+    s.apply(&Collection::new("secrets", NS), &secret, &w("m")).unwrap();
+    assert!(s.field_history(&ObjectKey::new("secrets", NS, "s"), "", &HistoryQuery::default()).unwrap().events.is_empty());
 }

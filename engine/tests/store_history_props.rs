@@ -7,7 +7,7 @@
 
 use fieldstore_codec::{fields_v1, Set};
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{Options, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, ObjectKey, Options, Revision, Store, TypeSpec, WriteOptions};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,7 +68,7 @@ fn config(obj: u8, replicas: Option<u8>, items: &[(u8, u8)], tags: &[u8]) -> Val
 /// The owner index as a full scan of managedFields says it should be: (object, path, manager).
 fn scanned_ownership(s: &Store) -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
-    for o in s.list(RES, Some("ns"), &Default::default()).unwrap().items {
+    for o in s.list(&Collection::new(RES, Some("ns")), &Default::default()).unwrap().items {
         let name = o["metadata"]["name"].as_str().unwrap().to_string();
         let mut per_manager: BTreeMap<String, Set> = BTreeMap::new();
         for e in o["metadata"]["managedFields"].as_array().cloned().unwrap_or_default() {
@@ -106,18 +106,18 @@ proptest! {
             let before = s.revision();
             let out = match op {
                 Op::Apply { manager, obj, replicas, items, tags, force } => {
-                    s.apply(RES, Some("ns"), &config(*obj, *replicas, items, tags), &WriteOptions::new(format!("m{manager}")).force(*force)).map(|o| (format!("o{obj}"), Some(o)))
+                    s.apply(&Collection::new(RES, Some("ns")), &config(*obj, *replicas, items, tags), &WriteOptions::new(format!("m{manager}")).force(*force)).map(|o| (format!("o{obj}"), Some(o)))
                 }
                 Op::MergePatch { manager, obj, label, value } => {
                     let patch = json!({"metadata": {"labels": {format!("l{label}"): value.map(|v| format!("x{v}"))}}});
-                    s.patch(RES, Some("ns"), &format!("o{obj}"), PatchType::Merge, &patch, &WriteOptions::new(format!("m{manager}"))).map(|o| (format!("o{obj}"), Some(o)))
+                    s.patch(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), PatchType::Merge, &patch, &WriteOptions::new(format!("m{manager}"))).map(|o| (format!("o{obj}"), Some(o)))
                 }
-                Op::Delete { obj } => s.delete(RES, Some("ns"), &format!("o{obj}"), &Default::default()).map(|_| (format!("o{obj}"), None)),
+                Op::Delete { obj } => s.delete(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), &Default::default()).map(|_| (format!("o{obj}"), None)),
             };
             // Conflicts and missing objects write nothing.
             if let Ok((name, obj)) = out {
                 if s.revision() > before {
-                    versions.push((name, s.revision(), obj));
+                    versions.push((name, s.revision().0, obj));
                 }
             }
         }
@@ -135,7 +135,7 @@ proptest! {
         // After compaction every version is rebuilt from history, field values exact.
         s.compact(s.revision()).unwrap();
         for (name, rev, obj) in &versions {
-            let rebuilt = s.object_at(RES, Some("ns"), name, *rev).unwrap();
+            let rebuilt = s.object_at(&ObjectKey::new(RES, Some("ns"), name), Revision(*rev)).unwrap();
             prop_assert_eq!(rebuilt.map(strip), obj.clone().map(strip), "{} at {}", name, rev);
         }
     }

@@ -4,7 +4,9 @@
 #![cfg(feature = "store")]
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
-use fieldstore_engine::store::{ListOptions, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{
+    Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions,
+};
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -27,7 +29,7 @@ fn names(items: &[Value]) -> Vec<String> {
 }
 
 fn page(s: &Store, limit: usize, token: Option<String>) -> Result<fieldstore_engine::store::ObjectList, Error> {
-    s.list("configmaps", Some("ns"), &ListOptions { limit: Some(limit), continue_token: token, ..Default::default() })
+    s.list(&Collection::new("configmaps", Some("ns")), &ListOptions { limit: Some(limit), continue_token: token, ..Default::default() })
 }
 
 #[test]
@@ -35,19 +37,20 @@ fn pages_come_from_one_snapshot() {
     let s = store();
     let w = WriteOptions::new("t");
     for i in 0..25 {
-        s.create("configmaps", Some("ns"), &cm(&format!("o{i:02}"), json!({})), &w).unwrap();
+        s.create(&Collection::new("configmaps", Some("ns")), &cm(&format!("o{i:02}"), json!({})), &w).unwrap();
     }
     let p1 = page(&s, 10, None).unwrap();
     assert_eq!(p1.items.len(), 10);
     assert_eq!(p1.remaining_item_count, Some(15));
-    assert_eq!(p1.resource_version, 25);
+    assert_eq!(p1.resource_version, Revision(25));
     // Changes after the first page are not seen by later pages.
-    s.create("configmaps", Some("ns"), &cm("o99", json!({})), &w).unwrap();
-    s.delete("configmaps", Some("ns"), "o15", &Default::default()).unwrap();
-    s.patch("configmaps", Some("ns"), "o20", fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"v": "2"}}), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("o99", json!({})), &w).unwrap();
+    s.delete(&ObjectKey::new("configmaps", Some("ns"), "o15"), &Default::default()).unwrap();
+    s.patch(&ObjectKey::new("configmaps", Some("ns"), "o20"), fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"v": "2"}}), &w)
+        .unwrap();
     let p2 = page(&s, 10, p1.continue_token.clone()).unwrap();
     assert_eq!(p2.remaining_item_count, Some(5));
-    assert_eq!(p2.resource_version, 25);
+    assert_eq!(p2.resource_version, Revision(25));
     let p3 = page(&s, 10, p2.continue_token.clone()).unwrap();
     assert_eq!(p3.continue_token, None);
     assert_eq!(p3.remaining_item_count, None);
@@ -57,7 +60,7 @@ fn pages_come_from_one_snapshot() {
     assert_eq!(all, expected);
     assert_eq!(p3.items[0]["data"]["v"], "1", "o20 as of the snapshot");
     // A fresh list sees the changes.
-    let now = s.list("configmaps", Some("ns"), &Default::default()).unwrap();
+    let now = s.list(&Collection::new("configmaps", Some("ns")), &Default::default()).unwrap();
     assert_eq!(now.items.len(), 25);
     assert!(names(&now.items).contains(&"o99".to_string()));
     let json = now.to_json("v1", "ConfigMap");
@@ -69,7 +72,7 @@ fn pages_come_from_one_snapshot() {
 fn bad_tokens_are_rejected() {
     let s = store();
     for i in 0..3 {
-        s.create("configmaps", Some("ns"), &cm(&format!("o{i}"), json!({})), &WriteOptions::new("t")).unwrap();
+        s.create(&Collection::new("configmaps", Some("ns")), &cm(&format!("o{i}"), json!({})), &WriteOptions::new("t")).unwrap();
     }
     let p = page(&s, 1, None).unwrap();
     let token = p.continue_token.unwrap();
@@ -81,10 +84,10 @@ fn bad_tokens_are_rejected() {
     assert!(matches!(page(&s, 1, Some("garbage".into())), Err(Error::BadRequest(_))));
     let with_rv =
         ListOptions { limit: Some(1), continue_token: Some(token.clone()), resource_version: Some("2".into()), ..Default::default() };
-    assert!(matches!(s.list("configmaps", Some("ns"), &with_rv), Err(Error::BadRequest(_))));
+    assert!(matches!(s.list(&Collection::new("configmaps", Some("ns")), &with_rv), Err(Error::BadRequest(_))));
     // A token of another namespace's list does not continue this one.
     assert!(matches!(
-        s.list("configmaps", Some("other"), &ListOptions { continue_token: Some(token), ..Default::default() }),
+        s.list(&Collection::new("configmaps", Some("other")), &ListOptions { continue_token: Some(token), ..Default::default() }),
         Err(Error::BadRequest(_))
     ));
 }
@@ -93,17 +96,17 @@ fn bad_tokens_are_rejected() {
 fn label_and_field_selectors() {
     let s = store();
     let w = WriteOptions::new("t");
-    s.create("configmaps", Some("ns"), &cm("a", json!({"app": "web", "tier": "front"})), &w).unwrap();
-    s.create("configmaps", Some("ns"), &cm("b", json!({"app": "db"})), &w).unwrap();
-    s.create("configmaps", Some("ns"), &cm("c", json!({})), &w).unwrap();
-    s.create("configmaps", Some("other"), &cm("d", json!({"app": "web"})), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", json!({"app": "web", "tier": "front"})), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("b", json!({"app": "db"})), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("c", json!({})), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("other")), &cm("d", json!({"app": "web"})), &w).unwrap();
     let sel = |ns: Option<&str>, l: &str, f: &str| {
         let o = ListOptions {
             label_selector: Some(l.into()).filter(|s: &String| !s.is_empty()),
             field_selector: Some(f.into()).filter(|s: &String| !s.is_empty()),
             ..Default::default()
         };
-        names(&s.list("configmaps", ns, &o).unwrap().items)
+        names(&s.list(&Collection::new("configmaps", ns), &o).unwrap().items)
     };
     assert_eq!(sel(Some("ns"), "app=web", ""), ["a"]);
     assert_eq!(sel(Some("ns"), "app==web", ""), ["a"]);
@@ -117,37 +120,40 @@ fn label_and_field_selectors() {
     assert_eq!(sel(None, "", "metadata.namespace=other"), ["d"]);
     assert_eq!(sel(None, "", "metadata.name!=a,metadata.namespace==ns"), ["b", "c"]);
     let bad = ListOptions { field_selector: Some("spec.x=1".into()), ..Default::default() };
-    assert!(matches!(s.list("configmaps", None, &bad), Err(Error::BadRequest(_))));
+    assert!(matches!(s.list(&Collection::new("configmaps", None), &bad), Err(Error::BadRequest(_))));
     // With a selector, remainingItemCount is not computed (as Kubernetes).
-    let paged =
-        s.list("configmaps", None, &ListOptions { label_selector: Some("app".into()), limit: Some(1), ..Default::default() }).unwrap();
+    let paged = s
+        .list(
+            &Collection::new("configmaps", None),
+            &ListOptions { label_selector: Some("app".into()), limit: Some(1), ..Default::default() },
+        )
+        .unwrap();
     assert_eq!(paged.remaining_item_count, None);
     assert!(paged.continue_token.is_some());
-    assert!(matches!(s.list("namespaces", Some("ns"), &Default::default()), Err(Error::BadRequest(_))));
+    assert!(matches!(s.list(&Collection::new("namespaces", Some("ns")), &Default::default()), Err(Error::BadRequest(_))));
 }
 
 #[test]
 fn resource_version_semantics() {
     let s = store();
     let w = WriteOptions::new("t");
-    s.create("configmaps", Some("ns"), &cm("a", json!({})), &w).unwrap();
-    s.create("configmaps", Some("ns"), &cm("b", json!({})), &w).unwrap();
-    s.delete("configmaps", Some("ns"), "a", &Default::default()).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", json!({})), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("b", json!({})), &w).unwrap();
+    s.delete(&ObjectKey::new("configmaps", Some("ns"), "a"), &Default::default()).unwrap();
     let at = |rv: &str, limit: Option<usize>, m: Option<ResourceVersionMatch>| {
         s.list(
-            "configmaps",
-            Some("ns"),
+            &Collection::new("configmaps", Some("ns")),
             &ListOptions { resource_version: Some(rv.into()), limit, resource_version_match: m, ..Default::default() },
         )
     };
     // Exact with a limit: the state at revision 1.
     let old = at("1", Some(10), None).unwrap();
-    assert_eq!((names(&old.items), old.resource_version), (vec!["a".to_string()], 1));
+    assert_eq!((names(&old.items), old.resource_version), (vec!["a".to_string()], Revision(1)));
     assert_eq!(names(&at("2", None, Some(ResourceVersionMatch::Exact)).unwrap().items), ["a", "b"]);
     // Not older than: the current state.
     let fresh = at("1", None, None).unwrap();
-    assert_eq!((names(&fresh.items), fresh.resource_version), (vec!["b".to_string()], 3));
-    assert_eq!(at("0", Some(1), None).unwrap().resource_version, 3);
+    assert_eq!((names(&fresh.items), fresh.resource_version), (vec!["b".to_string()], Revision(3)));
+    assert_eq!(at("0", Some(1), None).unwrap().resource_version, Revision(3));
     // The future: a bounded wait, then 504 Timeout.
     let e = at("100", None, None).unwrap_err();
     assert!(matches!(e, Error::TooLargeResourceVersion { requested: 100, current: 3 }));
@@ -163,13 +169,11 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
         let mut o = cm(&format!("j{i:02}"), json!({"tier": if i % 3 == 0 { "a" } else { "b" }}));
         o["metadata"]["annotations"] = json!({"note": "}{\"\\", "z": "é"});
         o["data"] = json!({"k": i, "nested": {"metadata": {"x": i}}});
-        s.apply("configmaps", Some("ns"), &o, &w).unwrap();
+        s.apply(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     }
     // Another manager's write gives objects two managedFields entries.
     s.patch(
-        "configmaps",
-        Some("ns"),
-        "j01",
+        &ObjectKey::new("configmaps", Some("ns"), "j01"),
         fieldstore_engine::patch::PatchType::Merge,
         &json!({"data": {"extra": "1"}}),
         &WriteOptions::new("other"),
@@ -183,8 +187,8 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
         let mut opts = opts;
         let mut pages = 0;
         loop {
-            let values = s.list("configmaps", Some("ns"), &opts).unwrap();
-            let texts = s.list_json("configmaps", Some("ns"), &opts).unwrap();
+            let values = s.list(&Collection::new("configmaps", Some("ns")), &opts).unwrap();
+            let texts = s.list_json(&Collection::new("configmaps", Some("ns")), &opts).unwrap();
             let want: Vec<Vec<u8>> = values.items.iter().map(|v| serde_json::to_vec(v).unwrap()).collect();
             assert_eq!(texts.items, want, "{opts:?}");
             assert_eq!(

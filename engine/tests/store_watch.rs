@@ -3,7 +3,7 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Options, Store, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::store::{Collection, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -30,23 +30,23 @@ fn from_a_revision_every_change_once_in_order_while_writers_run() {
     let s = store(Options::default());
     let w = WriteOptions::new("t");
     for i in 0..50 {
-        s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 7), i), &w).unwrap();
+        s.apply(&Collection::new("configmaps", Some("ns")), &cm(&format!("o{}", i % 7), i), &w).unwrap();
     }
     let writer = {
         let s: Store = (*s).clone();
         std::thread::spawn(move || {
             for i in 50..300 {
-                s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 7), i), &WriteOptions::new("t")).unwrap();
+                s.apply(&Collection::new("configmaps", Some("ns")), &cm(&format!("o{}", i % 7), i), &WriteOptions::new("t")).unwrap();
             }
         })
     };
     // Start mid-stream from revision 20: replay, then live, with no gap at the seam.
     std::thread::sleep(Duration::from_millis(5));
-    let mut watch = s.watch("configmaps", Some("ns"), &rv_opts("20")).unwrap();
+    let mut watch = s.watch(&Collection::new("configmaps", Some("ns")), &rv_opts("20")).unwrap();
     let mut seen = Vec::new();
     while seen.len() < 280 {
         match watch.next_timeout(T).expect("event") {
-            e @ (WatchEvent::Added(_) | WatchEvent::Modified(_)) => seen.push(e.revision().unwrap()),
+            e @ (WatchEvent::Added(_) | WatchEvent::Modified(_)) => seen.push(e.revision().unwrap().0),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -59,15 +59,15 @@ fn from_a_revision_every_change_once_in_order_while_writers_run() {
 fn from_zero_sends_the_state_then_changes() {
     let s = store(Options::default());
     let w = WriteOptions::new("t");
-    s.create("configmaps", Some("ns"), &cm("a", 1), &w).unwrap();
-    s.create("configmaps", Some("ns"), &cm("b", 1), &w).unwrap();
-    s.delete("configmaps", Some("ns"), "a", &Default::default()).unwrap();
-    let mut watch = s.watch("configmaps", Some("ns"), &rv_opts("0")).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("b", 1), &w).unwrap();
+    s.delete(&ObjectKey::new("configmaps", Some("ns"), "a"), &Default::default()).unwrap();
+    let mut watch = s.watch(&Collection::new("configmaps", Some("ns")), &rv_opts("0")).unwrap();
     match watch.next_timeout(T).unwrap() {
         WatchEvent::Added(o) => assert_eq!(o["metadata"]["name"], "b"),
         e => panic!("{e:?}"),
     }
-    s.delete("configmaps", Some("ns"), "b", &Default::default()).unwrap();
+    s.delete(&ObjectKey::new("configmaps", Some("ns"), "b"), &Default::default()).unwrap();
     match watch.next_timeout(T).unwrap() {
         WatchEvent::Deleted(o) => {
             assert_eq!((o["metadata"]["name"].as_str(), o["metadata"]["resourceVersion"].as_str()), (Some("b"), Some("4")))
@@ -79,31 +79,36 @@ fn from_zero_sends_the_state_then_changes() {
 #[test]
 fn watch_list_ends_initial_events_with_an_annotated_bookmark() {
     let s = store(Options::default());
-    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &WriteOptions::new("t")).unwrap();
     let opts = WatchOptions { send_initial_events: Some(true), allow_bookmarks: true, ..Default::default() };
-    let mut watch = s.watch("configmaps", None, &opts).unwrap();
+    let mut watch = s.watch(&Collection::new("configmaps", None), &opts).unwrap();
     assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Added(_))));
     let b = watch.next_timeout(T).unwrap();
-    assert!(matches!(b, WatchEvent::Bookmark { revision: 1, initial_events_end: true }));
+    assert!(matches!(b, WatchEvent::Bookmark { revision: Revision(1), initial_events_end: true }));
     assert_eq!(b.to_json("v1", "ConfigMap")["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
 }
 
 #[test]
 fn bookmarks_periodic_and_on_demand() {
     let s = store(Options::default().bookmark_interval(Duration::from_millis(100)));
-    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
-    let mut quiet = s.watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), ..Default::default() }).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    let mut quiet = s
+        .watch(&Collection::new("configmaps", Some("ns")), &WatchOptions { resource_version: Some("1".into()), ..Default::default() })
+        .unwrap();
     let mut watch = s
-        .watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() })
+        .watch(
+            &Collection::new("configmaps", Some("ns")),
+            &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() },
+        )
         .unwrap();
     let start = Instant::now();
-    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 1, .. })));
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(1), .. })));
     assert!(start.elapsed() >= Duration::from_millis(90));
     // Writes elsewhere move the bookmark's revision.
-    s.create("configmaps", Some("other"), &cm("b", 1), &WriteOptions::new("t")).unwrap();
+    s.create(&Collection::new("configmaps", Some("other")), &cm("b", 1), &WriteOptions::new("t")).unwrap();
     let big = Store::clone(&s);
     big.request_bookmark();
-    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: 2, .. })));
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(2), .. })));
     assert!(quiet.next_timeout(Duration::from_millis(250)).is_none(), "no bookmarks unless allowed");
 }
 
@@ -115,14 +120,17 @@ fn durations_beyond_the_clock_do_not_overflow() {
     let options =
         Options::default().bookmark_interval(Duration::MAX).future_revision_wait(Duration::MAX).compaction_interval(Duration::MAX);
     let s = store(options);
-    s.create("configmaps", Some("ns"), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &WriteOptions::new("t")).unwrap();
     let at_one = fieldstore_engine::store::GetOptions { resource_version: Some("1".into()), ..Default::default() };
-    assert_eq!(s.get("configmaps", Some("ns"), "a", &at_one).unwrap()["data"]["v"], "1");
+    assert_eq!(s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &at_one).unwrap()["data"]["v"], "1");
     let mut watch = s
-        .watch("configmaps", Some("ns"), &WatchOptions { resource_version: Some("0".into()), allow_bookmarks: true, ..Default::default() })
+        .watch(
+            &Collection::new("configmaps", Some("ns")),
+            &WatchOptions { resource_version: Some("0".into()), allow_bookmarks: true, ..Default::default() },
+        )
         .unwrap();
     assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
-    s.create("configmaps", Some("ns"), &cm("b", 1), &WriteOptions::new("t")).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("b", 1), &WriteOptions::new("t")).unwrap();
     assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
 }
 
@@ -131,22 +139,21 @@ fn selector_watches_see_objects_enter_and_leave() {
     let s = store(Options::default());
     let w = WriteOptions::new("t");
     let opts = WatchOptions { resource_version: Some("0".into()), label_selector: Some("app=web".into()), ..Default::default() };
-    let mut watch = s.watch("configmaps", Some("ns"), &opts).unwrap();
+    let mut watch = s.watch(&Collection::new("configmaps", Some("ns")), &opts).unwrap();
     let mut o = cm("a", 1);
-    s.create("configmaps", Some("ns"), &o, &w).unwrap();
+    s.create(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     o["metadata"]["labels"] = json!({"app": "web"});
-    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    s.update(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     o["data"]["v"] = json!("2");
-    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    s.update(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     o["metadata"]["labels"] = json!({"app": "db"});
-    s.update("configmaps", Some("ns"), &o, &w).unwrap();
+    s.update(&Collection::new("configmaps", Some("ns")), &o, &w).unwrap();
     let kinds: Vec<&str> = (0..3).map(|_| watch.next_timeout(T).unwrap().type_name()).collect();
     assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
     // The same from history.
     let mut replay = s
         .watch(
-            "configmaps",
-            Some("ns"),
+            &Collection::new("configmaps", Some("ns")),
             &WatchOptions { resource_version: Some("1".into()), label_selector: Some("app=web".into()), ..Default::default() },
         )
         .unwrap();
@@ -157,11 +164,11 @@ fn selector_watches_see_objects_enter_and_leave() {
 #[test]
 fn a_slow_watcher_is_ended_without_blocking_writers() {
     let s = store(Options::default().watch_buffer(4));
-    s.apply("configmaps", Some("ns"), &cm("a", 0), &WriteOptions::new("t")).unwrap();
-    let mut slow = s.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap();
+    s.apply(&Collection::new("configmaps", Some("ns")), &cm("a", 0), &WriteOptions::new("t")).unwrap();
+    let mut slow = s.watch(&Collection::new("configmaps", Some("ns")), &rv_opts("1")).unwrap();
     let start = Instant::now();
     for i in 1..50 {
-        s.apply("configmaps", Some("ns"), &cm("a", i), &WriteOptions::new("t")).unwrap();
+        s.apply(&Collection::new("configmaps", Some("ns")), &cm("a", i), &WriteOptions::new("t")).unwrap();
     }
     assert!(start.elapsed() < Duration::from_secs(30));
     let mut delivered = 0;
@@ -187,13 +194,12 @@ fn a_slow_watcher_is_ended_without_blocking_writers() {
 fn async_watches_on_one_thread_see_every_change_once_in_order() {
     let s = store(Options::default().bookmark_interval(Duration::from_millis(100)).watch_buffer(400));
     let w = WriteOptions::new("t");
-    s.apply("configmaps", Some("ns"), &cm("seed", 0), &w).unwrap();
+    s.apply(&Collection::new("configmaps", Some("ns")), &cm("seed", 0), &w).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    let watches: Vec<_> = (0..200).map(|_| s.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap()).collect();
+    let watches: Vec<_> = (0..200).map(|_| s.watch(&Collection::new("configmaps", Some("ns")), &rv_opts("1")).unwrap()).collect();
     let mut idle = s
         .watch(
-            "configmaps",
-            Some("other"),
+            &Collection::new("configmaps", Some("other")),
             &WatchOptions { resource_version: Some("1".into()), allow_bookmarks: true, ..Default::default() },
         )
         .unwrap();
@@ -201,7 +207,7 @@ fn async_watches_on_one_thread_see_every_change_once_in_order() {
         let s: Store = (*s).clone();
         std::thread::spawn(move || {
             for i in 1..=300 {
-                s.apply("configmaps", Some("ns"), &cm(&format!("o{}", i % 5), i), &WriteOptions::new("t")).unwrap();
+                s.apply(&Collection::new("configmaps", Some("ns")), &cm(&format!("o{}", i % 5), i), &WriteOptions::new("t")).unwrap();
             }
         })
     };
@@ -213,7 +219,7 @@ fn async_watches_on_one_thread_see_every_change_once_in_order() {
                     let mut revs = Vec::new();
                     while revs.len() < 300 {
                         match tokio::time::timeout(T, watch.next_async(tokio::time::sleep)).await.expect("an event in time") {
-                            Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => revs.push(e.revision().unwrap()),
+                            Some(e @ (WatchEvent::Added(_) | WatchEvent::Modified(_))) => revs.push(e.revision().unwrap().0),
                             other => panic!("unexpected {other:?}"),
                         }
                     }
@@ -233,14 +239,14 @@ fn async_watches_on_one_thread_see_every_change_once_in_order() {
     }
     // Nothing written in "other": the idle watch hears bookmarks, at the latest revision.
     let b = rt.block_on(async { tokio::time::timeout(T, idle.next_async(tokio::time::sleep)).await.unwrap() });
-    assert!(matches!(b, Some(WatchEvent::Bookmark { revision: 301, .. })), "{b:?}");
+    assert!(matches!(b, Some(WatchEvent::Bookmark { revision: Revision(301), .. })), "{b:?}");
 
     // A watch that is not polled overflows its buffer and ends with 410 when polled again.
     let small = store(Options::default().watch_buffer(4));
-    small.apply("configmaps", Some("ns"), &cm("a", 0), &w).unwrap();
-    let mut slow = small.watch("configmaps", Some("ns"), &rv_opts("1")).unwrap();
+    small.apply(&Collection::new("configmaps", Some("ns")), &cm("a", 0), &w).unwrap();
+    let mut slow = small.watch(&Collection::new("configmaps", Some("ns")), &rv_opts("1")).unwrap();
     for i in 1..20 {
-        small.apply("configmaps", Some("ns"), &cm("a", i), &w).unwrap();
+        small.apply(&Collection::new("configmaps", Some("ns")), &cm("a", i), &w).unwrap();
     }
     let ended = rt.block_on(async {
         let mut events = Vec::new();

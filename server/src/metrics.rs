@@ -254,7 +254,7 @@ pub async fn serve(
             }
             let head = String::from_utf8_lossy(&buf[..n]);
             let (status, body) = if head.starts_with("GET /metrics ") {
-                ("200 OK", metrics.render(store.revision(), store.compacted_revision()))
+                ("200 OK", metrics.render(store.revision().0, store.compacted_revision().0))
             } else {
                 ("404 Not Found", "not found: try GET /metrics\n".to_string())
             };

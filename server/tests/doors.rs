@@ -9,7 +9,7 @@
 #[path = "support/http_server.rs"]
 mod http_server;
 
-use fieldstore_engine::store::{FieldValidation, GetOptions, Options, Store, WriteOptions};
+use fieldstore_engine::store::{Collection, FieldValidation, GetOptions, ObjectKey, Options, Store, WriteOptions};
 use fieldstore_server::proto::pb::{self, store_client::StoreClient};
 use http_server::Server;
 use serde::Deserialize;
@@ -205,11 +205,11 @@ async fn namespaces_scale_and_validation_are_the_same_over_http_and_grpc() {
 fn namespaces_and_crds_are_the_same_embedded() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), Options::default()).unwrap();
-    let ns = store.create("namespaces", None, &namespace("embedded"), &WriteOptions::new("app")).unwrap();
+    let ns = store.create(&Collection::new("namespaces", None), &namespace("embedded"), &WriteOptions::new("app")).unwrap();
     assert_kubernetes_namespace(&ns, "embedded", "app");
     store.ensure_namespaces().unwrap();
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        let ns = store.get("namespaces", None, name, &GetOptions::default()).unwrap();
+        let ns = store.get(&ObjectKey::new("namespaces", None, name), &GetOptions::default()).unwrap();
         assert_kubernetes_namespace(&ns, name, "fieldstore");
     }
     // A CRD written by any door defines its type in the same write.
@@ -218,11 +218,13 @@ fn namespaces_and_crds_are_the_same_embedded() {
         "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                  "versions": [{"name": "v1", "served": true, "storage": true,
                      "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}});
-    store.create("customresourcedefinitions", None, &crd, &WriteOptions::new("app")).unwrap();
+    store.create(&Collection::new("customresourcedefinitions", None), &crd, &WriteOptions::new("app")).unwrap();
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "embedded"}, "spec": {"size": 3, "color": "red"}});
     // Field validation as a write option: the undeclared field dropped, with its warning.
     let opts = WriteOptions::new("app").field_validation(Some(FieldValidation::Warn));
-    let written = store.write(fieldstore_engine::store::WriteVerb::Create, "widgets.example.com", Some("embedded"), &w, &opts).unwrap();
+    let written = store
+        .write(fieldstore_engine::store::WriteVerb::Create, &Collection::new("widgets.example.com", Some("embedded")), &w, &opts)
+        .unwrap();
     assert_eq!(written.warnings, vec!["unknown field \"spec.color\"".to_string()]);
     assert_eq!(written.object["spec"], json!({"size": 3}));
     // Strict refuses it with every undeclared field named.
@@ -230,6 +232,6 @@ fn namespaces_and_crds_are_the_same_embedded() {
     let mut w2 = w.clone();
     w2["metadata"]["name"] = json!("w2");
     w2["other"] = json!(1);
-    let err = store.create("widgets.example.com", Some("embedded"), &w2, &strict).unwrap_err();
+    let err = store.create(&Collection::new("widgets.example.com", Some("embedded")), &w2, &strict).unwrap_err();
     assert_eq!(err.to_string(), "strict decoding error: unknown field \"other\", unknown field \"spec.color\"");
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fieldstore_engine::store::{builtin_types, GetOptions, Options, Store, TypeSpec};
+use fieldstore_engine::store::{builtin_types, GetOptions, ObjectKey, Options, Store, TypeSpec};
 use serde_json::{json, Value};
 
 /// The history note the import gives every object.
@@ -327,7 +327,9 @@ fn resource_version(object: &Value) -> u64 {
 /// Checks every object of `objects` in `store` against what was put into etcd.
 fn assert_imported(store: &Store, objects: &[Expected]) {
     let get = |e: &Expected| {
-        store.get(&e.resource, e.namespace.as_deref(), &e.name, &GetOptions::default()).unwrap_or_else(|err| panic!("{}: {err}", e.key))
+        store
+            .get(&ObjectKey::new(&e.resource, e.namespace.as_deref(), &e.name), &GetOptions::default())
+            .unwrap_or_else(|err| panic!("{}: {err}", e.key))
     };
     for e in objects {
         let got = get(e);
@@ -349,7 +351,7 @@ fn assert_imported(store: &Store, objects: &[Expected]) {
         for field in ["uid", "creationTimestamp", "managedFields", "labels", "generation"] {
             assert_eq!(got["metadata"][field], e.object["metadata"][field], "{}: metadata.{field}", e.key);
         }
-        let log = store.object_log(&e.resource, e.namespace.as_deref(), &e.name, None).unwrap();
+        let log = store.object_log(&ObjectKey::new(&e.resource, e.namespace.as_deref(), &e.name), None).unwrap();
         assert_eq!(log.len(), 1, "{}: {log:?}", e.key);
         assert_eq!((log[0].event.as_str(), log[0].note.as_str()), ("ADDED", NOTE), "{}", e.key);
     }
@@ -430,7 +432,7 @@ fn import_from_etcd_into_a_store_on_etcd() {
     let store = Store::open_etcd(std::slice::from_ref(&etcd.url), "/fs-import", Options::default()).unwrap();
     for name in ["configmap-fixture", "deployment-fixture", "w1"] {
         let e = objects.iter().find(|e| e.name == name).unwrap();
-        let got = store.get(&e.resource, e.namespace.as_deref(), &e.name, &GetOptions::default()).unwrap();
+        let got = store.get(&ObjectKey::new(&e.resource, e.namespace.as_deref(), &e.name), &GetOptions::default()).unwrap();
         let mut expected = e.object.clone();
         expected["metadata"]["resourceVersion"] = got["metadata"]["resourceVersion"].clone();
         assert_eq!(got, expected, "{}", e.key);

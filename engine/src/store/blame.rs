@@ -5,6 +5,7 @@
 //! (`object prefix ‖ !revision`), newest first, and are written in the batch of the write they
 //! describe. See `engine/STORAGE.md` for the record layout and retention.
 
+use super::address::{ObjectKey, Revision};
 use super::core::Core;
 use super::history_record::{take_untracked, Record};
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
@@ -23,7 +24,7 @@ use std::collections::HashMap;
 #[serde(rename_all = "camelCase")]
 pub struct Attribution {
     /// The revision of the write.
-    pub revision: u64,
+    pub revision: Revision,
     /// When, RFC 3339 (seconds).
     pub time: String,
     /// Milliseconds since the Unix epoch.
@@ -86,7 +87,7 @@ pub struct FieldTimeline {
     /// Newest first.
     pub events: Vec<FieldEvent>,
     /// Pass as `before_revision` for the next page; `None` on the last page.
-    pub next_before_revision: Option<u64>,
+    pub next_before_revision: Option<Revision>,
 }
 
 /// One write of an object, as its log lists it.
@@ -111,9 +112,9 @@ pub struct WriteEntry {
 #[derive(Debug, Clone, Default)]
 pub struct HistoryQuery {
     /// Only changes at revisions below this one (paging; `None`: from the newest).
-    pub before_revision: Option<u64>,
+    pub before_revision: Option<Revision>,
     /// Only changes at or after this revision.
-    pub since_revision: Option<u64>,
+    pub since_revision: Option<Revision>,
     /// At most this many events (default 100).
     pub limit: Option<usize>,
     /// Only this incarnation of the object (`None`: every one).
@@ -123,7 +124,7 @@ pub struct HistoryQuery {
 fn attribution(revision: u64, r: &Record) -> Attribution {
     let secs = i64::try_from(r.unix_millis / 1000).unwrap_or(0);
     Attribution {
-        revision,
+        revision: Revision(revision),
         time: rfc3339::format(secs),
         unix_millis: r.unix_millis,
         manager: r.manager.clone(),
@@ -152,10 +153,11 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::NotFound`] when the object does not exist.
-    pub fn blame(&self, resource: &str, namespace: Option<&str>, name: &str) -> Result<Vec<BlameLine>> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
-        let mut obj = self.get(resource, Some(&ns).filter(|s| !s.is_empty()).map(String::as_str), name, &Default::default())?;
+    pub fn blame(&self, key: &ObjectKey) -> Result<Vec<BlameLine>> {
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let name = key.name.as_str();
+        let mut obj = self.get(key, &Default::default())?;
         let saved = take_untracked(&mut obj);
         let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("").to_string();
         let leaves = to_field_set(t.schema, t.root, &obj).map_err(Error::Invalid)?.leaves();
@@ -204,22 +206,15 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
     /// write in history; [`Error::BadRequest`] for a namespace error.
-    pub fn field_history(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        name: &str,
-        path: &str,
-        query: &HistoryQuery,
-    ) -> Result<FieldTimeline> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
-        let prefix = keys::object_prefix(t.id, &ns, name);
+    pub fn field_history(&self, key: &ObjectKey, path: &str, query: &HistoryQuery) -> Result<FieldTimeline> {
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = query.limit.unwrap_or(100).max(1);
-        let since = query.since_revision.unwrap_or(0);
+        let since = query.since_revision.map_or(0, |r| r.0);
         let mut events = Vec::new();
         let mut next = None;
-        self.core().history_scan(&prefix, query.before_revision.unwrap_or(u64::MAX), &mut |rev, r| {
+        self.core().history_scan(&prefix, query.before_revision.map_or(u64::MAX, |r| r.0), &mut |rev, r| {
             if rev < since {
                 return Ok(Flow::Stop);
             }
@@ -248,15 +243,15 @@ impl Store {
             Ok(Flow::Continue)
         })?;
         if events.is_empty() {
-            self.known(resource, namespace, name, &prefix)?;
+            self.known(key, &prefix)?;
         }
-        Ok(FieldTimeline { events, next_before_revision: next })
+        Ok(FieldTimeline { events, next_before_revision: next.map(Revision) })
     }
 
     /// Fails with [`Error::NotFound`] unless the object exists or history holds a write of it
     /// (a deleted object's history stays readable): the log or timeline of an object that never
     /// was is not an empty one.
-    fn known(&self, resource: &str, namespace: Option<&str>, name: &str, prefix: &[u8]) -> Result<()> {
+    fn known(&self, key: &ObjectKey, prefix: &[u8]) -> Result<()> {
         let mut any = false;
         self.core().history_scan(prefix, u64::MAX, &mut |_, _| {
             any = true;
@@ -265,7 +260,7 @@ impl Store {
         if any {
             return Ok(());
         }
-        self.get(resource, namespace, name, &Default::default()).map(|_| ())
+        self.get(key, &Default::default()).map(|_| ())
     }
 
     /// Every write of the object that history still holds, newest first (at most `limit`):
@@ -274,10 +269,10 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
     /// write in history.
-    pub fn object_log(&self, resource: &str, namespace: Option<&str>, name: &str, limit: Option<usize>) -> Result<Vec<WriteEntry>> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
-        let prefix = keys::object_prefix(t.id, &ns, name);
+    pub fn object_log(&self, key: &ObjectKey, limit: Option<usize>) -> Result<Vec<WriteEntry>> {
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
         self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
@@ -291,7 +286,7 @@ impl Store {
             Ok(if out.len() >= limit { Flow::Stop } else { Flow::Continue })
         })?;
         if out.is_empty() {
-            self.get(resource, namespace, name, &Default::default())?;
+            self.get(key, &Default::default())?;
         }
         Ok(out)
     }
@@ -303,9 +298,11 @@ impl Store {
     /// # Errors
     /// [`Error::Expired`] when neither versions nor history reach back to `revision`;
     /// [`Error::TooLargeResourceVersion`] for a future revision.
-    pub fn object_at(&self, resource: &str, namespace: Option<&str>, name: &str, revision: u64) -> Result<Option<Value>> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
+    pub fn object_at(&self, key: &ObjectKey, revision: Revision) -> Result<Option<Value>> {
+        let Revision(revision) = revision;
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let name = key.name.as_str();
         self.core().wait_for(revision)?;
         let prefix = keys::object_prefix(t.id, &ns, name);
         let core = self.core();

@@ -79,7 +79,7 @@ pub(crate) fn object_key(prefix: &[u8], revision: u64) -> Vec<u8> {
 
 /// The parts of an object version key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ObjectKey<'k> {
+pub(crate) struct VersionKey<'k> {
     /// The object prefix (everything but the revision).
     pub prefix: &'k [u8],
     pub type_id: u32,
@@ -89,7 +89,7 @@ pub(crate) struct ObjectKey<'k> {
 }
 
 /// Splits an object version key.
-pub(crate) fn parse_object_key(key: &[u8]) -> Result<ObjectKey<'_>> {
+pub(crate) fn parse_object_key(key: &[u8]) -> Result<VersionKey<'_>> {
     let bad = || Error::Corrupt(format!("malformed object key {key:?}"));
     if key.len() < 4 + 2 + 8 {
         return Err(bad());
@@ -104,7 +104,7 @@ pub(crate) fn parse_object_key(key: &[u8]) -> Result<ObjectKey<'_>> {
     let name = name.get(1..).ok_or_else(bad)?;
     let namespace = std::str::from_utf8(ns).map_err(|_| bad())?;
     let name = std::str::from_utf8(name).map_err(|_| bad())?;
-    Ok(ObjectKey { prefix, type_id, namespace, name, revision })
+    Ok(VersionKey { prefix, type_id, namespace, name, revision })
 }
 
 /// Splits an object prefix (`type id ‖ ns ‖ 0x00 ‖ name ‖ 0x00`) into type id, namespace and

@@ -6,6 +6,7 @@
 //! keys is a 400; one older than the compacted revision a 410 whose Status carries a token that
 //! continues the list at the current revision (Kubernetes' "inconsistent continue").
 
+use super::address::{Collection, Revision};
 use super::core::Core;
 use super::keys::{self, CF_OBJECTS};
 use super::kv::Flow;
@@ -23,7 +24,7 @@ pub struct ObjectList<T = Value> {
     /// The objects, in key order (namespace, then name).
     pub items: Vec<T>,
     /// The revision the list was read at.
-    pub resource_version: u64,
+    pub resource_version: Revision,
     /// The token of the next page, if there is more.
     pub continue_token: Option<String>,
     /// How many objects follow this page (only without selectors, as Kubernetes).
@@ -88,15 +89,15 @@ impl ObjectList<Vec<u8>> {
 type ItemFn<'a, T> = dyn FnMut(&[u8], u64, Option<&ObjectFilter<'_>>) -> Result<Option<T>> + 'a;
 
 impl Store {
-    /// Lists objects of a resource in one namespace (or all namespaces with `None`), as of one
-    /// revision, optionally paged and filtered.
+    /// Lists the objects of a collection (a resource in one namespace, or in all with no
+    /// namespace), as of one revision, optionally paged and filtered.
     ///
     /// # Errors
     /// [`Error::BadRequest`] for malformed selectors, resourceVersions or continue tokens, or a
     /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
     /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
-    pub fn list(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList> {
-        self.list_with(resource, namespace, opts, &mut |record, revision, labels| {
+    pub fn list(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList> {
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let obj = object::decode(record, revision)?;
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
@@ -108,8 +109,8 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::list`].
-    pub fn list_json(&self, resource: &str, namespace: Option<&str>, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
-        self.list_with(resource, namespace, opts, &mut |record, revision, labels| match labels {
+    pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| match labels {
             // Label selectors (and field selectors beyond the name) read the object.
             Some(l) => {
                 let obj = object::decode(record, revision)?;
@@ -161,7 +162,7 @@ impl Store {
         }
         if tok.revision == Token::LATEST {
             // An inconsistent continuation: the rest of the list as it is now.
-            Ok(PageStart { at: self.revision(), key: tok.key, remaining: None })
+            Ok(PageStart { at: self.revision().0, key: tok.key, remaining: None })
         } else if tok.revision < self.core().compacted.load(std::sync::atomic::Ordering::SeqCst) {
             let continue_token = Token { revision: Token::LATEST, remaining: None, key: tok.key }.encode();
             Err(Error::InconsistentContinue { continue_token })
@@ -328,7 +329,7 @@ impl<T> Page<T> {
             (true, Some(key)) => Some(Token { revision: from.at, remaining: remaining_item_count, key }.encode()),
             _ => None,
         };
-        ObjectList { items: self.items, resource_version: from.at, continue_token, remaining_item_count }
+        ObjectList { items: self.items, resource_version: Revision(from.at), continue_token, remaining_item_count }
     }
 }
 

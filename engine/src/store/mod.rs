@@ -14,16 +14,17 @@
 //!
 //! # Examples
 //! ```
-//! use fieldstore_engine::store::{Options, Store, TypeSpec, WriteOptions, GetOptions};
+//! use fieldstore_engine::store::{Collection, Options, Store, TypeSpec, WriteOptions};
 //! use serde_json::json;
 //! # let dir = std::env::temp_dir().join(format!("fs-doc-{}", std::process::id()));
 //! let store = Store::open(&dir, Options::default())?;
 //! store.register(TypeSpec::new("", "v1", "ConfigMap", "configmaps").namespaced(true))?;
 //! let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}});
-//! let created = store.apply("configmaps", Some("default"), &cm, &WriteOptions::new("me"))?;
+//! let configmaps = Collection::new("configmaps", Some("default"));
+//! let created = store.apply(&configmaps, &cm, &WriteOptions::new("me"))?;
 //! let rv = created["metadata"]["resourceVersion"].clone();
 //! // Applying the same configuration again writes nothing.
-//! let again = store.apply("configmaps", Some("default"), &cm, &WriteOptions::new("me"))?;
+//! let again = store.apply(&configmaps, &cm, &WriteOptions::new("me"))?;
 //! assert_eq!(again["metadata"]["resourceVersion"], rv);
 //! # drop(store); std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), fieldstore_engine::Error>(())
@@ -34,12 +35,13 @@
 // 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB), `etcd`;
 // 2. values: `cache`, `validate`, `types` (registered types), `builtin` (the built-in kinds),
 //    `object` (records), `view`;
-// 3. requests: `selectors`, `options`;
+// 3. requests: `address` (objects, collections, revisions), `selectors`, `options`;
 // 4. state: `hub` (watch fan-out), `core` (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
 //    `meta` (metadata rules), `compact`;
 // 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`.
+mod address;
 mod blame;
 mod builtin;
 mod cache;
@@ -70,6 +72,7 @@ mod view;
 mod wait;
 mod watch;
 
+pub use address::{Collection, ObjectKey, Revision};
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};
 pub use builtin::{builtin_type, builtin_types};
 pub use keys::EventType;
@@ -218,8 +221,8 @@ impl Store {
 
     /// The current revision: every write up to it is visible.
     #[must_use]
-    pub fn revision(&self) -> u64 {
-        self.core().visible.load(Ordering::SeqCst)
+    pub fn revision(&self) -> Revision {
+        Revision(self.core().visible.load(Ordering::SeqCst))
     }
 
     /// The store's current revision, linearizable: on a store shared by several processes
@@ -228,14 +231,14 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Etcd`] when etcd cannot be read.
-    pub fn current_revision(&self) -> Result<u64> {
-        follow::latest(self.core())
+    pub fn current_revision(&self) -> Result<Revision> {
+        follow::latest(self.core()).map(Revision)
     }
 
     /// The compacted revision: history before it is gone (0: never compacted).
     #[must_use]
-    pub fn compacted_revision(&self) -> u64 {
-        self.core().compacted.load(Ordering::SeqCst)
+    pub fn compacted_revision(&self) -> Revision {
+        Revision(self.core().compacted.load(Ordering::SeqCst))
     }
 
     fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {

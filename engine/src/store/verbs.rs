@@ -1,5 +1,6 @@
 //! The store's public verbs: types, create, get, update, apply, patch, delete, compaction.
 
+use super::address::{Collection, ObjectKey, Revision};
 use super::commit::{precondition, Plan};
 use super::core::now_time;
 use super::history_record::Who;
@@ -131,7 +132,7 @@ impl Store {
     /// Kubernetes has no such call).
     pub fn request_bookmark(&self) {
         let hub = self.core().hub.lock();
-        hub.bookmark_all(self.revision());
+        hub.bookmark_all(self.revision().0);
     }
 
     /// The deepest nesting of objects and arrays the store accepts ([`Options::max_depth`]).
@@ -149,14 +150,16 @@ impl Store {
         parse(bytes, Syntax::Yaml, self.core().options.max_depth).map(|d| d.value).map_err(|e| Error::BadRequest(e.to_string()))
     }
 
-    /// Creates an object (`metadata.name`, or `metadata.generateName` for a generated one).
-    /// The object gets a uid, creationTimestamp and generation 1.
+    /// Creates an object in the collection `of` (named by its `metadata.name`, or
+    /// `metadata.generateName` for a generated name; its namespace is the collection's, or the
+    /// body's when the collection names none). The object gets a uid, creationTimestamp and
+    /// generation 1.
     ///
     /// # Errors
     /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
     /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
-    pub fn create(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Create, resource, namespace, object, opts)?.object)
+    pub fn create(&self, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        Ok(self.write(WriteVerb::Create, of, object, opts)?.object)
     }
 
     /// Creates an object exactly as another store kept it (an import from a kube-apiserver's
@@ -169,8 +172,8 @@ impl Store {
     /// # Errors
     /// [`Error::AlreadyExists`]; those of [`Store::create`] (unknown resource, scope, name,
     /// apiVersion and kind, depth, size); [`Error::BadRequest`] for malformed managedFields.
-    pub fn import(&self, resource: &str, namespace: Option<&str>, object: &Value, note: &str) -> Result<Value> {
-        let (t, ns, name) = self.addressed(resource, namespace, object)?;
+    pub fn import(&self, of: &Collection, object: &Value, note: &str) -> Result<Value> {
+        let (t, ns, name) = self.addressed(&of.resource, of.ns(), object)?;
         validate::name(&name)?;
         let now = now_time();
         let who = Who { manager: String::new(), operation: Some(Operation::Update), subresource: String::new(), note: note.into() };
@@ -232,8 +235,8 @@ impl Store {
     ///
     /// # Errors
     /// Those of the verb.
-    pub fn write(&self, verb: WriteVerb, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Written> {
-        super::wait::block_on(self.write_async(verb, resource, namespace, object, opts))
+    pub fn write(&self, verb: WriteVerb, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Written> {
+        super::wait::block_on(self.write_async(verb, of, object, opts))
     }
 
     /// [`Store::write`] as a future: the object is read and the write planned where the future
@@ -243,14 +246,8 @@ impl Store {
     ///
     /// # Errors
     /// Those of the verb.
-    pub async fn write_async(
-        &self,
-        verb: WriteVerb,
-        resource: &str,
-        namespace: Option<&str>,
-        object: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Written> {
+    pub async fn write_async(&self, verb: WriteVerb, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Written> {
+        let (resource, namespace) = (of.resource.as_str(), of.ns());
         match self.write_once(verb, resource, namespace, object, opts).await {
             // Undeclared fields, and options that allow them: written once more without them.
             Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
@@ -283,9 +280,10 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Expired`] for an exact revision before the compacted one;
     /// [`Error::TooLargeResourceVersion`]; [`Error::BadRequest`] for a malformed resourceVersion.
-    pub fn get(&self, resource: &str, namespace: Option<&str>, name: &str, opts: &GetOptions) -> Result<Value> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
+    pub fn get(&self, key: &ObjectKey, opts: &GetOptions) -> Result<Value> {
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let name = key.name.as_str();
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let at = match (rv, opts.resource_version_match) {
             (Some(r), Some(ResourceVersionMatch::Exact)) if r > 0 => {
@@ -295,7 +293,7 @@ impl Store {
             }
             (Some(r), _) if r > 0 => {
                 self.core().wait_for(r)?;
-                self.revision()
+                self.revision().0
             }
             _ => super::follow::latest(self.core())?,
         };
@@ -320,8 +318,8 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
     /// not match; those of [`Store::create`].
-    pub fn update(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Update, resource, namespace, object, opts)?.object)
+    pub fn update(&self, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        Ok(self.write(WriteVerb::Update, of, object, opts)?.object)
     }
 
     async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -347,8 +345,8 @@ impl Store {
     /// # Errors
     /// [`Error::Conflict`] with the conflicting managers unless forced; those of
     /// [`Store::update`].
-    pub fn apply(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Apply, resource, namespace, config, opts)?.object)
+    pub fn apply(&self, of: &Collection, config: &Value, opts: &WriteOptions) -> Result<Value> {
+        Ok(self.write(WriteVerb::Apply, of, config, opts)?.object)
     }
 
     async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -393,41 +391,26 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::Patch`] when the patch does not apply; those of [`Store::update`].
-    pub fn patch(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        patch: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Value> {
-        Ok(self.patch_written(resource, namespace, name, patch_type, patch, opts)?.object)
+    pub fn patch(&self, key: &ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
+        Ok(self.patch_written(key, patch_type, patch, opts)?.object)
     }
 
     /// [`Store::patch`], with the warnings of what it wrote: fields of the patched object that
     /// its schema does not declare are treated as [`WriteOptions::field_validation`] says. A
-    /// [`PatchType::Apply`] patch is an apply configuration of the object `name`
-    /// ([`Store::apply`]; its `metadata.name`, when set, must be `name`).
+    /// [`PatchType::Apply`] patch is an apply configuration of the object `key` names
+    /// ([`Store::apply`]; its `metadata.name`, when set, must be that name).
     ///
     /// # Errors
     /// Those of [`Store::patch`].
-    pub fn patch_written(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        name: &str,
-        patch_type: PatchType,
-        patch: &Value,
-        opts: &WriteOptions,
-    ) -> Result<Written> {
+    pub fn patch_written(&self, key: &ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Written> {
+        let name = key.name.as_str();
         if patch_type == PatchType::Apply {
             let mut config = patch.clone();
             address(&mut config, name)?;
-            return self.write(WriteVerb::Apply, resource, namespace, &config, opts);
+            return self.write(WriteVerb::Apply, &key.collection(), &config, opts);
         }
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
         validate::depth(patch, self.core().options.max_depth)?;
         let fm = self.field_manager(&t, opts)?;
         let meta = match t.spec.schema {
@@ -473,9 +456,10 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Precondition`] when the uid or resourceVersion
     /// precondition fails.
-    pub fn delete(&self, resource: &str, namespace: Option<&str>, name: &str, opts: &DeleteOptions) -> Result<Value> {
-        let t = self.resolve(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
+    pub fn delete(&self, key: &ObjectKey, opts: &DeleteOptions) -> Result<Value> {
+        let t = self.resolve(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let name = key.name.as_str();
         let now = now_time();
         let deleter = Who::default();
         self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
@@ -523,26 +507,22 @@ impl Store {
         })
     }
 
-    /// Deletes every object the list options select (each deletion is its own revision).
+    /// Deletes every object of the collection `of` the list options select (each deletion is its
+    /// own revision).
     /// Returns the objects deleted or being deleted.
     ///
     /// # Errors
     /// Those of [`Store::list`] and [`Store::delete`] (objects deleted meanwhile are skipped).
-    pub fn delete_collection(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        list: &ListOptions,
-        opts: &DeleteOptions,
-    ) -> Result<Vec<Value>> {
+    pub fn delete_collection(&self, of: &Collection, list: &ListOptions, opts: &DeleteOptions) -> Result<Vec<Value>> {
         let mut listed = ListOptions { limit: None, continue_token: None, ..list.clone() };
         listed.limit = None;
-        let items = self.list(resource, namespace, &listed)?.items;
+        let items = self.list(of, &listed)?.items;
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
             let ns = item.pointer("/metadata/namespace").and_then(Value::as_str);
-            match self.delete(resource, ns, name, opts) {
+            let key = ObjectKey { resource: of.resource.clone(), namespace: ns.map(str::to_string), name: name.to_string() };
+            match self.delete(&key, opts) {
                 Ok(v) => out.push(v),
                 Err(Error::NotFound { .. }) => {}
                 Err(e) => return Err(e),
@@ -565,8 +545,8 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::BadRequest`] for a revision past the current one; [`Error::Storage`].
-    pub fn compact(&self, revision: u64) -> Result<()> {
-        compact::compact(self.core(), revision)
+    pub fn compact(&self, revision: Revision) -> Result<()> {
+        compact::compact(self.core(), revision.0)
     }
 
     /// Applies every type's history retention now (the background loop also does, every

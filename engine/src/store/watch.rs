@@ -21,6 +21,7 @@
 //! without events, and whenever [`Store::request_bookmark`] is called. A bookmark at `N` means every
 //! change up to `N` has been delivered.
 
+use super::address::{Collection, Revision};
 use super::core::Core;
 use super::hub::Msg;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_OBJECTS};
@@ -73,7 +74,7 @@ pub enum WatchEvent {
     /// Every change up to `revision` has been delivered.
     Bookmark {
         /// The revision.
-        revision: u64,
+        revision: Revision,
         /// Whether this bookmark ends the initial events of a watch-list.
         initial_events_end: bool,
     },
@@ -84,10 +85,10 @@ pub enum WatchEvent {
 impl WatchEvent {
     /// The revision of the event (`None` for errors).
     #[must_use]
-    pub fn revision(&self) -> Option<u64> {
+    pub fn revision(&self) -> Option<Revision> {
         match self {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
-                o.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).and_then(|s| s.parse().ok())
+                o.get("metadata").and_then(|m| m.get("resourceVersion")).and_then(Value::as_str).and_then(|s| s.parse().ok()).map(Revision)
             }
             WatchEvent::Bookmark { revision, .. } => Some(*revision),
             WatchEvent::Error(_) => None,
@@ -156,14 +157,14 @@ impl std::fmt::Debug for Watch {
 }
 
 impl Store {
-    /// Watches a resource in one namespace (or all with `None`).
+    /// Watches a collection: a resource in one namespace, or in all with no namespace.
     ///
     /// # Errors
     /// [`Error::Expired`] when the resourceVersion is before the compacted revision;
     /// [`Error::BadRequest`] for malformed selectors or resourceVersions.
-    pub fn watch(&self, resource: &str, namespace: Option<&str>, opts: &WatchOptions) -> Result<Watch> {
-        let t = self.resolve(resource)?;
-        let namespace = namespace.filter(|s| !s.is_empty()).map(str::to_string);
+    pub fn watch(&self, of: &Collection, opts: &WatchOptions) -> Result<Watch> {
+        let t = self.resolve(&of.resource)?;
+        let namespace = of.ns().filter(|s| !s.is_empty()).map(str::to_string);
         if let Some(ns) = &namespace {
             validate::namespace(ns)?;
         }
@@ -211,8 +212,7 @@ impl Store {
                 if opts.send_initial_events != Some(false) {
                     if reg > 0 {
                         let list = self.list(
-                            &t.spec.resource(),
-                            namespace.as_deref(),
+                            &Collection { resource: t.spec.resource(), namespace: namespace.clone() },
                             &ListOptions {
                                 label_selector: opts.label_selector.clone(),
                                 field_selector: opts.field_selector.clone(),
@@ -224,7 +224,7 @@ impl Store {
                         w.pending.extend(list.items.into_iter().map(|o| WatchEvent::Added(Arc::new(o))));
                     }
                     if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
-                        w.pending.push_back(WatchEvent::Bookmark { revision: reg, initial_events_end: true });
+                        w.pending.push_back(WatchEvent::Bookmark { revision: Revision(reg), initial_events_end: true });
                     }
                 }
             }
@@ -379,7 +379,7 @@ impl Watch {
             Msg::Bookmark(rev) => {
                 self.last = self.last.max(rev);
                 if self.allow_bookmarks {
-                    self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+                    self.pending.push_back(WatchEvent::Bookmark { revision: Revision(self.last), initial_events_end: false });
                 }
             }
         }
@@ -394,7 +394,7 @@ impl Watch {
             if self.rx.is_empty() {
                 self.last = self.last.max(self.core.visible.load(Ordering::SeqCst));
                 drop(hub);
-                self.pending.push_back(WatchEvent::Bookmark { revision: self.last, initial_events_end: false });
+                self.pending.push_back(WatchEvent::Bookmark { revision: Revision(self.last), initial_events_end: false });
             }
         }
     }

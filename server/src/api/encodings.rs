@@ -87,7 +87,7 @@ impl EventEncodings {
         };
         let (body, revision) = match found {
             Some(found) => found,
-            None => (body::encode(object, accept)?, WatchEvent::Added(object.clone()).revision().unwrap_or(0)),
+            None => (body::encode(object, accept)?, WatchEvent::Added(object.clone()).revision().map_or(0, |r| r.0)),
         };
         let message = kind.map(|(k, build)| (k, build(k, body.clone(), revision)));
         let out = message.as_ref().map_or_else(|| body.data.clone(), |(_, m)| m.clone());

@@ -26,10 +26,11 @@ pub use encodings::{Build, EventEncodings};
 pub use events::{next_event, Next};
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
+pub use fieldstore_engine::store::{Collection, ObjectKey};
 use fieldstore_engine::store::{FieldValidation, ObjectList, Store, WriteOptions, WriteVerb, Written};
 use fieldstore_engine::{Error, Reason, Status};
 use parking_lot::Mutex;
-pub use request::{Collection, ListForm, ObjectKey, Request};
+pub use request::{ListForm, Request};
 pub use response::{Opened, Response};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -198,21 +199,19 @@ impl Api {
 
     async fn execute(&self, who: &Identity, req: Request) -> Result<Response, Status> {
         match req {
-            Request::Get { key, opts } => Ok(Response::Object(self.call(move |s| s.get(&key.resource, key.ns(), &key.name, &opts)).await?)),
+            Request::Get { key, opts } => Ok(Response::Object(self.call(move |s| s.get(&key, &opts)).await?)),
             Request::List { of, opts, form } => {
                 let spec = self.spec(&of.resource)?;
                 Ok(match form {
                     // Pages read as JSON text: no object is parsed and serialised again.
-                    ListForm::Json => {
-                        Response::ListJson { page: self.call(move |s| s.list_json(&of.resource, of.ns(), &opts)).await?, spec }
-                    }
-                    ListForm::Objects => Response::List { page: self.call(move |s| s.list(&of.resource, of.ns(), &opts)).await?, spec },
+                    ListForm::Json => Response::ListJson { page: self.call(move |s| s.list_json(&of, &opts)).await?, spec },
+                    ListForm::Objects => Response::List { page: self.call(move |s| s.list(&of, &opts)).await?, spec },
                 })
             }
             Request::Watch { of, opts } => {
                 let spec = self.spec(&of.resource)?;
                 let slot = self.reserve_watch(&who.user)?;
-                let watch = self.call(move |s| s.watch(&of.resource, of.ns(), &opts)).await?;
+                let watch = self.call(move |s| s.watch(&of, &opts)).await?;
                 Ok(Response::Watch(Opened { watch, spec, slot }))
             }
             Request::Write { verb, of, body, body_len, opts } => self.run_write(who, verb, of, body, body_len, opts).await,
@@ -234,26 +233,24 @@ impl Api {
                 let value = patch.value;
                 let (resource, name) = (key.resource.clone(), key.name.clone());
                 let mut written = self
-                    .call(move |s| s.patch_written(&key.resource, key.ns(), &key.name, patch_type, &value, &opts))
+                    .call(move |s| s.patch_written(&key, patch_type, &value, &opts))
                     .await
                     .map_err(|e| self.naming(e, &resource, Some(&name)))?;
                 warnings.append(&mut written.warnings);
                 Ok(Response::Written(Written { object: written.object, warnings }))
             }
-            Request::Delete { key, opts } => {
-                Ok(Response::Object(self.call(move |s| s.delete(&key.resource, key.ns(), &key.name, &opts)).await?))
-            }
+            Request::Delete { key, opts } => Ok(Response::Object(self.call(move |s| s.delete(&key, &opts)).await?)),
             Request::DeleteCollection { of, list, opts } => {
                 let spec = self.spec(&of.resource)?;
-                let items = self.call(move |s| s.delete_collection(&of.resource, of.ns(), &list, &opts)).await?;
+                let items = self.call(move |s| s.delete_collection(&of, &list, &opts)).await?;
                 Ok(Response::Deleted { items, spec })
             }
-            Request::GetScale { key } => Ok(Response::Object(self.call(move |s| s.scale(&key.resource, key.ns(), &key.name)).await?)),
+            Request::GetScale { key } => Ok(Response::Object(self.call(move |s| s.scale(&key)).await?)),
             Request::UpdateScale { key, change, mut opts } => {
                 if opts.manager.is_empty() {
                     opts.manager.clone_from(&who.user);
                 }
-                Ok(Response::Object(self.call(move |s| s.update_scale(&key.resource, key.ns(), &key.name, &change, &opts)).await?))
+                Ok(Response::Object(self.call(move |s| s.update_scale(&key, &change, &opts)).await?))
             }
             other => self.execute_history(other).await,
         }
@@ -288,16 +285,12 @@ impl Api {
             serde_json::to_value(v).map_err(|e| Error::BadRequest(e.to_string()))
         }
         let answer = match req {
-            Request::Blame { key } => Response::Json(self.call(move |s| json(&s.blame(&key.resource, key.ns(), &key.name)?)).await?),
+            Request::Blame { key } => Response::Json(self.call(move |s| json(&s.blame(&key)?)).await?),
             Request::FieldHistory { key, path, query } => {
-                Response::Json(self.call(move |s| json(&s.field_history(&key.resource, key.ns(), &key.name, &path, &query)?)).await?)
+                Response::Json(self.call(move |s| json(&s.field_history(&key, &path, &query)?)).await?)
             }
-            Request::ObjectLog { key, limit } => {
-                Response::Json(self.call(move |s| json(&s.object_log(&key.resource, key.ns(), &key.name, limit)?)).await?)
-            }
-            Request::ObjectAt { key, revision } => {
-                Response::ObjectAt(self.call(move |s| s.object_at(&key.resource, key.ns(), &key.name, revision)).await?)
-            }
+            Request::ObjectLog { key, limit } => Response::Json(self.call(move |s| json(&s.object_log(&key, limit)?)).await?),
+            Request::ObjectAt { key, revision } => Response::ObjectAt(self.call(move |s| s.object_at(&key, revision)).await?),
             Request::OwnersOf { resource, path } => Response::Json(self.call(move |s| json(&s.owners_of(&resource, &path)?)).await?),
             Request::ObjectsManagedBy { manager, resource, limit, continue_token } => Response::Json(
                 self.call(move |s| json(&s.objects_managed_by_page(&manager, resource.as_deref(), limit, continue_token.as_deref())?))
@@ -312,7 +305,7 @@ impl Api {
                 let compacted = self
                     .call(move |s| {
                         s.compact(match revision {
-                            Some(r) if r > 0 => r,
+                            Some(r) if r.0 > 0 => r,
                             _ => s.current_revision()?,
                         })?;
                         Ok(s.compacted_revision())
@@ -368,10 +361,10 @@ impl Api {
     ) -> Result<Written, Status> {
         if body_len > INLINE_WRITE_BYTES {
             let (of, object, opts) = (of.clone(), object.clone(), opts.clone());
-            return self.call(move |s| s.write(verb, &of.resource, of.ns(), &object, &opts)).await;
+            return self.call(move |s| s.write(verb, &of, &object, &opts)).await;
         }
         let deadline = self.limits.request_deadline;
-        match tokio::time::timeout(deadline, self.store.write_async(verb, &of.resource, of.ns(), object, opts)).await {
+        match tokio::time::timeout(deadline, self.store.write_async(verb, of, object, opts)).await {
             Err(_) => Err(timeout(deadline)),
             Ok(r) => r.map_err(|e| Status::from(&e)),
         }

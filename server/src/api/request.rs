@@ -3,53 +3,11 @@
 
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, HistoryQuery, ListOptions, ScaleChange, WatchOptions, WriteOptions, WriteVerb};
+use fieldstore_engine::store::{
+    Collection, DeleteOptions, GetOptions, HistoryQuery, ListOptions, ObjectKey, Revision, ScaleChange, WatchOptions, WriteOptions,
+    WriteVerb,
+};
 use serde_json::Value;
-
-/// One object: its resource (as a client names it: plural, `plural.group`, kind, short name),
-/// namespace (none for cluster-scoped objects) and name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectKey {
-    /// The resource.
-    pub resource: String,
-    /// The namespace.
-    pub namespace: Option<String>,
-    /// The name.
-    pub name: String,
-}
-
-impl ObjectKey {
-    /// The object `name` of `resource` in `namespace` (an empty namespace is none).
-    pub fn new(resource: impl Into<String>, namespace: Option<&str>, name: impl Into<String>) -> Self {
-        ObjectKey { resource: resource.into(), namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string), name: name.into() }
-    }
-
-    /// The namespace, as the store's verbs take it.
-    pub fn ns(&self) -> Option<&str> {
-        self.namespace.as_deref()
-    }
-}
-
-/// The objects of a resource in one namespace, or in all (or cluster-scoped ones).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Collection {
-    /// The resource, as a client names it.
-    pub resource: String,
-    /// The namespace; none for all of them.
-    pub namespace: Option<String>,
-}
-
-impl Collection {
-    /// The objects of `resource` in `namespace` (an empty namespace is none).
-    pub fn new(resource: impl Into<String>, namespace: Option<&str>) -> Self {
-        Collection { resource: resource.into(), namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string) }
-    }
-
-    /// The namespace, as the store's verbs take it.
-    pub fn ns(&self) -> Option<&str> {
-        self.namespace.as_deref()
-    }
-}
 
 /// How a list's objects come back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,7 +127,7 @@ pub enum Request {
         /// The object.
         key: ObjectKey,
         /// The revision.
-        revision: u64,
+        revision: Revision,
     },
     /// The managers owning a field path across a resource's objects.
     OwnersOf {
@@ -213,7 +171,7 @@ pub enum Request {
     /// Compacts history before a revision (the current one when none).
     Compact {
         /// The revision.
-        revision: Option<u64>,
+        revision: Option<Revision>,
     },
     /// The current and the compacted revision.
     Revision,

@@ -1,6 +1,6 @@
 //! What the request layer answers ([`Response`]), before a door encodes it.
 
-use fieldstore_engine::store::{ObjectList, TypeSpec, Watch, Written};
+use fieldstore_engine::store::{ObjectList, Revision, TypeSpec, Watch, Written};
 use fieldstore_engine::{Reason, Status};
 use serde_json::Value;
 
@@ -42,9 +42,9 @@ pub enum Response {
     /// The store's revisions.
     Revision {
         /// The current revision.
-        revision: u64,
+        revision: Revision,
         /// The compacted revision.
-        compacted: u64,
+        compacted: Revision,
     },
     /// Registered types.
     Types(Vec<TypeSpec>),

@@ -9,7 +9,7 @@ use crate::proto::pb::{self, store_client::StoreClient};
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, FieldValidation, GetOptions, HistoryQuery, ListOptions, Store, TypeSpec, WatchOptions, WriteOptions,
+    DeleteOptions, FieldValidation, GetOptions, HistoryQuery, ListOptions, Revision, Store, TypeSpec, WatchOptions, WriteOptions,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -67,6 +67,10 @@ pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str
     Some(flag.or(in_object).filter(|s| !s.is_empty()).unwrap_or("default").to_string())
 }
 
+/// The field manager of non-apply writes when `--manager` is not given (and the user the
+/// in-process backend runs requests as).
+pub const DEFAULT_MANAGER: &str = "fieldstore";
+
 /// Which write an object body makes (the engine's; the CLI's `replace` is `Update`).
 pub use fieldstore_engine::store::WriteVerb;
 
@@ -95,9 +99,9 @@ pub trait Backend {
         }
     }
     /// A write of an object body.
-    fn write(&self, verb: WriteVerb, resource: &str, ns: Option<&str>, obj: &Value, opts: &WriteOptions) -> Result<Value> {
+    fn write(&self, verb: WriteVerb, of: Collection, obj: &Value, opts: &WriteOptions) -> Result<Value> {
         let body = Document { value: obj.clone(), duplicates: Vec::new() };
-        Ok(self.run(Request::Write { verb, of: Collection::new(resource, ns), body, body_len: 0, opts: opts.clone() })?.object()?)
+        Ok(self.run(Request::Write { verb, of, body, body_len: 0, opts: opts.clone() })?.object()?)
     }
     /// A patch.
     fn patch(&self, key: ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
@@ -109,7 +113,7 @@ pub trait Backend {
         Ok(self.run(Request::Get { key, opts: GetOptions { resource_version, ..GetOptions::default() } })?.object()?)
     }
     /// One object as it was at a revision (`None`: it did not exist).
-    fn object_at(&self, key: ObjectKey, revision: u64) -> Result<Option<Value>> {
+    fn object_at(&self, key: ObjectKey, revision: Revision) -> Result<Option<Value>> {
         match self.run(Request::ObjectAt { key, revision })? {
             Response::ObjectAt(v) => Ok(v),
             _ => Err(unexpected()),
@@ -127,14 +131,14 @@ pub trait Backend {
         Ok(self.run(Request::Delete { key, opts: opts.clone() })?.object()?)
     }
     /// Compacts (the current revision when `None`); returns the compacted revision.
-    fn compact(&self, revision: Option<u64>) -> Result<u64> {
+    fn compact(&self, revision: Option<Revision>) -> Result<Revision> {
         match self.run(Request::Compact { revision })? {
             Response::Revision { compacted, .. } => Ok(compacted),
             _ => Err(unexpected()),
         }
     }
     /// The current revision.
-    fn revision(&self) -> Result<u64> {
+    fn revision(&self) -> Result<Revision> {
         match self.run(Request::Revision)? {
             Response::Revision { revision, .. } => Ok(revision),
             _ => Err(unexpected()),
@@ -190,7 +194,7 @@ pub trait Backend {
         Ok(self.run(req)?.count()?)
     }
     /// Makes every open watch emit a bookmark; returns the revision.
-    fn request_bookmark(&self) -> Result<u64> {
+    fn request_bookmark(&self) -> Result<Revision> {
         match self.run(Request::RequestBookmark)? {
             Response::Revision { revision, .. } => Ok(revision),
             _ => Err(unexpected()),
@@ -246,7 +250,7 @@ impl Local {
     pub fn new(store: Store) -> Result<Local> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| CliError::Usage(e.to_string()))?;
         let api = Api::new(store, Arc::new(Auth::open()), Limits { max_request_bytes: usize::MAX, ..Limits::default() }, Arc::default());
-        Ok(Local { api, runtime, who: Identity { user: super::store::DEFAULT_MANAGER.into(), groups: Vec::new() } })
+        Ok(Local { api, runtime, who: Identity { user: DEFAULT_MANAGER.into(), groups: Vec::new() } })
     }
 }
 
@@ -408,7 +412,7 @@ impl Remote {
                     object: oref(&key),
                     path,
                     limit: query.limit.unwrap_or(0) as u64,
-                    before_revision: query.before_revision.unwrap_or(0),
+                    before_revision: query.before_revision.map_or(0, |r| r.0),
                 };
                 json(self.call(|mut c| async move { c.field_history(req).await })?)
             }
@@ -417,7 +421,7 @@ impl Remote {
                 json(self.call(|mut c| async move { c.object_log(req).await })?)
             }
             Request::ObjectAt { key, revision } => {
-                let req = pb::ObjectAtRequest { object: oref(&key), revision, accept: String::new() };
+                let req = pb::ObjectAtRequest { object: oref(&key), revision: revision.0, accept: String::new() };
                 let r = self.call(|mut c| async move { c.object_at(req).await })?;
                 Ok(Response::ObjectAt(r.object.map(|b| serde_json::from_slice(&b.data).map_err(CliError::InputJson)).transpose()?))
             }
@@ -449,16 +453,16 @@ impl Remote {
                 Ok(Response::Count(self.call(|mut c| async move { c.release(req).await })?.count))
             }
             Request::Compact { revision } => {
-                let r = self.call(|mut c| async move { c.compact(pb::CompactRequest { revision: revision.unwrap_or(0) }).await })?;
-                Ok(Response::Revision { revision: 0, compacted: r.compacted_revision })
+                let r = self.call(|mut c| async move { c.compact(pb::CompactRequest { revision: revision.map_or(0, |r| r.0) }).await })?;
+                Ok(Response::Revision { revision: Revision(0), compacted: Revision(r.compacted_revision) })
             }
             Request::Revision => {
                 let r = self.call(|mut c| async move { c.revision(pb::RevisionRequest {}).await })?;
-                Ok(Response::Revision { revision: r.revision, compacted: r.compacted_revision })
+                Ok(Response::Revision { revision: Revision(r.revision), compacted: Revision(r.compacted_revision) })
             }
             Request::RequestBookmark => {
                 let r = self.call(|mut c| async move { c.request_bookmark(pb::RequestBookmarkRequest {}).await })?;
-                Ok(Response::Revision { revision: r.revision, compacted: 0 })
+                Ok(Response::Revision { revision: Revision(r.revision), compacted: Revision(0) })
             }
             Request::RegisterType { definition } => {
                 let r =

@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::Args;
 use etcd_client::{Client, ConnectOptions, GetOptions, GetResponse, KvClient};
 use fieldstore_codec::k8s_protobuf;
-use fieldstore_engine::store::{Options, Store};
+use fieldstore_engine::store::{Collection, Options, Store};
 use serde_json::Value;
 
 use super::error::{CliError, Result};
@@ -361,7 +361,7 @@ impl Import<'_> {
             }
         };
         let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str).filter(|s| !s.is_empty());
-        match self.store.import(&spec.resource(), namespace, &object, NOTE) {
+        match self.store.import(&Collection::new(spec.resource(), namespace), &object, NOTE) {
             Ok(_) => {
                 self.tally.imported += 1;
                 self.tally.kinds.insert((api_version, kind));

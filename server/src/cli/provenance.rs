@@ -8,7 +8,7 @@ use super::output::{age, print_value, s, scalar, u, Output};
 use super::stdio::write_stdout;
 use crate::api::ObjectKey;
 use clap::Args;
-use fieldstore_engine::store::HistoryQuery;
+use fieldstore_engine::store::{HistoryQuery, Revision};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -228,7 +228,7 @@ fn yaml(v: &Value, indent: &str, pointer: &str, notes: &HashMap<&str, &Value>, r
 pub fn history(store: &dyn Backend, a: &HistoryArgs) -> Result<()> {
     let spec = store.find_type(&a.resource)?;
     let ns = namespace_for(&spec, a.namespace.as_deref(), None);
-    let q = HistoryQuery { limit: a.limit, before_revision: a.before_revision, ..HistoryQuery::default() };
+    let q = HistoryQuery { limit: a.limit, before_revision: a.before_revision.map(Revision), ..HistoryQuery::default() };
     let t = store.field_history(ObjectKey::new(&spec.resource, ns.as_deref(), &a.name), &a.path, &q)?;
     if a.output != Output::Text {
         return print_value(&t, a.output);

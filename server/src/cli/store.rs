@@ -6,19 +6,16 @@
 //! Resources on the command line may be named by plural (`configmaps`), `plural.group`,
 //! kind (`ConfigMap`, any case) or singular (`configmap`).
 
-use super::backend::{namespace_for, Backend, WriteVerb};
+use super::backend::{namespace_for, Backend, WriteVerb, DEFAULT_MANAGER};
 use super::error::{CliError, Result};
 use super::output::{age_since, print_value, print_written, table, Output};
 use super::stdio::{read_input, write_stdout};
 use crate::api::{Collection, ObjectKey};
 use clap::{Args, Subcommand, ValueEnum};
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, ListOptions, WriteOptions, DEFAULT_MAX_DEPTH};
+use fieldstore_engine::store::{DeleteOptions, ListOptions, Revision, WriteOptions, DEFAULT_MAX_DEPTH};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// The field manager of non-apply writes when `--manager` is not given.
-pub const DEFAULT_MANAGER: &str = "fieldstore";
 
 /// `types` subcommands.
 #[derive(Debug, Subcommand)]
@@ -235,7 +232,7 @@ pub fn get(store: &dyn Backend, args: &GetArgs) -> Result<()> {
     let spec = store.find_type(&args.resource)?;
     let ns = namespace_for(&spec, args.namespace.as_deref(), None);
     let obj = match args.at_revision {
-        Some(rev) => store.object_at(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), rev)?.ok_or_else(|| {
+        Some(rev) => store.object_at(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), Revision(rev))?.ok_or_else(|| {
             fieldstore_engine::Error::NotFound { resource: spec.resource.clone(), name: format!("{} (at revision {rev})", args.name) }
         })?,
         None => store.get(ObjectKey::new(&spec.resource, ns.as_deref(), &args.name), args.resource_version.clone())?,
@@ -301,7 +298,7 @@ pub fn delete(store: &dyn Backend, args: &DeleteArgs) -> Result<()> {
 
 /// `compact`: discards history before a revision.
 pub fn compact(store: &dyn Backend, revision: Option<u64>) -> Result<()> {
-    write_stdout(format!("compacted {}\n", store.compact(revision)?).as_bytes())
+    write_stdout(format!("compacted {}\n", store.compact(revision.map(Revision))?).as_bytes())
 }
 
 /// `revision`: prints the current revision.
@@ -331,11 +328,11 @@ fn write_each(store: &dyn Backend, verb: WriteVerb, args: &WriteArgs) -> Result<
         progress.show(i);
         let spec = store.type_of(&doc)?;
         let ns = namespace_for(&spec, c.namespace.as_deref(), doc.pointer("/metadata/namespace").and_then(Value::as_str));
-        let before = if verb == WriteVerb::Apply { store.revision()? } else { 0 };
-        let out = store.write(verb, &spec.resource, ns.as_deref(), &doc, &opts)?;
+        let before = if verb == WriteVerb::Apply { store.revision()? } else { Revision(0) };
+        let out = store.write(verb, Collection::new(&spec.resource, ns.as_deref()), &doc, &opts)?;
         let what = match verb {
             WriteVerb::Apply => {
-                let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok());
+                let rv = out.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|s| s.parse::<u64>().ok()).map(Revision);
                 if c.dry_run || rv.is_some_and(|r| r > before) {
                     "applied"
                 } else {

@@ -2,7 +2,7 @@
 //! for every registered type. Aggregated discovery (`as=APIGroupDiscoveryList`) is not served:
 //! clients that ask for it also accept plain JSON, and fall back to these documents.
 
-use fieldstore_engine::store::{ListOptions, Store, TypeSpec};
+use fieldstore_engine::store::{Collection, ListOptions, Store, TypeSpec};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
@@ -83,8 +83,10 @@ pub(crate) fn group(types: &[TypeSpec], name: &str) -> Option<Value> {
 /// The categories of custom resources, by resource name (`plural.group`), from the stored
 /// CustomResourceDefinitions' `spec.names.categories` (a type does not keep them).
 pub(crate) fn crd_categories(store: &Store) -> HashMap<String, Vec<String>> {
-    let crds =
-        store.list("customresourcedefinitions.apiextensions.k8s.io", None, &ListOptions::default()).map(|l| l.items).unwrap_or_default();
+    let crds = store
+        .list(&Collection::new("customresourcedefinitions.apiextensions.k8s.io", None), &ListOptions::default())
+        .map(|l| l.items)
+        .unwrap_or_default();
     crds.iter()
         .filter_map(|c| {
             let s = |p: &str| c.pointer(p).and_then(Value::as_str).unwrap_or("");

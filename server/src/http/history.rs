@@ -10,7 +10,7 @@ use super::request::Ctx;
 use super::Http;
 use crate::api::auth::Identity;
 use crate::api::Request;
-use fieldstore_engine::store::HistoryQuery;
+use fieldstore_engine::store::{HistoryQuery, Revision};
 
 fn limit(q: &Query) -> Result<Option<usize>, Failure> {
     Ok(q.number("limit")?.filter(|&l| l > 0).map(|l| usize::try_from(l).unwrap_or(usize::MAX)))
@@ -23,7 +23,11 @@ pub(crate) async fn object(ctx: &Ctx<'_>, what: &str) -> Reply {
         "blame" => Request::Blame { key },
         "history" => {
             let path = ctx.q.string("path").ok_or_else(|| Failure::bad_request("history needs ?path=.a.field.path"))?;
-            let query = HistoryQuery { limit: limit(&ctx.q)?, before_revision: ctx.q.number("beforeRevision")?, ..HistoryQuery::default() };
+            let query = HistoryQuery {
+                limit: limit(&ctx.q)?,
+                before_revision: ctx.q.number("beforeRevision")?.map(Revision),
+                ..HistoryQuery::default()
+            };
             Request::FieldHistory { key, path, query }
         }
         _ => Request::ObjectLog { key, limit: limit(&ctx.q)? },

@@ -16,6 +16,7 @@ use super::Http;
 use crate::api::auth::Identity;
 use crate::api::{ObjectKey, Request as ApiRequest, Response};
 use axum::extract::Request;
+use fieldstore_engine::store::Revision;
 use fieldstore_engine::Reason;
 use http::Method;
 use serde::Deserialize;
@@ -31,7 +32,7 @@ pub(crate) async fn object_at(h: &Http, id: &Identity, t: Target, req: Request) 
     }
     let q = Query::parse(req.uri().query());
     drop(req);
-    let revision = q.number("revision")?.ok_or_else(|| Failure::bad_request("at needs ?revision=N"))?;
+    let revision = Revision(q.number("revision")?.ok_or_else(|| Failure::bad_request("at needs ?revision=N"))?);
     let key = ObjectKey::new(t.spec.resource(), t.ns(), t.name.clone().unwrap_or_default());
     let shown = key.name.clone();
     match h.api.run(id, ApiRequest::ObjectAt { key, revision }).await? {

@@ -14,8 +14,8 @@ use crate::proto::pb::{self, store_server};
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    DeleteOptions, FieldValidation, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, ScaleChange, WatchOptions, WriteOptions,
-    WriteVerb,
+    DeleteOptions, FieldValidation, GetOptions, HistoryQuery, ListOptions, ResourceVersionMatch, Revision, ScaleChange, WatchOptions,
+    WriteOptions, WriteVerb,
 };
 use fieldstore_engine::Error;
 use status::{to_grpc, IntoGrpc};
@@ -285,11 +285,11 @@ impl store_server::Store for StoreService {
     }
 
     async fn compact(&self, req: GrpcRequest<pb::CompactRequest>) -> Result<GrpcResponse<pb::CompactResponse>, Status> {
-        let revision = Some(req.get_ref().revision);
+        let revision = Some(Revision(req.get_ref().revision));
         let Response::Revision { compacted, .. } = self.run(&req, Request::Compact { revision }).await? else {
             return Err(Status::internal("unexpected answer"));
         };
-        Ok(GrpcResponse::new(pb::CompactResponse { compacted_revision: compacted }))
+        Ok(GrpcResponse::new(pb::CompactResponse { compacted_revision: compacted.0 }))
     }
 
     async fn request_bookmark(
@@ -299,14 +299,14 @@ impl store_server::Store for StoreService {
         let Response::Revision { revision, .. } = self.run(&req, Request::RequestBookmark).await? else {
             return Err(Status::internal("unexpected answer"));
         };
-        Ok(GrpcResponse::new(pb::RequestBookmarkResponse { revision }))
+        Ok(GrpcResponse::new(pb::RequestBookmarkResponse { revision: revision.0 }))
     }
 
     async fn revision(&self, req: GrpcRequest<pb::RevisionRequest>) -> Result<GrpcResponse<pb::RevisionResponse>, Status> {
         let Response::Revision { revision, compacted } = self.run(&req, Request::Revision).await? else {
             return Err(Status::internal("unexpected answer"));
         };
-        Ok(GrpcResponse::new(pb::RevisionResponse { revision, compacted_revision: compacted }))
+        Ok(GrpcResponse::new(pb::RevisionResponse { revision: revision.0, compacted_revision: compacted.0 }))
     }
 
     async fn register_type(&self, req: GrpcRequest<pb::RegisterTypeRequest>) -> Result<GrpcResponse<pb::RegisterTypeResponse>, Status> {
@@ -332,7 +332,7 @@ impl store_server::Store for StoreService {
         let r = req.get_ref();
         let query = HistoryQuery {
             limit: (r.limit > 0).then_some(r.limit as usize),
-            before_revision: (r.before_revision > 0).then_some(r.before_revision),
+            before_revision: (r.before_revision > 0).then_some(Revision(r.before_revision)),
             ..HistoryQuery::default()
         };
         let path = r.path.clone();
@@ -347,7 +347,7 @@ impl store_server::Store for StoreService {
 
     async fn object_at(&self, req: GrpcRequest<pb::ObjectAtRequest>) -> Result<GrpcResponse<pb::ObjectResponse>, Status> {
         let key = key_of(req.get_ref().object.as_ref())?;
-        let (revision, accept) = (req.get_ref().revision, req.get_ref().accept.clone());
+        let (revision, accept) = (Revision(req.get_ref().revision), req.get_ref().accept.clone());
         match self.run(&req, Request::ObjectAt { key, revision }).await? {
             Response::ObjectAt(Some(v)) => object_response(&v, &accept),
             Response::ObjectAt(None) => Ok(GrpcResponse::new(pb::ObjectResponse { object: None })),

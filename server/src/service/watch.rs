@@ -103,7 +103,7 @@ impl WatchStream {
                 self.encodings.message(ev.type_name(), o, &self.accept, event_message)
             }
             _ => body::encode(&ev.to_json(&self.api_version, &self.kind)["object"], &self.accept)
-                .map(|b| event_message(ev.type_name(), b, ev.revision().unwrap_or(0))),
+                .map(|b| event_message(ev.type_name(), b, ev.revision().map_or(0, |r| r.0))),
         };
         Some((message.map(EncodedEvent).grpc(), self))
     }

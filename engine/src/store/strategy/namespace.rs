@@ -3,6 +3,7 @@
 //! the label `kubernetes.io/metadata.name` with its name; an update keeps `spec.finalizers`
 //! (changed only through the `finalize` subresource).
 
+use super::super::address::{Collection, ObjectKey};
 use super::super::options::{GetOptions, WriteOptions};
 use super::super::types::Registered;
 use super::super::Store;
@@ -81,11 +82,11 @@ impl Store {
     /// Those of the store.
     pub fn ensure_namespaces(&self) -> Result<()> {
         for name in INITIAL {
-            match self.get("namespaces", None, name, &GetOptions::default()) {
+            match self.get(&ObjectKey::new("namespaces", None, name), &GetOptions::default()) {
                 Ok(_) => {}
                 Err(Error::NotFound { .. }) => {
                     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-                    match self.create("namespaces", None, &ns, &WriteOptions::new("fieldstore")) {
+                    match self.create(&Collection::new("namespaces", None), &ns, &WriteOptions::new("fieldstore")) {
                         Ok(_) | Err(Error::AlreadyExists { .. }) => {}
                         Err(e) => return Err(e),
                     }

@@ -2,6 +2,7 @@
 //! (`kubectl scale`): an `autoscaling/v1` Scale read from the object, and writes of it (a new
 //! Scale, or a patch of the current one) that set the object's `spec.replicas`.
 
+use super::super::address::ObjectKey;
 use super::super::core::now_time;
 use super::super::history_record::Who;
 use super::super::meta::{check_preconditions, finish_update, prepare_update};
@@ -50,9 +51,9 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] for an object that does not exist or a resource without `scale`;
     /// those of [`Store::get`].
-    pub fn scale(&self, resource: &str, namespace: Option<&str>, name: &str) -> Result<Value> {
-        self.scalable(resource)?;
-        Ok(scale_of(&self.get(resource, namespace, name, &GetOptions::default())?))
+    pub fn scale(&self, key: &ObjectKey) -> Result<Value> {
+        self.scalable(&key.resource)?;
+        Ok(scale_of(&self.get(key, &GetOptions::default())?))
     }
 
     /// Writes an object's Scale: sets its `spec.replicas` (as `opts.manager`, an update), and
@@ -62,16 +63,10 @@ impl Store {
     /// [`Error::BadRequest`] when the Scale's `spec.replicas` is not a non-negative 32-bit
     /// integer; [`Error::Patch`]; [`Error::Precondition`] for a stale resourceVersion; those of
     /// [`Store::update`].
-    pub fn update_scale(
-        &self,
-        resource: &str,
-        namespace: Option<&str>,
-        name: &str,
-        change: &ScaleChange,
-        opts: &WriteOptions,
-    ) -> Result<Value> {
-        let t = self.scalable(resource)?;
-        let ns = self.scope(&t, namespace, &Value::Null)?;
+    pub fn update_scale(&self, key: &ObjectKey, change: &ScaleChange, opts: &WriteOptions) -> Result<Value> {
+        let t = self.scalable(&key.resource)?;
+        let ns = self.scope(&t, key.ns(), &Value::Null)?;
+        let name = key.name.as_str();
         let now = now_time();
         let who = Who { manager: opts.manager.clone(), operation: Some(Operation::Update), ..Who::default() };
         let out = self.write_loop(&t, &ns, name, opts.dry_run, &who, |cur| {
