@@ -218,7 +218,21 @@ fn namespaces_and_crds_are_the_same_embedded() {
         "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                  "versions": [{"name": "v1", "served": true, "storage": true,
                      "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}});
+    // Its type is served before anyone hears of the definition: a watcher of definitions that
+    // looks the type up the moment the definition's event arrives finds it.
+    let mut definitions = store.watch(&Collection::new("customresourcedefinitions", None), &Default::default()).unwrap();
+    let looker = {
+        let store = store.clone();
+        std::thread::spawn(move || loop {
+            match definitions.next_timeout(std::time::Duration::from_secs(10)) {
+                Some(fieldstore_engine::store::WatchEvent::Added(_)) => return store.resource_type("widgets.example.com").is_some(),
+                Some(_) => {}
+                None => return false,
+            }
+        })
+    };
     store.create(&Collection::new("customresourcedefinitions", None), &crd, &WriteOptions::new("app")).unwrap();
+    assert!(looker.join().unwrap(), "the type of a definition whose event was published is registered");
     let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "embedded"}, "spec": {"size": 3, "color": "red"}});
     // Field validation as a write option: the undeclared field dropped, with its warning.
     let opts = WriteOptions::new("app").field_validation(Some(FieldValidation::Warn));
