@@ -136,13 +136,20 @@ fn status_writes_and_a_disabled_cache_agree() {
     assert_eq!(cached["spec"]["key-00010"], json!("changed"));
 }
 
-/// The object without what differs between two stores doing the same writes.
+/// The object without what differs between two stores doing the same writes: uid, times, and
+/// the order of managedFields entries, which Kubernetes sorts by their time (to the second)
+/// before their manager, so two runs whose writes straddle a second differently order them
+/// differently.
 fn strip_volatile(mut v: Value) -> Value {
     let meta = v["metadata"].as_object_mut().unwrap();
     meta.remove("uid");
     meta.remove("creationTimestamp");
-    for e in meta.get_mut("managedFields").and_then(Value::as_array_mut).unwrap() {
+    let entries = meta.get_mut("managedFields").and_then(Value::as_array_mut).unwrap();
+    for e in entries.iter_mut() {
         e.as_object_mut().unwrap().remove("time");
     }
+    entries.sort_by_key(|e| {
+        (e["manager"].as_str().unwrap_or_default().to_string(), e["subresource"].as_str().unwrap_or_default().to_string())
+    });
     v
 }
