@@ -45,19 +45,6 @@ impl From<&TypeSpec> for TypeInfo {
     }
 }
 
-impl From<pb::TypeInfo> for TypeInfo {
-    fn from(t: pb::TypeInfo) -> Self {
-        TypeInfo {
-            resource: t.resource,
-            api_version: t.api_version,
-            kind: t.kind,
-            namespaced: t.namespaced,
-            status_subresource: t.status_subresource,
-            short_names: t.short_names,
-        }
-    }
-}
-
 /// The namespace of a request: the flag, else the object's, else `default`; none for
 /// cluster-scoped types.
 pub fn namespace_for(spec: &TypeInfo, flag: Option<&str>, in_object: Option<&str>) -> Option<String> {
@@ -467,12 +454,9 @@ impl Remote {
             Request::RegisterType { definition } => {
                 let r =
                     self.call(|mut c| async move { c.register_type(pb::RegisterTypeRequest { definition: body_of(&definition) }).await })?;
-                Ok(Response::Types(vec![TypeSpec::new(
-                    r.resource.split_once('.').map_or("", |(_, g)| g),
-                    "",
-                    "",
-                    r.resource.split('.').next().unwrap_or(""),
-                )]))
+                // The server answers the type's resource name: the type itself is in its list.
+                let types = self.call(|mut c| async move { c.list_types(pb::ListTypesRequest {}).await })?.types;
+                Ok(Response::Types(types.into_iter().filter(|t| t.resource == r.resource).map(spec_of).collect()))
             }
             Request::ListTypes => {
                 let r = self.call(|mut c| async move { c.list_types(pb::ListTypesRequest {}).await })?;
