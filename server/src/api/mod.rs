@@ -31,7 +31,7 @@ use fieldstore_engine::store::{FieldValidation, ObjectList, Store, WriteOptions,
 use fieldstore_engine::{Error, Reason, Status};
 use parking_lot::Mutex;
 pub use request::{ListForm, Request};
-pub use response::{Opened, Response};
+pub use response::{mismatch, Opened, Response};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

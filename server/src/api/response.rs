@@ -62,7 +62,8 @@ pub struct Opened {
 }
 
 /// The failure of a door that got a response of another kind than its request's (a bug).
-fn mismatch(expected: &str) -> Status {
+#[must_use]
+pub fn mismatch(expected: &str) -> Status {
     Status::failure(Reason::InternalError, format!("the request layer answered something other than {expected}"))
 }
 

@@ -215,7 +215,7 @@ pub trait Backend {
 
 /// A response of another kind than the request's (a bug in a backend).
 fn unexpected() -> CliError {
-    CliError::Api(fieldstore_engine::Status::failure(fieldstore_engine::Reason::InternalError, "unexpected answer").to_value())
+    crate::api::mismatch("the answer of its request").into()
 }
 
 impl From<fieldstore_engine::Status> for CliError {

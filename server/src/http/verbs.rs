@@ -123,7 +123,7 @@ impl Ctx<'_> {
             let include = self.include_object()?;
             let Response::List { page, .. } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Objects }).await?
             else {
-                return Err(Failure::new(Reason::InternalError, "unexpected answer"));
+                return Err(Failure::from(crate::api::mismatch("the answer of its request")));
             };
             let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
             if let Some(c) = &page.continue_token {
@@ -136,7 +136,7 @@ impl Ctx<'_> {
             return Ok(encoded(body::encode(&table, body::JSON)?, StatusCode::OK));
         }
         let Response::ListJson { page, spec } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Json }).await? else {
-            return Err(Failure::new(Reason::InternalError, "unexpected answer"));
+            return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };
         let out = page.to_json_bytes(&spec.api_version(), &spec.kind);
         Ok(encoded(body::encode_json(out, &spec.api_version(), &format!("{}List", spec.kind), self.accept.media_type())?, StatusCode::OK))
@@ -259,7 +259,7 @@ impl Ctx<'_> {
         let opts = self.delete_options(b).await?;
         let list = self.q.list_options()?;
         let Response::Deleted { items, spec } = self.run(Request::DeleteCollection { of: self.collection(), list, opts }).await? else {
-            return Err(Failure::new(Reason::InternalError, "unexpected answer"));
+            return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };
         let out = json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))

@@ -45,7 +45,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
     let (api_version, kind) = (ctx.t.spec.api_version(), ctx.t.spec.kind.clone());
     let opened = match started {
         Ok(Answer::Watch(o)) => o,
-        Ok(_) => return Err(super::reply::Failure::new(Reason::InternalError, "unexpected answer")),
+        Ok(_) => return Err(super::reply::Failure::from(crate::api::mismatch("a watch"))),
         // A start before the compacted revision: 200, then the 410 as an ERROR event.
         Err(f) if f.reason() == Reason::Expired.as_str() => {
             let line = line(&json!({"type": "ERROR", "object": f.0}));

@@ -9,7 +9,7 @@ pub mod watch;
 
 use crate::api::auth::Identity;
 use crate::api::EventEncodings;
-use crate::api::{body, Api, Collection, ListForm, ObjectKey, Request, Response};
+use crate::api::{body, mismatch, Api, Collection, ListForm, ObjectKey, Request, Response};
 use crate::proto::pb::{self, store_server};
 use fieldstore_codec::document::Document;
 use fieldstore_engine::patch::PatchType;
@@ -65,13 +65,13 @@ impl StoreService {
     /// layer of `serve`).
     async fn run<T>(&self, req: &GrpcRequest<T>, r: Request) -> Result<Response, Status> {
         let id = req.extensions().get::<Identity>().cloned().unwrap_or_else(Identity::anonymous);
-        self.api.run(&id, r).await.map_err(|s| status::from_k8s(&s))
+        self.api.run(&id, r).await.grpc()
     }
 
     /// Parses a body of a request.
     async fn decode(&self, b: Option<pb::Body>, what: &'static str) -> Result<Document, Status> {
         let b = b.map(body::Body::from);
-        self.api.decode(b.as_ref(), what).await.map_err(|s| status::from_k8s(&s))
+        self.api.decode(b.as_ref(), what).await.grpc()
     }
 
     /// A write of an object body (create, update, apply).
@@ -93,7 +93,7 @@ impl StoreService {
             }
             sub => Request::Write { verb, of, body, body_len, opts: opts.status(sub == Sub::Status) },
         };
-        let written = self.run(&req, request).await?.written().map_err(|s| status::from_k8s(&s))?;
+        let written = self.run(&req, request).await?.written().grpc()?;
         object_response(&written.object, &r.accept)
     }
 
@@ -108,7 +108,7 @@ impl StoreService {
             send_initial_events: r.send_initial_events,
         };
         let opened = self.run(&req, Request::Watch { of: Collection::new(r.resource, Some(&r.namespace)), opts }).await?;
-        let opened = opened.opened().map_err(|s| status::from_k8s(&s))?;
+        let opened = opened.opened().grpc()?;
         Ok(watch::WatchStream::new(opened, self, r.accept))
     }
 }
@@ -148,12 +148,12 @@ fn object_response(v: &serde_json::Value, accept: &str) -> Result<GrpcResponse<p
 }
 
 fn json_response(r: Result<serde_json::Value, fieldstore_engine::Status>) -> Result<GrpcResponse<pb::JsonResponse>, Status> {
-    let v = r.map_err(|s| status::from_k8s(&s))?;
+    let v = r.grpc()?;
     Ok(GrpcResponse::new(pb::JsonResponse { json: serde_json::to_vec(&v).map_err(|e| Status::internal(e.to_string()))? }))
 }
 
 fn count_response(r: Result<u64, fieldstore_engine::Status>) -> Result<GrpcResponse<pb::CountResponse>, Status> {
-    Ok(GrpcResponse::new(pb::CountResponse { count: r.map_err(|s| status::from_k8s(&s))? }))
+    Ok(GrpcResponse::new(pb::CountResponse { count: r.grpc()? }))
 }
 
 fn key_of(r: Option<&pb::ObjectRef>) -> Result<ObjectKey, Status> {
@@ -219,7 +219,7 @@ impl store_server::Store for StoreService {
             },
         };
         let accept = r.accept.clone();
-        let out = self.run(&req, request).await?.object().map_err(|s| status::from_k8s(&s))?;
+        let out = self.run(&req, request).await?.object().grpc()?;
         object_response(&out, &accept)
     }
 
@@ -236,7 +236,7 @@ impl store_server::Store for StoreService {
             Sub::Scale => Request::UpdateScale { key, change: ScaleChange::Patch(patch_type, patch.value), opts },
             sub => Request::Patch { key, patch_type, patch, body_len, opts: opts.status(sub == Sub::Status) },
         };
-        let out = self.run(&req, request).await?.object().map_err(|s| status::from_k8s(&s))?;
+        let out = self.run(&req, request).await?.object().grpc()?;
         object_response(&out, &r.accept)
     }
 
@@ -246,7 +246,7 @@ impl store_server::Store for StoreService {
         let opts =
             DeleteOptions { uid: non_empty(r.uid.clone()), resource_version: non_empty(r.resource_version.clone()), dry_run: r.dry_run };
         let accept = r.accept.clone();
-        let out = self.run(&req, Request::Delete { key, opts }).await?.object().map_err(|s| status::from_k8s(&s))?;
+        let out = self.run(&req, Request::Delete { key, opts }).await?.object().grpc()?;
         object_response(&out, &accept)
     }
 
@@ -258,7 +258,9 @@ impl store_server::Store for StoreService {
             list: list_options(&list)?,
             opts,
         };
-        let Response::Deleted { items, spec } = self.run(&req, request).await? else { return Err(Status::internal("unexpected answer")) };
+        let Response::Deleted { items, spec } = self.run(&req, request).await? else {
+            return Err(status::from_k8s(&mismatch("the deleted objects")));
+        };
         let out =
             serde_json::json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(GrpcResponse::new(pb::ListResponse { list: Some(body::encode(&out, &list.accept).grpc()?.into()) }))
@@ -269,7 +271,7 @@ impl store_server::Store for StoreService {
         let request =
             Request::List { of: Collection::new(r.resource.clone(), Some(&r.namespace)), opts: list_options(r)?, form: ListForm::Json };
         let accept = r.accept.clone();
-        let Response::ListJson { page, spec } = self.run(&req, request).await? else { return Err(Status::internal("unexpected answer")) };
+        let Response::ListJson { page, spec } = self.run(&req, request).await? else { return Err(status::from_k8s(&mismatch("a list"))) };
         let (api_version, kind) = (spec.api_version(), format!("{}List", spec.kind));
         let out = page.to_json_bytes(&api_version, &spec.kind);
         Ok(GrpcResponse::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &accept).grpc()?.into()) }))
@@ -287,7 +289,7 @@ impl store_server::Store for StoreService {
     async fn compact(&self, req: GrpcRequest<pb::CompactRequest>) -> Result<GrpcResponse<pb::CompactResponse>, Status> {
         let revision = Some(Revision(req.get_ref().revision));
         let Response::Revision { compacted, .. } = self.run(&req, Request::Compact { revision }).await? else {
-            return Err(Status::internal("unexpected answer"));
+            return Err(status::from_k8s(&mismatch("a revision")));
         };
         Ok(GrpcResponse::new(pb::CompactResponse { compacted_revision: compacted.0 }))
     }
@@ -297,14 +299,14 @@ impl store_server::Store for StoreService {
         req: GrpcRequest<pb::RequestBookmarkRequest>,
     ) -> Result<GrpcResponse<pb::RequestBookmarkResponse>, Status> {
         let Response::Revision { revision, .. } = self.run(&req, Request::RequestBookmark).await? else {
-            return Err(Status::internal("unexpected answer"));
+            return Err(status::from_k8s(&mismatch("a revision")));
         };
         Ok(GrpcResponse::new(pb::RequestBookmarkResponse { revision: revision.0 }))
     }
 
     async fn revision(&self, req: GrpcRequest<pb::RevisionRequest>) -> Result<GrpcResponse<pb::RevisionResponse>, Status> {
         let Response::Revision { revision, compacted } = self.run(&req, Request::Revision).await? else {
-            return Err(Status::internal("unexpected answer"));
+            return Err(status::from_k8s(&mismatch("a revision")));
         };
         Ok(GrpcResponse::new(pb::RevisionResponse { revision: revision.0, compacted_revision: compacted.0 }))
     }
@@ -312,13 +314,15 @@ impl store_server::Store for StoreService {
     async fn register_type(&self, req: GrpcRequest<pb::RegisterTypeRequest>) -> Result<GrpcResponse<pb::RegisterTypeResponse>, Status> {
         let definition = self.decode(req.get_ref().definition.clone(), "definition").await?.value;
         let Response::Types(types) = self.run(&req, Request::RegisterType { definition }).await? else {
-            return Err(Status::internal("unexpected answer"));
+            return Err(status::from_k8s(&mismatch("the registered type")));
         };
         Ok(GrpcResponse::new(pb::RegisterTypeResponse { resource: types.first().map(|t| t.resource()).unwrap_or_default() }))
     }
 
     async fn list_types(&self, req: GrpcRequest<pb::ListTypesRequest>) -> Result<GrpcResponse<pb::ListTypesResponse>, Status> {
-        let Response::Types(types) = self.run(&req, Request::ListTypes).await? else { return Err(Status::internal("unexpected answer")) };
+        let Response::Types(types) = self.run(&req, Request::ListTypes).await? else {
+            return Err(status::from_k8s(&mismatch("the types")));
+        };
         Ok(GrpcResponse::new(pb::ListTypesResponse { types: types.iter().map(pb::TypeInfo::from).collect() }))
     }
 
@@ -351,7 +355,7 @@ impl store_server::Store for StoreService {
         match self.run(&req, Request::ObjectAt { key, revision }).await? {
             Response::ObjectAt(Some(v)) => object_response(&v, &accept),
             Response::ObjectAt(None) => Ok(GrpcResponse::new(pb::ObjectResponse { object: None })),
-            _ => Err(Status::internal("unexpected answer")),
+            _ => Err(status::from_k8s(&mismatch("an object at a revision"))),
         }
     }
 

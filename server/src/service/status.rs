@@ -39,7 +39,7 @@ pub fn to_grpc(err: &Error) -> Status {
     from_k8s(&fieldstore_engine::Status::from(err))
 }
 
-/// Engine results as gRPC results: `.grpc()?` rather than `.map_err(|e| to_grpc(&e))?`.
+/// Engine and request-layer results as gRPC results: `.grpc()?` rather than mapping the error.
 pub trait IntoGrpc<T> {
     /// The result, with an engine error turned into its gRPC status ([`to_grpc`]).
     ///
@@ -51,6 +51,12 @@ pub trait IntoGrpc<T> {
 impl<T> IntoGrpc<T> for Result<T, Error> {
     fn grpc(self) -> Result<T, Status> {
         self.map_err(|e| to_grpc(&e))
+    }
+}
+
+impl<T> IntoGrpc<T> for Result<T, fieldstore_engine::Status> {
+    fn grpc(self) -> Result<T, Status> {
+        self.map_err(|s| from_k8s(&s))
     }
 }
 
