@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test
+.PHONY: setup run demo lint test reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -90,3 +90,15 @@ lint: setup
 	python3 tests/layers/import_cycles.py
 	python3 tests/layers/file_sizes.py
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+
+# The reference fieldstore is measured against (benches/REFERENCE_RESULTS.md, tests/differential):
+# kube-apiserver and etcd built from source with Go (reference/go.mod; the first build takes
+# minutes, Go caches it), started on loopback on a fresh run directory, asked for /readyz with
+# kubectl, stopped. `KEEP=1` leaves it running and prints its run directory (its `kubeconfig`;
+# stop it with `reference/run.sh stop`). Not part of `make test`: CI does not build it.
+reference:
+	bash reference/run.sh build
+	dir=$$(bash reference/run.sh start) && \
+	kubectl --kubeconfig "$$dir/kubeconfig" get --raw /readyz && echo && \
+	if [ -n "$${KEEP:-}" ]; then echo "reference: running, kubeconfig $$dir/kubeconfig"; \
+	else bash reference/run.sh stop "$$dir"; fi

@@ -4,6 +4,11 @@
 //! field; the crate then applies them to a copy of the document, and its failures are classified
 //! by walking the failing pointer over the document as it was when the operation ran: a missing
 //! member, an index past the end, a malformed index.
+//!
+//! One departure from RFC 6902, as kube-apiserver's JSON patch (evanphx/json-patch) departs: a
+//! `test` for `null` (or without a `value`) passes when the member it names is missing from an
+//! object that exists — kube-rs's finalizer helper sends `test /metadata/finalizers null` before
+//! its first `add` (`engine/DIFFERENCES.md`).
 
 use super::PatchErrorKind as K;
 use crate::{Error, Result};
@@ -70,10 +75,23 @@ pub fn json_patch_limited(original: &Value, patch: &Value, max_bytes: usize) -> 
                 ));
             }
         }
+        if let json_patch::PatchOperation::Test(t) = op {
+            if t.value.is_null() && names_missing_member(&doc, t.path.as_str()) {
+                continue;
+            }
+        }
         // One operation at a time: on failure `doc` is the document that operation saw.
         json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| classify(&doc, &ops, i, &e))?;
     }
     Ok(doc)
+}
+
+/// Whether `pointer` names a member missing from an object that exists in `doc` (what a `test`
+/// for `null` accepts, as kube-apiserver does).
+fn names_missing_member(doc: &Value, pointer: &str) -> bool {
+    let Some((parent, last)) = pointer.rsplit_once('/') else { return false };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    matches!(doc.pointer(parent), Some(Value::Object(m)) if !m.contains_key(&last))
 }
 
 /// About the size of `v` written as compact JSON: a bound that costs one walk, no writing.
@@ -143,10 +161,15 @@ fn parse(patch: &Value) -> Result<Vec<json_patch::PatchOperation>> {
         if needs_from {
             pointer_field(m, "from", i)?;
         }
+        let mut op = op.clone();
         if needs_value && !m.contains_key("value") {
-            return Err(invalid(K::InvalidPatch, format!("/{i}"), format!("{name} operation has no value")));
+            if name != "test" {
+                return Err(invalid(K::InvalidPatch, format!("/{i}"), format!("{name} operation has no value")));
+            }
+            // kube-apiserver's JSON patch tests a missing value as `null`.
+            op["value"] = Value::Null;
         }
-        let parsed = serde_json::from_value(op.clone())
+        let parsed = serde_json::from_value(op)
             .map_err(|e| invalid(K::InvalidPatch, format!("/{i}"), format!("malformed {name} operation: {e}")))?;
         out.push(parsed);
     }
@@ -301,6 +324,30 @@ mod tests {
         assert!(json_patch(&doc, &ok).is_ok());
         let added = json!([{"op": "add", "path": "/big", "value": "y".repeat(5000)}]);
         assert!(matches!(json_patch_limited(&doc, &added, 4096), Err(Error::Patch { kind: K::TooLarge, .. })));
+    }
+
+    #[test]
+    fn a_test_for_null_passes_on_a_missing_member_as_kube_apiserver_does() {
+        let doc = json!({"metadata": {"name": "x"}, "list": [1]});
+        // kube-rs's finalizer helper: test that there are no finalizers, then add the first.
+        let patch = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["f"]},
+        ]);
+        assert_eq!(json_patch(&doc, &patch).unwrap()["metadata"]["finalizers"], json!(["f"]));
+        // Without a value, the test is for null too.
+        assert!(json_patch(&doc, &json!([{"op": "test", "path": "/metadata/x"}])).is_ok());
+        // A present value is compared; a missing parent, or an index, still fails.
+        let cases = [
+            (json!([{"op": "test", "path": "/metadata/name", "value": null}]), K::TestFailed, "/metadata/name"),
+            (json!([{"op": "test", "path": "/metadata/name"}]), K::TestFailed, "/metadata/name"),
+            (json!([{"op": "test", "path": "/nope/x", "value": null}]), K::PathNotFound, "/nope/x"),
+            (json!([{"op": "test", "path": "/list/3", "value": null}]), K::IndexOutOfRange, "/list/3"),
+            (json!([{"op": "test", "path": "/metadata/finalizers", "value": []}]), K::PathNotFound, "/metadata/finalizers"),
+        ];
+        for (patch, kind, path) in cases {
+            assert_eq!(kind_of(json_patch(&doc, &patch)), Some((kind, path.to_string())), "{patch}");
+        }
     }
 
     #[test]
