@@ -8,7 +8,8 @@
 //! - `json_patch/tests.json`, `json_patch/spec_tests.json`: the json-patch-tests suite.
 //!
 //! Each file prints `<file>: N passed, M failed` and the failing cases; a test fails unless the
-//! failures are exactly the exceptions listed in `engine/DIFFERENCES.md` (none at present).
+//! failures are exactly the exceptions listed in `engine/DIFFERENCES.md` (one: a `test` without
+//! `value`, which kube-apiserver's JSON patch runs as a test for `null`).
 //!
 //! Further tests pin what the suites do not cover: typed errors with paths, the object left
 //! untouched on error, int64 extremes through every patch kind.
@@ -36,8 +37,13 @@ fn load(name: &str) -> Value {
 }
 
 /// The failures allowed per file, as listed in `engine/DIFFERENCES.md` ("Patches").
-fn documented_exceptions(_file: &str) -> &'static [&'static str] {
-    &[]
+fn documented_exceptions(file: &str) -> &'static [&'static str] {
+    match file {
+        // RFC 6902 wants an error; kube-apiserver (evanphx/json-patch) tests `[null]`'s item
+        // against `null` and passes ("JSON patch `test` of a missing member against `null`").
+        "json_patch/tests.json" => &["#79 missing 'value' parameter to test"],
+        _ => &[],
+    }
 }
 
 /// Tallies the cases of one file and checks the failures against the documented exceptions.
