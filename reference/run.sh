@@ -3,7 +3,8 @@
 # version) on a fresh etcd (bin/etcd, etcd's server at the version kube-apiserver's go.mod
 # requires), on loopback, with the least it needs: a token file with one admin in
 # system:masters, AlwaysAllow authorization, generated service-account keys, the default admission
-# plugins, a serving certificate from the run's own CA.
+# plugins, a serving certificate from the run's own CA. (`--endpoint-reconciler-type none`: the
+# `kubernetes` Service's endpoints may not be a loopback address, and nothing here needs them.)
 #
 #   run.sh build              build both binaries into bin/ (Go caches the build across runs)
 #   run.sh start [DIR]        fresh run directory (default: a new /tmp/fieldstore-reference.XXXXXX),
@@ -110,6 +111,7 @@ start() {
         --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
         --service-account-issuer https://kubernetes.default.svc \
         --service-cluster-ip-range 10.0.0.0/24 \
+        --endpoint-reconciler-type none \
         > "$dir/apiserver.log" 2>&1 &
     echo $! > "$dir/apiserver.pid"
     local url="https://127.0.0.1:$sport"
@@ -124,10 +126,11 @@ start() {
             echo "$dir"
             return 0
         fi
-        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; die "kube-apiserver exited"; }
-        alive "$(cat "$dir/etcd.pid")" || { tail -20 "$dir/etcd.log" >&2; die "etcd exited"; }
+        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; stop_pid "$(cat "$dir/etcd.pid")"; die "kube-apiserver exited"; }
+        alive "$(cat "$dir/etcd.pid")" || { tail -20 "$dir/etcd.log" >&2; stop_pid "$(cat "$dir/apiserver.pid")"; die "etcd exited"; }
         sleep 0.05
     done
+    stop_pid "$(cat "$dir/apiserver.pid")"; stop_pid "$(cat "$dir/etcd.pid")"
     die "kube-apiserver not ready after 60 s (see $dir/apiserver.log)"
 }
 
