@@ -56,6 +56,20 @@ pub enum Error {
         /// The object's name.
         name: String,
     },
+    /// The write is refused by a rule of the kind or of its namespace (403 Forbidden): a
+    /// namespace Kubernetes keeps cannot be deleted, nothing new goes into a namespace being
+    /// deleted.
+    #[error("{resource} {name:?} is forbidden: {message}")]
+    Forbidden {
+        /// The resource (plural name).
+        resource: String,
+        /// The object's name.
+        name: String,
+        /// Why.
+        message: String,
+        /// The cause Kubernetes names, when it does: (type, field, message).
+        cause: Option<(String, String, String)>,
+    },
     /// A write's precondition (resourceVersion or uid) does not hold: Kubernetes' "Operation
     /// cannot be fulfilled" 409 Conflict.
     #[error("Operation cannot be fulfilled on {resource} {name:?}: {message}")]
@@ -207,6 +221,7 @@ impl Error {
             Error::NotFound { .. } => Reason::NotFound,
             Error::AlreadyExists { .. } => Reason::AlreadyExists,
             Error::Precondition { .. } => Reason::Conflict,
+            Error::Forbidden { .. } => Reason::Forbidden,
             Error::Expired(_) | Error::InconsistentContinue { .. } => Reason::Expired,
             Error::TooLargeResourceVersion { .. } => Reason::Timeout,
             Error::TooLarge { .. } => Reason::RequestEntityTooLarge,

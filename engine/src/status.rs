@@ -133,7 +133,8 @@ impl From<&Error> for Status {
     /// The error's Status (`Failure`), with the reason and HTTP code of [`Error::reason`]. Apply
     /// conflicts carry one `FieldManagerConflict` cause per conflicting field naming its manager
     /// (and, beyond Kubernetes, the `live` and `applied` values when known); validation errors
-    /// one `FieldValueInvalid` cause per problem; not-found, already-exists and precondition
+    /// one cause per problem (`FieldValueInvalid`, `FieldValueRequired`, … after its message's
+    /// first words, as apimachinery's field errors); not-found, already-exists and precondition
     /// errors name the object in `details`.
     fn from(e: &Error) -> Self {
         let mut status = Status::failure(e.reason(), e.to_string());
@@ -152,7 +153,7 @@ impl From<&Error> for Status {
                 }
             }
             Error::Invalid(errors) => {
-                details.causes.extend(errors.0.iter().map(|e| StatusCause::new("FieldValueInvalid", e.message.clone(), e.path.clone())));
+                details.causes.extend(errors.0.iter().map(|e| StatusCause::new(cause_type(&e.message), e.message.clone(), e.path.clone())));
             }
             Error::Patch { path, message, .. } => details.causes.push(StatusCause::new("FieldValueInvalid", message.clone(), path.clone())),
             Error::NotFound { resource, name } | Error::AlreadyExists { resource, name } | Error::Precondition { resource, name, .. } => {
@@ -160,6 +161,15 @@ impl From<&Error> for Status {
                 details.name.clone_from(name);
                 details.group = group.into();
                 details.kind = kind.into();
+            }
+            Error::Forbidden { resource, name, cause, .. } => {
+                let (kind, group) = resource.split_once('.').unwrap_or((resource.as_str(), ""));
+                details.name.clone_from(name);
+                details.group = group.into();
+                details.kind = kind.into();
+                if let Some((cause_type, field, message)) = cause {
+                    details.causes.push(StatusCause::new(cause_type, message.clone(), field.clone()));
+                }
             }
             Error::InconsistentContinue { continue_token } => status.metadata.continue_token = Some(continue_token.clone()),
             _ => {}
@@ -169,6 +179,22 @@ impl From<&Error> for Status {
         }
         status
     }
+}
+
+/// The cause type of a validation message, from the words apimachinery's `field.Error` starts
+/// it with (`Forbidden: …` is `FieldValueForbidden`); `FieldValueInvalid` otherwise.
+fn cause_type(message: &str) -> &'static str {
+    const TYPES: [(&str, &str); 8] = [
+        ("Required value", "FieldValueRequired"),
+        ("Not found", "FieldValueNotFound"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Internal error", "InternalError"),
+    ];
+    TYPES.iter().find(|(words, _)| message.starts_with(words)).map_or("FieldValueInvalid", |(_, t)| t)
 }
 
 impl Error {

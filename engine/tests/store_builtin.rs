@@ -104,6 +104,63 @@ fn secret_string_data_is_folded_into_data() {
     assert_eq!(applied["data"], json!({"x": "eQ=="}));
 }
 
+#[test]
+fn immutable_config_maps_and_secrets_keep_their_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let w = WriteOptions::new("me");
+    let cms = Collection::new("configmaps", Some("default"));
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}, "immutable": true});
+    store.create(&cms, &cm, &w).unwrap();
+    let mut changed = cm.clone();
+    changed["data"]["a"] = json!("2");
+    changed["immutable"] = json!(false);
+    let status = fieldstore_engine::status::Status::from(&store.update(&cms, &changed, &w).unwrap_err());
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    let causes: Vec<(String, String, String)> =
+        status.details.unwrap().causes.into_iter().map(|c| (c.cause_type, c.field, c.message)).collect();
+    let forbidden = |f: &str| ("FieldValueForbidden".to_string(), f.to_string(), "Forbidden: field is immutable when `immutable` is set".to_string());
+    assert_eq!(causes, vec![forbidden("immutable"), forbidden("data")]);
+    // Labels may still change; so may a ConfigMap that is not immutable.
+    let mut labelled = cm.clone();
+    labelled["metadata"]["labels"] = json!({"x": "y"});
+    store.update(&cms, &labelled, &w).unwrap();
+    let secrets = Collection::new("secrets", Some("default"));
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "YQ=="}});
+    store.create(&secrets, &secret, &w).unwrap();
+    let mut retyped = secret.clone();
+    retyped["type"] = json!("kubernetes.io/tls");
+    let e = store.update(&secrets, &retyped, &w).unwrap_err();
+    assert!(e.to_string().contains("type: Invalid value: \"kubernetes.io/tls\": field is immutable"), "{e}");
+    let mut sealed = secret.clone();
+    sealed["immutable"] = json!(true);
+    store.update(&secrets, &sealed, &w).unwrap();
+    sealed["data"] = json!({"a": "Yg=="});
+    assert!(matches!(store.update(&secrets, &sealed, &w), Err(Error::Invalid(_))));
+}
+
+#[test]
+fn an_object_being_deleted_gets_no_new_finalizer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let w = WriteOptions::new("me");
+    let cms = Collection::new("configmaps", Some("default"));
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "finalizers": ["a.io/x"]}});
+    store.create(&cms, &cm, &w).unwrap();
+    let deleting = store.delete(&ObjectKey::new("configmaps", Some("default"), "c"), &Default::default()).unwrap();
+    let mut more = deleting.clone();
+    more["metadata"]["finalizers"] = json!(["a.io/x", "b.io/y"]);
+    let e = store.update(&cms, &more, &w).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b.io/y\"}"
+    );
+    // Removing one is what finalization is.
+    let mut fewer = deleting.clone();
+    fewer["metadata"]["finalizers"] = json!([]);
+    store.update(&cms, &fewer, &w).unwrap();
+}
+
 /// Every container, port and condition is keyed in managedFields as Kubernetes keys it.
 #[test]
 fn managed_fields_key_list_items_as_kubernetes_does() {

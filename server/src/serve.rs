@@ -141,7 +141,8 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
         Options::default()
             .max_depth(args.max_depth)
             .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
-            .max_patch_bytes(args.max_request_bytes),
+            .max_patch_bytes(args.max_request_bytes)
+            .namespace_lifecycle(true),
     )?;
     for file in &args.types {
         for spec in types_file(file)? {

@@ -80,6 +80,7 @@ fn being_finalized(v: &Value) -> bool {
     let meta = v.get("metadata");
     meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|t| !t.is_null())
         && meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_none_or(Vec::is_empty)
+        && !super::strategy::namespace::holds_finalizers(v)
 }
 
 /// The newest version of an object as its writer read it.
@@ -202,6 +203,16 @@ impl Store {
                 Ok(Plan::Put(v, e)) => (v, e, false),
                 Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
             };
+            if event == EventType::Added && who.is_client() {
+                if let Err(e) = self.admit_content(t, ns, name) {
+                    read.put_back(core, &prefix);
+                    return Err(e);
+                }
+            }
+            // The last finalizer of an object in a namespace being deleted: the namespace may go.
+            let finalized = tombstone && event == EventType::Deleted && !ns.is_empty() && read.live.as_ref().is_some_and(|l| {
+                l.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+            });
             let defines = match admit(t, ns, who, &mut object, tombstone) {
                 Ok(defines) => defines,
                 Err(e) => {
@@ -226,7 +237,12 @@ impl Store {
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
             tx.send(commit).map_err(|_| Error::Closed)?;
             match answer.recv_async().await.map_err(|_| Error::Closed)? {
-                Outcome::Committed(obj) => return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone())),
+                Outcome::Committed(obj) => {
+                    if finalized {
+                        self.finalize_namespace_later(ns);
+                    }
+                    return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone()));
+                }
                 Outcome::Stale => continue,
                 Outcome::Failed(e) => return Err(e),
             }

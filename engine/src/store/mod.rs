@@ -82,7 +82,9 @@ pub use options::{
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
-pub use strategy::namespace::{FINALIZER as NAMESPACE_FINALIZER, INITIAL as INITIAL_NAMESPACES, NAME_LABEL as NAMESPACE_NAME_LABEL};
+pub use strategy::namespace::{
+    FINALIZER as NAMESPACE_FINALIZER, INITIAL as INITIAL_NAMESPACES, NAME_LABEL as NAMESPACE_NAME_LABEL, PROTECTED as PROTECTED_NAMESPACES,
+};
 pub use strategy::scale::{scale_of, ScaleChange, SCALABLE};
 pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};
 pub use verbs::address;
@@ -212,7 +214,9 @@ impl Store {
             let c = core.clone();
             threads.push(std::thread::Builder::new().name("fieldstore-follow".into()).spawn(move || follow::follow(&c)).map_err(io_err)?);
         }
-        Ok(Store { inner: Arc::new(Inner { core, commits: Mutex::new(Some(tx)), threads: Mutex::new(threads) }) })
+        let store = Store { inner: Arc::new(Inner { core, commits: Mutex::new(Some(tx)), threads: Mutex::new(threads) }) };
+        store.resume_namespace_deletions()?;
+        Ok(store)
     }
 
     fn core(&self) -> &Core {

@@ -32,6 +32,7 @@ pub struct Options {
     pub(super) object_cache_bytes: usize,
     pub(super) builtin_types: bool,
     pub(super) protobuf_storage: bool,
+    pub(super) namespace_lifecycle: bool,
 }
 
 impl Default for Options {
@@ -51,6 +52,7 @@ impl Default for Options {
             object_cache_bytes: DEFAULT_OBJECT_CACHE_BYTES,
             builtin_types: true,
             protobuf_storage: false,
+            namespace_lifecycle: false,
         }
     }
 }
@@ -163,6 +165,19 @@ impl Options {
     #[must_use]
     pub fn protobuf_storage(mut self, on: bool) -> Self {
         self.protobuf_storage = on;
+        self
+    }
+
+    /// Whether namespaces govern their contents as kube-apiserver's namespace lifecycle does
+    /// (default off; `fieldstore serve` turns it on): an object is created only in a namespace
+    /// that exists (404 NotFound naming the namespace) and is not being deleted (403 Forbidden,
+    /// cause `NamespaceTerminating`); `default`, `kube-system` and `kube-public` cannot be deleted
+    /// (403); deleting a namespace makes it `Terminating`, deletes its contents, and removes it
+    /// once they are gone (what kube-controller-manager's namespace controller does). Only with
+    /// the built-in Namespace kind registered.
+    #[must_use]
+    pub fn namespace_lifecycle(mut self, on: bool) -> Self {
+        self.namespace_lifecycle = on;
         self
     }
 

@@ -333,7 +333,7 @@ impl Store {
             fold_string_data(&t, &mut new);
             strategy::default_input(&t, &mut new, &name);
             let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
-            strategy::prepare_update(&t, opts.status, live, &mut out);
+            strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out))
         })
         .await
@@ -380,7 +380,7 @@ impl Store {
                 let mut new = prepare_update(&t, opts.status, live, outcome.object);
                 fold_string_data(&t, &mut new);
                 strategy::default_input(&t, &mut new, &name);
-                strategy::prepare_update(&t, opts.status, live, &mut new);
+                strategy::prepare_update(&t, opts.status, live, &mut new)?;
                 Ok(finish_update(live, new))
             }
         })
@@ -444,7 +444,7 @@ impl Store {
                 r => r?,
             };
             let mut out = out.object;
-            strategy::prepare_update(&t, opts.status, live, &mut out);
+            strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out))
         })?;
         Ok(Written { object, warnings })
@@ -460,9 +460,11 @@ impl Store {
         let t = self.resolve(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();
+        self.admit_namespace_delete(&t, name)?;
+        let terminates = self.namespace_terminates(&t);
         let now = now_time();
         let deleter = Who::default();
-        self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
+        let deleted = self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let meta = live.get("metadata");
             let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
@@ -488,11 +490,15 @@ impl Store {
                 }
             }
             let has_finalizers = meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-            if !has_finalizers {
+            let held = terminates && strategy::namespace::holds_finalizers(live);
+            if !has_finalizers && !held {
                 return Ok(Plan::Delete(live.clone()));
             }
             if meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null()) {
                 return Ok(Plan::NoOp(live.clone()));
+            }
+            if held {
+                return Ok(Plan::Put(strategy::namespace::mark_terminating(live, now.as_str()), EventType::Modified));
             }
             let mut out = live.clone();
             if let Some(Value::Object(m)) = out.get_mut("metadata") {
@@ -504,7 +510,11 @@ impl Store {
                 }
             }
             Ok(Plan::Put(out, EventType::Modified))
-        })
+        })?;
+        if terminates && !opts.dry_run {
+            self.finalize_namespace_later(name);
+        }
+        Ok(deleted)
     }
 
     /// Deletes every object of the collection `of` the list options select (each deletion is its

@@ -2,13 +2,22 @@
 //! `Active` and has the `kubernetes` finalizer in `spec.finalizers`; every namespace carries
 //! the label `kubernetes.io/metadata.name` with its name; an update keeps `spec.finalizers`
 //! (changed only through the `finalize` subresource).
+//!
+//! With the store's namespace lifecycle on (`Options::namespace_lifecycle`), also what
+//! kube-apiserver's `NamespaceLifecycle` admission and kube-controller-manager's namespace
+//! controller do: content is created only in a namespace that exists and is not being deleted;
+//! the namespaces in [`PROTECTED`] cannot be deleted; a deleted namespace is `Terminating`
+//! until its contents are gone (deleted in the background, after the delete answers; again
+//! whenever an object in it finishes its own finalization, and when the store opens), then its
+//! `kubernetes` finalizer is removed and, with no other finalizer, it goes.
 
 use super::super::address::{Collection, ObjectKey};
-use super::super::options::{GetOptions, WriteOptions};
+use super::super::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
 use super::super::types::Registered;
 use super::super::Store;
 use crate::{Error, Result};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 /// The label every namespace carries, with its name.
 pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
@@ -16,6 +25,35 @@ pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 pub const FINALIZER: &str = "kubernetes";
 /// The namespaces Kubernetes has from the start.
 pub const INITIAL: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// The namespaces that cannot be deleted (kube-apiserver's `NamespaceLifecycle`).
+pub const PROTECTED: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// Whether `v` is a Namespace whose `spec.finalizers` still hold its deletion.
+pub(in crate::store) fn holds_finalizers(v: &Value) -> bool {
+    v.get("kind").and_then(Value::as_str) == Some("Namespace")
+        && v.get("apiVersion").and_then(Value::as_str) == Some("v1")
+        && v.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
+/// Whether `v` (a namespace) is being deleted.
+fn terminating(v: &Value) -> bool {
+    v.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+        || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+}
+
+/// A namespace being deleted, as the namespace registry leaves it while its finalizers hold it:
+/// `deletionTimestamp` set and phase `Terminating`.
+pub(in crate::store) fn mark_terminating(live: &Value, now: &str) -> Value {
+    let mut out = live.clone();
+    if let Some(Value::Object(m)) = out.get_mut("metadata") {
+        m.insert("deletionTimestamp".into(), Value::String(now.into()));
+    }
+    if let Value::Object(root) = &mut out {
+        root.insert("status".into(), json!({"phase": "Terminating"}));
+    }
+    out
+}
 
 /// Whether `t` is the core group's Namespace.
 pub(super) fn is(t: &Registered) -> bool {
@@ -75,6 +113,121 @@ pub(super) fn prepare_update(live: &Value, object: &mut Value) {
 }
 
 impl Store {
+    /// Whether the namespace lifecycle applies to objects of `t` (it is on and namespaces are a
+    /// kind of this store).
+    fn lifecycle(&self) -> bool {
+        self.core().options.namespace_lifecycle && self.resource_type("namespaces").is_some()
+    }
+
+    /// Refuses new content of type `t` in namespace `ns` when the namespace is missing (404
+    /// naming it) or being deleted (403 with the cause `NamespaceTerminating`), as
+    /// kube-apiserver's `NamespaceLifecycle` admission does.
+    pub(in crate::store) fn admit_content(&self, t: &Registered, ns: &str, name: &str) -> Result<()> {
+        if !t.spec.namespaced || ns.is_empty() || !self.lifecycle() {
+            return Ok(());
+        }
+        let namespace = match self.get(&ObjectKey::new("namespaces", None, ns), &GetOptions::default()) {
+            Ok(v) => v,
+            Err(Error::NotFound { .. }) => return Err(Error::NotFound { resource: "namespaces".into(), name: ns.into() }),
+            Err(e) => return Err(e),
+        };
+        if terminating(&namespace) {
+            return Err(Error::Forbidden {
+                resource: t.spec.resource(),
+                name: name.into(),
+                message: format!("unable to create new content in namespace {ns} because it is being terminated"),
+                cause: Some(("NamespaceTerminating".into(), "metadata.namespace".into(), format!("namespace {ns} is being terminated"))),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses the deletion of a namespace in [`PROTECTED`] (403), when the lifecycle is on.
+    pub(in crate::store) fn admit_namespace_delete(&self, t: &Registered, name: &str) -> Result<()> {
+        if is(t) && self.lifecycle() && PROTECTED.contains(&name) {
+            return Err(Error::Forbidden {
+                resource: "namespaces".into(),
+                name: name.into(),
+                message: "this namespace may not be deleted".into(),
+                cause: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether deleting a namespace of type `t` goes through `Terminating` (the lifecycle is on).
+    pub(in crate::store) fn namespace_terminates(&self, t: &Registered) -> bool {
+        is(t) && self.lifecycle()
+    }
+
+    /// Finishes the deletion of namespace `ns` in the background when it is being deleted: what
+    /// the namespace controller does, after the request that started it has its answer.
+    pub(in crate::store) fn finalize_namespace_later(&self, ns: &str) {
+        if !self.lifecycle() {
+            return;
+        }
+        let store = Arc::downgrade(&self.inner);
+        let ns = ns.to_string();
+        // A failure (the store closing, a storage error) leaves the namespace `Terminating`: the
+        // next trigger, or the next open, tries again. A thread that cannot start, likewise.
+        let _ = std::thread::Builder::new().name("fieldstore-namespace".into()).spawn(move || {
+            if let Some(inner) = store.upgrade() {
+                let _ = Store { inner }.finalize_namespace(&ns);
+            }
+        });
+    }
+
+    /// Resumes the deletion of every namespace being deleted (after a restart).
+    pub(in crate::store) fn resume_namespace_deletions(&self) -> Result<()> {
+        if !self.lifecycle() {
+            return Ok(());
+        }
+        for ns in self.list(&Collection::new("namespaces", None), &ListOptions::default())?.items {
+            if terminating(&ns) {
+                if let Some(name) = ns.pointer("/metadata/name").and_then(Value::as_str) {
+                    self.finalize_namespace_later(name);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the contents of namespace `ns` when it is being deleted; once none is left,
+    /// removes its `kubernetes` finalizer (and so the namespace, when no other finalizer holds
+    /// it). Objects with finalizers of their own are marked deleted and waited for: each one's
+    /// last finalizer, when removed, starts this again.
+    fn finalize_namespace(&self, ns: &str) -> Result<()> {
+        let key = ObjectKey::new("namespaces", None, ns);
+        match self.get(&key, &GetOptions::default()) {
+            Ok(v) if terminating(&v) => {}
+            Ok(_) | Err(Error::NotFound { .. }) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let mut left = false;
+        for spec in self.types_shared().iter().filter(|s| s.namespaced) {
+            let of = Collection::new(spec.resource(), Some(ns));
+            self.delete_collection(&of, &ListOptions::default(), &DeleteOptions::default())?;
+            let rest = ListOptions { limit: Some(1), ..ListOptions::default() };
+            left |= !self.list(&of, &rest)?.items.is_empty();
+        }
+        if left {
+            return Ok(());
+        }
+        let t = self.resolve("namespaces")?;
+        self.write_loop(&t, "", ns, false, &Default::default(), |cur| {
+            let Some(live) = cur else { return Err(Error::NotFound { resource: "namespaces".into(), name: ns.into() }) };
+            if !terminating(live) {
+                return Ok(super::super::commit::Plan::NoOp(live.clone()));
+            }
+            let mut out = live.clone();
+            if let Some(Value::Array(f)) = out.pointer_mut("/spec/finalizers") {
+                f.retain(|v| v != FINALIZER);
+            }
+            Ok(super::super::commit::Plan::Put(out, crate::store::EventType::Modified))
+        })
+        .map(|_| ())
+    }
+
     /// Makes sure the namespaces Kubernetes has from the start exist ([`INITIAL`]: `default`,
     /// `kube-system`, `kube-public`, `kube-node-lease`), as `fieldstore`'s manager.
     ///
