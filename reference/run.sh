@@ -110,6 +110,7 @@ start() {
         --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
         --service-account-issuer https://kubernetes.default.svc \
         --service-cluster-ip-range 10.0.0.0/24 \
+        --endpoint-reconciler-type none \
         > "$dir/apiserver.log" 2>&1 &
     echo $! > "$dir/apiserver.pid"
     local url="https://127.0.0.1:$sport"
@@ -124,7 +125,7 @@ start() {
             echo "$dir"
             return 0
         fi
-        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; die "kube-apiserver exited"; }
+        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; stop_pid "$(cat "$dir/etcd.pid")"; die "kube-apiserver exited"; }
         alive "$(cat "$dir/etcd.pid")" || { tail -20 "$dir/etcd.log" >&2; die "etcd exited"; }
         sleep 0.05
     done
