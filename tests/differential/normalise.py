@@ -18,6 +18,8 @@ they must agree on (which fields exist, their other values, the order of revisio
 - `generated_names`: a name made from `generateName` becomes `<generateName><generated>`, and the
   same string anywhere else likewise.
 - `version`: the answer to `/version` keeps its keys; their values become `<version>`.
+- `server_address`: `serverAddressByClientCIDRs[].serverAddress` (in `/api`) becomes
+  `<address>`: each server's own host and port.
 - `table_age`: a Table's cells in a column named `Age` become `<age>`.
 - `warnings`: a `Warning` header becomes the list of its texts (`299 - "text"` → `text`), split
   whether a server sends one header per warning or several in one.
@@ -87,6 +89,8 @@ class Normaliser:
             return value
         if key in TIME_KEYS and RFC3339.match(value):
             return "<time>"
+        if key == "serverAddress":
+            return "<address>"
         if key == "continue" and value:
             return "<continue>"
         if value.startswith("<list-rv"):

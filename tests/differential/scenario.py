@@ -172,7 +172,7 @@ class Runner:
         while time.monotonic() < deadline:
             r = self.session.get(self.endpoint.url + path, timeout=10, headers={"Accept": "application/json"})
             if until == "Established":
-                conds = (decode(r) or {}).get("status", {}).get("conditions", []) if r.status_code == 200 else []
+                conds = ((decode(r) or {}).get("status") or {}).get("conditions") or [] if r.status_code == 200 else []
                 if any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
                     return
             elif r.status_code == until:
