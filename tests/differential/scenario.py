@@ -84,7 +84,8 @@ class Runner:
         return records
 
     def step(self, step, ns, answers):
-        """Runs one step; returns the records to compare (none for waits and `compare: false`)."""
+        """Runs one step; returns its records (none for waits; `compare` False for setup steps,
+        which are normalised, so that their uids and resourceVersions get labels, not compared)."""
         if "wait" in step:
             self.wait(step, ns, answers)
             return []
@@ -93,8 +94,7 @@ class Runner:
         rec = self.request(step, ns, answers)
         if step.get("id"):
             answers[step["id"]] = rec["body"]
-        if step.get("compare", True) is False:
-            return []
+        rec["compare"] = step.get("compare", True) is not False
         return [rec]
 
     def request(self, step, ns, answers):
@@ -214,8 +214,24 @@ def encode(body, content_type):
     if isinstance(body, str):
         return body
     if "yaml" in content_type:
-        return yaml.safe_dump(body, sort_keys=False)
+        return yaml.dump(body, Dumper=QuotingDumper, sort_keys=False)
     return json.dumps(body)
+
+
+YAML11_WORDS = {"y", "yes", "n", "no", "on", "off", "true", "false"}
+
+
+class QuotingDumper(yaml.SafeDumper):
+    """A YAML dumper that quotes the strings YAML 1.1 reads as booleans (`y`, `on`, …), which
+    PyYAML leaves bare: kube-apiserver reads YAML as 1.1 and would see a boolean."""
+
+
+def _str(dumper, value):
+    style = "'" if value.lower() in YAML11_WORDS else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+QuotingDumper.add_representer(str, _str)
 
 
 def decode(r):
