@@ -15,6 +15,7 @@ Python 3.11, `requests` and `yaml`.
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -81,7 +82,7 @@ def endpoints(args):
         run_dir = tempfile.mkdtemp(prefix="fieldstore-differential.")
         servers.certs(run_dir)
         fs = servers.start_fieldstore(binary, run_dir)
-        return None, fs, [fs.stop]
+        return None, fs, [fs.stop, lambda: shutil.rmtree(run_dir, ignore_errors=True)]
     ref, run_dir = servers.start_reference(args.reference_bin)
     try:
         fs = servers.start_fieldstore(binary, run_dir)
