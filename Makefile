@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference
+.PHONY: setup run demo lint test reference differential
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -102,3 +102,11 @@ reference:
 	kubectl --kubeconfig "$$dir/kubeconfig" get --raw /readyz && echo && \
 	if [ -n "$${KEEP:-}" ]; then echo "reference: running, kubeconfig $$dir/kubeconfig"; \
 	else bash reference/run.sh stop "$$dir"; fi
+
+# The differential harness (issue #33, tests/differential): the same request sequences sent to
+# kube-apiserver on etcd (the reference: `make reference` or `bash reference/run.sh build` first, or REFERENCE_BIN=DIR
+# with both binaries) and to fieldstore, each started fresh; writes tests/differential/REPORT.md
+# (agreement per scenario and every difference). A measure, not part of `make test` or CI.
+differential: setup
+	$(BUILD_BIN)
+	python3 tests/differential/run.py --fieldstore $(BIN)

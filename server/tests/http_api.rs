@@ -203,6 +203,18 @@ async fn patches_apply_noops_and_field_managers() {
     assert_eq!(noop["metadata"]["managedFields"], forced["metadata"]["managedFields"]);
     // force is for apply only.
     s.patch(&format!("{path}?force=true"), "application/merge-patch+json", &json!({})).await.status(422, "Invalid");
+    // An apply that creates the object is a 201 Created, as in kube-apiserver; a dry run too; the
+    // next one a 200.
+    let create = |dry: &str| {
+        let q = format!("{CMS}/made?fieldManager=ssa{dry}");
+        async move {
+            let body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: made\ndata:\n  k: v\n";
+            s.send("PATCH", &q, &[("content-type", "application/apply-patch+yaml")], body).await.code
+        }
+    };
+    assert_eq!(create("&dryRun=All").await, 201);
+    assert_eq!(create("").await, 201);
+    assert_eq!(create("").await, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

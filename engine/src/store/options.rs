@@ -238,6 +238,9 @@ pub struct Written {
     pub object: serde_json::Value,
     /// Warnings, in the order found.
     pub warnings: Vec<String>,
+    /// Whether the write created the object (a create, or an apply of an absent object): HTTP
+    /// answers 201 Created then, as kube-apiserver does, and 200 otherwise.
+    pub created: bool,
 }
 
 impl WriteOptions {

@@ -253,10 +253,10 @@ impl Store {
             Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
                 let t = self.resolve(resource)?;
                 let (pruned, warnings) = unknown_fields::pruned(&t, opts.field_validation, object, e)?;
-                let object = self.write_once(verb, resource, namespace, &pruned, opts).await?;
-                Ok(Written { object, warnings })
+                let (object, created) = self.write_once(verb, resource, namespace, &pruned, opts).await?;
+                Ok(Written { object, warnings, created })
             }
-            r => r.map(|object| Written { object, warnings: Vec::new() }),
+            r => r.map(|(object, created)| Written { object, warnings: Vec::new(), created }),
         }
     }
 
@@ -267,10 +267,10 @@ impl Store {
         namespace: Option<&str>,
         object: &Value,
         opts: &WriteOptions,
-    ) -> Result<Value> {
+    ) -> Result<(Value, bool)> {
         match verb {
-            WriteVerb::Create => self.create_async(resource, namespace, object, opts).await,
-            WriteVerb::Update => self.update_async(resource, namespace, object, opts).await,
+            WriteVerb::Create => Ok((self.create_async(resource, namespace, object, opts).await?, true)),
+            WriteVerb::Update => Ok((self.update_async(resource, namespace, object, opts).await?, false)),
             WriteVerb::Apply => self.apply_async(resource, namespace, object, opts).await,
         }
     }
@@ -349,42 +349,49 @@ impl Store {
         Ok(self.write(WriteVerb::Apply, of, config, opts)?.object)
     }
 
-    async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<Value> {
+    /// An apply, and whether it created the object (its last attempt, when the write loop ran
+    /// it again after a concurrent write).
+    async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<(Value, bool)> {
         let (t, ns, name) = self.addressed(resource, namespace, config)?;
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
-            None => {
-                if opts.status {
-                    return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
+        let created = std::sync::atomic::AtomicBool::new(false); // Sync: the future stays Send
+        let object = self
+            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
+                None => {
+                    created.store(true, std::sync::atomic::Ordering::Relaxed);
+                    if opts.status {
+                        return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
+                    }
+                    let mut out = fm.apply(None, config, &opts.manager, opts.force, &now)?.object;
+                    // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
+                    fold_string_data(&t, &mut out);
+                    init_new(&t, &mut out, &ns, &name, &now);
+                    strategy::default_input(&t, &mut out, &name);
+                    strategy::prepare_create(&t, &mut out);
+                    Ok(Plan::Put(out, EventType::Added))
                 }
-                let mut out = fm.apply(None, config, &opts.manager, opts.force, &now)?.object;
-                // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
-                fold_string_data(&t, &mut out);
-                init_new(&t, &mut out, &ns, &name, &now);
-                strategy::default_input(&t, &mut out, &name);
-                strategy::prepare_create(&t, &mut out);
-                Ok(Plan::Put(out, EventType::Added))
-            }
-            Some(live) => {
-                check_preconditions(&t, &name, live, config)?;
-                let outcome = fm.apply(Some(live), config, &opts.manager, opts.force, &now)?;
-                if outcome.is_noop() {
-                    // The field manager's object is then the live one: the same fields, and
-                    // managedFields rebuilt from unchanged entries, in the form the store writes
-                    // them. It is returned rather than dropped for a copy of the live one.
-                    debug_assert_eq!(&outcome.object, live);
-                    return Ok(Plan::NoOp(outcome.object));
+                Some(live) => {
+                    created.store(false, std::sync::atomic::Ordering::Relaxed);
+                    check_preconditions(&t, &name, live, config)?;
+                    let outcome = fm.apply(Some(live), config, &opts.manager, opts.force, &now)?;
+                    if outcome.is_noop() {
+                        // The field manager's object is then the live one: the same fields, and
+                        // managedFields rebuilt from unchanged entries, in the form the store writes
+                        // them. It is returned rather than dropped for a copy of the live one.
+                        debug_assert_eq!(&outcome.object, live);
+                        return Ok(Plan::NoOp(outcome.object));
+                    }
+                    let mut new = prepare_update(&t, opts.status, live, outcome.object);
+                    fold_string_data(&t, &mut new);
+                    strategy::default_input(&t, &mut new, &name);
+                    strategy::prepare_update(&t, opts.status, live, &mut new)?;
+                    Ok(finish_update(live, new))
                 }
-                let mut new = prepare_update(&t, opts.status, live, outcome.object);
-                fold_string_data(&t, &mut new);
-                strategy::default_input(&t, &mut new, &name);
-                strategy::prepare_update(&t, opts.status, live, &mut new)?;
-                Ok(finish_update(live, new))
-            }
-        })
-        .await
+            })
+            .await?;
+        Ok((object, created.load(std::sync::atomic::Ordering::Relaxed)))
     }
 
     /// Patches an object with a strategic merge, JSON merge or JSON patch.
@@ -447,7 +454,7 @@ impl Store {
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out))
         })?;
-        Ok(Written { object, warnings })
+        Ok(Written { object, warnings, created: false })
     }
 
     /// Deletes an object; one with finalizers gets a deletionTimestamp instead and goes when

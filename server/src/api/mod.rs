@@ -237,7 +237,7 @@ impl Api {
                     .await
                     .map_err(|e| self.naming(e, &resource, Some(&name)))?;
                 warnings.append(&mut written.warnings);
-                Ok(Response::Written(Written { object: written.object, warnings }))
+                Ok(Response::Written(Written { object: written.object, warnings, created: written.created }))
             }
             Request::Delete { key, opts } => Ok(Response::Object(self.call(move |s| s.delete(&key, &opts)).await?)),
             Request::DeleteCollection { of, list, opts } => {
@@ -276,7 +276,7 @@ impl Api {
             Err(e) => return Err(self.naming(e, &of.resource, body.value.pointer("/metadata/name").and_then(Value::as_str))),
         };
         warnings.append(&mut written.warnings);
-        Ok(Response::Written(Written { object: written.object, warnings }))
+        Ok(Response::Written(Written { object: written.object, warnings, created: written.created }))
     }
 
     /// The requests of history, the owner index, revisions and types.

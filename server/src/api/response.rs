@@ -87,7 +87,7 @@ impl Response {
     pub fn written(self) -> Result<Written, Status> {
         match self {
             Response::Written(w) => Ok(w),
-            Response::Object(object) => Ok(Written { object, warnings: Vec::new() }),
+            Response::Object(object) => Ok(Written { object, warnings: Vec::new(), created: false }),
             _ => Err(mismatch("a written object")),
         }
     }

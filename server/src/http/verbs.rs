@@ -193,7 +193,8 @@ impl Ctx<'_> {
         };
         let opts = self.write_options(manager)?.force(force);
         let written = self.run(Request::Patch { key: self.key(), patch_type, patch, body_len, opts }).await?.written()?;
-        self.respond_written(&written, StatusCode::OK)
+        // An apply that created the object is a 201, as a create is.
+        self.respond_written(&written, if written.created { StatusCode::CREATED } else { StatusCode::OK })
     }
 
     /// DeleteOptions from the body (JSON, YAML or protobuf) and the query.
