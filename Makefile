@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference
+.PHONY: setup run demo lint test reference bench-reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -102,3 +102,12 @@ reference:
 	kubectl --kubeconfig "$$dir/kubeconfig" get --raw /readyz && echo && \
 	if [ -n "$${KEEP:-}" ]; then echo "reference: running, kubeconfig $$dir/kubeconfig"; \
 	else bash reference/run.sh stop "$$dir"; fi
+
+# fieldstore against the reference (issue 33): two rounds of every workload of reference/loadgen
+# (client-go creates, Server-Side Apply, LIST, informers; start-to-ready) on kube-apiserver+etcd
+# and on `fieldstore serve`, side by side; appends to benches/REFERENCE_RESULTS.md. Builds the
+# reference when reference/bin (or $$REFERENCE_BIN) lacks it. Needs Go; takes about 10 minutes.
+# Not part of `make test`: CI does not run it.
+bench-reference:
+	$(BUILD_BIN)
+	python3 benches/reference/run.py --rounds 2 --fieldstore $(BIN)
