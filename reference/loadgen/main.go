@@ -69,7 +69,7 @@ func main() {
 	flag.Var(serverFlags{o}, "server", "name=N,kubeconfig=FILE,data=DIR,pids=P1+P2 (repeatable; run in order)")
 	flag.StringVar(&o.workloads, "workloads", "creates,apply,crapply,list,informers", "workloads to run, in order")
 	flag.IntVar(&o.creates, "creates", 4000, "ConfigMap creates per concurrency level (8 and 32)")
-	flag.IntVar(&o.deployments, "deployments", 300, "Deployments per SSA phase")
+	flag.IntVar(&o.deployments, "deployments", 500, "Deployments per SSA phase")
 	flag.IntVar(&o.crObjects1k, "cr-1k", 10, "custom resources of 1,000 items (each created, then re-applied)")
 	flag.IntVar(&o.crObjects10, "cr-10k", 3, "custom resources of 10,000 items (each created, then re-applied)")
 	flag.IntVar(&o.listSize, "list", 20000, "ConfigMaps in the listed namespace")
