@@ -13,6 +13,7 @@ ending with the line `reference: apply X; create Y; list Z; watch W; rss R; star
 
 Usage: python3 benches/reference/run.py [--rounds 2] [--fieldstore BIN] [--results FILE]
        [--loadgen-args '...']   (e.g. '-creates 1000 -informers 10,100' for a quick try)
+       [--fieldstore-flags '...'] (more `fieldstore serve` flags, e.g. '--protobuf-storage')
 Environment: REFERENCE_BIN (default reference/bin) holds kube-apiserver and etcd; built with
 `reference/run.sh build` when missing.
 """
@@ -94,8 +95,8 @@ class Fieldstore:
     """`fieldstore serve` on data directory `dir`/data with the reference run's certificate and
     token file; timed from spawn to GET /readyz answering 200 ok (polled every 5 ms)."""
 
-    def __init__(self, bin, dir, certs):
-        self.bin, self.dir, self.certs = bin, dir, certs
+    def __init__(self, bin, dir, certs, flags=()):
+        self.bin, self.dir, self.certs, self.flags = bin, dir, certs, list(flags)
         os.makedirs(dir, exist_ok=True)
 
     data = property(lambda self: os.path.join(self.dir, "data"))
@@ -108,7 +109,7 @@ class Fieldstore:
         self.proc = subprocess.Popen(
             [self.bin, "--data", self.data, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
              "--tls-cert", f"{c}/serving.crt", "--tls-key", f"{c}/serving.key", "--token-file", f"{c}/tokens.csv",
-             "--max-watches-per-client", "5000"],
+             "--max-watches-per-client", "5000"] + self.flags,
             stdout=subprocess.PIPE, stderr=open(os.path.join(self.dir, "stderr"), "a"), text=True)
         self.pids = [self.proc.pid]
         addr = None
@@ -167,7 +168,7 @@ def run_round(n, args, loadgen, work):
     starts = {}
     log(f"round {n}: starting the reference")
     starts[("reference", "empty")] = ref.start()
-    fs = Fieldstore(args.fieldstore, os.path.join(rdir, "fs"), ref.dir)
+    fs = Fieldstore(args.fieldstore, os.path.join(rdir, "fs"), ref.dir, shlex.split(args.fieldstore_flags))
     try:
         log(f"round {n}: starting fieldstore")
         starts[("fieldstore", "empty")] = fs.start()
@@ -279,20 +280,21 @@ def round_section(n, results, starts, disk, hwm):
         if not rows:
             continue
         out += [f"#### {title}", "",
-                "| workload | unit | ops | ref /s | fs /s | ref p50 / p99 ms | fs p50 / p99 ms | ref CPU µs/unit | fs CPU µs/unit | CPU fs/ref | ref peak RSS MiB | fs peak RSS MiB | ref disk MiB | fs disk MiB |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| workload | unit | ops | ref /s | fs /s | ref p50 / p99 ms | fs p50 / p99 ms | ref CPU µs/unit | fs CPU µs/unit | CPU fs/ref | ref peak RSS MiB | fs peak RSS MiB | ref disk MiB | fs disk MiB | loadgen CPU s (ref / fs) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for w in rows:
             r, f = R.get(w), F.get(w)
             cell = lambda x, k, fmt: (fmt.format(x[k]) if x else "—")
             rate = lambda x: f"{x['ops'] / x['seconds']:,.0f}" if x and x["seconds"] else "—"
-            lat = lambda x: f"{x['p50_ms']:.2f} / {x['p99_ms']:.2f}" if x else "—"
+            lat = lambda x: f"{x['p50_ms']:.2f} / {x['p99_ms']:.2f}" if x and x["p99_ms"] else "—"
             per = lambda x: f"{x['cpu_seconds'] / x['ops'] * 1e6:,.1f}" if x and x["ops"] else "—"
             mib = lambda x, k: f"{x[k] / (1 << 20 if k == 'disk_bytes' else 1024):,.0f}" if x else "—"
+            client = lambda x: f"{x['client_cpu_seconds']:.1f}" if x and "client_cpu_seconds" in x else "—"
             ratio = fmt_ratio(r["cpu_seconds"] / r["ops"] if r and r["ops"] else None,
                               f["cpu_seconds"] / f["ops"] if f and f["ops"] else None)
             unit = (r or f)["unit"]
             out.append(f"| {w} | {unit} | {(r or f)['ops']:,} | {rate(r)} | {rate(f)} | {lat(r)} | {lat(f)} | {per(r)} | {per(f)} | {ratio} "
-                       f"| {mib(r, 'peak_rss_kib')} | {mib(f, 'peak_rss_kib')} | {mib(r, 'disk_bytes')} | {mib(f, 'disk_bytes')} |")
+                       f"| {mib(r, 'peak_rss_kib')} | {mib(f, 'peak_rss_kib')} | {mib(r, 'disk_bytes')} | {mib(f, 'disk_bytes')} | {client(r)} / {client(f)} |")
         out.append("")
         if title.startswith("Informers"):
             out += ["| informers | expected events | ref delivered | fs delivered | ref writes s / all delivered s | fs writes s / all delivered s | ref CPU µs/event net of the writes | fs CPU µs/event net of the writes | net fs/ref |",
@@ -349,6 +351,7 @@ def main():
     ap.add_argument("--fieldstore", default=os.path.join(ROOT, "target", "release", "fieldstore"))
     ap.add_argument("--results", default=os.path.join(ROOT, "benches", "REFERENCE_RESULTS.md"))
     ap.add_argument("--loadgen-args", default="")
+    ap.add_argument("--fieldstore-flags", default="", help="more `fieldstore serve` flags, e.g. --protobuf-storage")
     args = ap.parse_args()
     args.fieldstore = os.path.abspath(args.fieldstore)
     bin = os.environ.get("REFERENCE_BIN", os.path.join(REF, "bin"))
@@ -363,7 +366,7 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     head = [f"## Run of {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} (commit `{commit}`, {args.rounds} round(s))", "",
             f"`{os.path.relpath(args.fieldstore, ROOT) if args.fieldstore.startswith(ROOT) else args.fieldstore}`; "
-            f"loadgen arguments: `{args.loadgen_args or '(defaults)'}`; load average at the start {' '.join(loadavg())} "
+            f"loadgen arguments: `{args.loadgen_args or '(defaults)'}`; more fieldstore flags: `{args.fieldstore_flags or '(none)'}`; load average at the start {' '.join(loadavg())} "
             f"on {os.cpu_count()} CPUs.", ""]
     sections = []
     for n in range(1, args.rounds + 1):

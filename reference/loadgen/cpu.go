@@ -15,6 +15,10 @@ import (
 // that matters; sysconf is not reachable without cgo).
 const clockTicks = 100
 
+// self is this process, whose CPU is reported beside the server's: the load generator shares
+// the machine's cores with the servers.
+var self = []int{os.Getpid()}
+
 // cpuSeconds is the user plus system CPU time of the processes so far, in seconds: the sum over
 // every thread, living or exited, of each process (fields 14 and 15 of /proc/PID/stat).
 func cpuSeconds(pids []int) float64 {

@@ -13,11 +13,12 @@ import (
 type Result struct {
 	Workload   string         `json:"workload"`
 	Server     string         `json:"server"`
-	Ops        int64          `json:"ops"`         // requests (or objects, or events: see Unit)
-	Unit       string         `json:"unit"`        // what Ops counts
-	OK         int64          `json:"ok"`          // of which succeeded
-	Seconds    float64        `json:"seconds"`     // wall clock
-	CPUSeconds float64        `json:"cpu_seconds"` // server processes' user+system CPU
+	Ops        int64          `json:"ops"`                // requests (or objects, or events: see Unit)
+	Unit       string         `json:"unit"`               // what Ops counts
+	OK         int64          `json:"ok"`                 // of which succeeded
+	Seconds    float64        `json:"seconds"`            // wall clock
+	CPUSeconds float64        `json:"cpu_seconds"`        // server processes' user+system CPU
+	ClientCPU  float64        `json:"client_cpu_seconds"` // this load generator's own CPU (same machine)
 	P50ms      float64        `json:"p50_ms"`
 	P99ms      float64        `json:"p99_ms"`
 	PeakRSSKiB int64          `json:"peak_rss_kib"` // largest sampled sum of VmRSS during it
@@ -32,6 +33,7 @@ type Result struct {
 type Measure struct {
 	srv  *Server
 	cpu0 float64
+	own0 float64
 	t0   time.Time
 	rss  *rssSampler
 	mu   sync.Mutex
@@ -41,7 +43,7 @@ type Measure struct {
 }
 
 func begin(srv *Server) *Measure {
-	return &Measure{srv: srv, cpu0: cpuSeconds(srv.PIDs), t0: time.Now(), rss: startRSS(srv.PIDs), errs: map[string]int{}}
+	return &Measure{srv: srv, cpu0: cpuSeconds(srv.PIDs), own0: cpuSeconds(self), t0: time.Now(), rss: startRSS(srv.PIDs), errs: map[string]int{}}
 }
 
 // record adds one request's latency and outcome; an error is kept word for word (the first 300
@@ -84,7 +86,7 @@ func (m *Measure) end(workload, unit string, ops int64) Result {
 	sort.Slice(m.lat, func(i, j int) bool { return m.lat[i] < m.lat[j] })
 	r := Result{
 		Workload: workload, Server: m.srv.Name, Ops: ops, Unit: unit, OK: m.ok, Seconds: secs,
-		CPUSeconds: cpu, P50ms: pct(m.lat, 0.50), P99ms: pct(m.lat, 0.99),
+		CPUSeconds: cpu, ClientCPU: cpuSeconds(self) - m.own0, P50ms: pct(m.lat, 0.50), P99ms: pct(m.lat, 0.99),
 		PeakRSSKiB: peak, HWMKiB: statusKiB(m.srv.PIDs, "VmHWM"), DiskBytes: diskBytes(m.srv.DataDir),
 		Extra: map[string]any{},
 	}
@@ -109,9 +111,9 @@ func emit(out *json.Encoder, r Result) {
 	if r.Ops > 0 {
 		perOp = r.CPUSeconds / float64(r.Ops) * 1e6
 	}
-	fmt.Fprintf(os.Stderr, "%-28s %-10s %7d %-8s ok %7d  %6.1f s  %8.0f/s  p50 %7.2f ms  p99 %8.2f ms  cpu %6.2f s = %8.1f µs/%s  rss %6.0f MiB  errors %d\n",
+	fmt.Fprintf(os.Stderr, "%-28s %-10s %7d %-8s ok %7d  %6.1f s  %8.0f/s  p50 %7.2f ms  p99 %8.2f ms  cpu %6.2f s = %8.1f µs/%s  client cpu %6.2f s  rss %6.0f MiB  errors %d\n",
 		r.Workload, r.Server, r.Ops, r.Unit, r.OK, r.Seconds, float64(r.Ops)/r.Seconds, r.P50ms, r.P99ms,
-		r.CPUSeconds, perOp, r.Unit, float64(r.PeakRSSKiB)/1024, len(r.Errors))
+		r.CPUSeconds, perOp, r.Unit, r.ClientCPU, float64(r.PeakRSSKiB)/1024, len(r.Errors))
 	for msg, n := range r.Errors {
 		fmt.Fprintf(os.Stderr, "    %d × %s\n", n, msg)
 	}
