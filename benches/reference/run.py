@@ -13,7 +13,7 @@ ending with the line `reference: apply X; create Y; list Z; watch W; rss R; star
 
 Usage: python3 benches/reference/run.py [--rounds 2] [--fieldstore BIN] [--results FILE]
        [--loadgen-args '...']   (e.g. '-creates 1000 -informers 10,100' for a quick try)
-       [--fieldstore-flags '...'] (more `fieldstore serve` flags, e.g. '--protobuf-storage')
+       [--fieldstore-flags='...'] (more `fieldstore serve` flags, e.g. --fieldstore-flags=--protobuf-storage)
 Environment: REFERENCE_BIN (default reference/bin) holds kube-apiserver and etcd; built with
 `reference/run.sh build` when missing.
 """
