@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 type options struct {
@@ -77,6 +79,7 @@ func main() {
 	flag.StringVar(&informers, "informers", "10,100,1000", "informer counts")
 	flag.IntVar(&o.changes, "changes", 2000, "changes every informer must see")
 	flag.StringVar(&outPath, "out", "", "JSON lines results (default stdout)")
+	klog.InitFlags(nil) // -v=6 logs every request's URL (client-go's klog)
 	flag.Parse()
 	for _, s := range strings.Split(informers, ",") {
 		n, err := strconv.Atoi(s)
