@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference differential
+.PHONY: setup run demo lint test reference differential bench-reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -104,9 +104,18 @@ reference:
 	else bash reference/run.sh stop "$$dir"; fi
 
 # The differential harness (issue #33, tests/differential): the same request sequences sent to
-# kube-apiserver on etcd (the reference: `make reference` or `bash reference/run.sh build` first, or REFERENCE_BIN=DIR
-# with both binaries) and to fieldstore, each started fresh; writes tests/differential/REPORT.md
+# kube-apiserver on etcd (the reference: `make reference` first, or REFERENCE_BIN=DIR with both
+# binaries) and to fieldstore, each started fresh; writes tests/differential/REPORT.md
 # (agreement per scenario and every difference). A measure, not part of `make test` or CI.
 differential: setup
 	$(BUILD_BIN)
 	python3 tests/differential/run.py --fieldstore $(BIN)
+
+# fieldstore against the reference (issue 33): two rounds of every workload of reference/loadgen
+# (client-go creates, Server-Side Apply, LIST, informers; start-to-ready) on kube-apiserver+etcd
+# and on `fieldstore serve`, side by side; appends to benches/REFERENCE_RESULTS.md. Builds the
+# reference when reference/bin (or $$REFERENCE_BIN) lacks it. Needs Go; takes about 10 minutes.
+# Not part of `make test`: CI does not run it.
+bench-reference:
+	$(BUILD_BIN)
+	python3 benches/reference/run.py --rounds 2 --fieldstore $(BIN)
