@@ -586,3 +586,30 @@ fn bytes_are_read_from_an_array_of_numbers_too() {
     assert!(String::from_utf8(range.to_json(&pb, JsonStyle::Compact).unwrap()).unwrap().contains(r#""data":"AQL/""#));
     assert!(matches!(range.from_json(br#"{"data":[256]}"#), Err(Error::K8sJson { path, .. }) if path == ".data[0]"));
 }
+
+#[test]
+fn a_list_encoded_item_by_item_is_the_list_encoded_whole() {
+    let items: Vec<Vec<u8>> = (0..3)
+        .map(|i| {
+            let item = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("c{i}"), "namespace": "ns", "resourceVersion": format!("{}", 10 + i)},
+                "data": {"k": "v".repeat(i + 1)}});
+            serde_json::to_vec(&item).unwrap()
+        })
+        .collect();
+    let meta = json!({"resourceVersion": "42", "continue": "tok", "remainingItemCount": 7});
+    let header = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": meta})).unwrap();
+    let whole: Vec<Value> = items.iter().map(|i| serde_json::from_slice(i).unwrap()).collect();
+    let whole = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": meta, "items": whole})).unwrap();
+    let by_item = k8s_protobuf::encode_list_envelope(&header, items.iter().map(Vec::as_slice)).unwrap();
+    assert_eq!(by_item, k8s_protobuf::encode_envelope(&whole).unwrap());
+    // An empty list, and an item that does not fit, named by its index.
+    let empty = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": meta, "items": []})).unwrap();
+    assert_eq!(k8s_protobuf::encode_list_envelope(&header, []).unwrap(), k8s_protobuf::encode_envelope(&empty).unwrap());
+    let bad = br#"{"metadata":{"name":"x"},"data":{"k":1}}"#;
+    let err = k8s_protobuf::encode_list_envelope(&header, [items[0].as_slice(), bad.as_slice()]).unwrap_err();
+    assert!(err.to_string().contains(".items[1].data"), "{err}");
+    // Not a list kind.
+    let pod = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "Pod"})).unwrap();
+    assert!(k8s_protobuf::encode_list_envelope(&pod, []).is_err());
+}

@@ -68,7 +68,7 @@ pub enum Error {
         /// Why.
         message: String,
         /// The cause Kubernetes names, when it does: (type, field, message).
-        cause: Option<(String, String, String)>,
+        cause: Option<Box<(String, String, String)>>,
     },
     /// A write's precondition (resourceVersion or uid) does not hold: Kubernetes' "Operation
     /// cannot be fulfilled" 409 Conflict.

@@ -167,7 +167,8 @@ impl From<&Error> for Status {
                 details.name.clone_from(name);
                 details.group = group.into();
                 details.kind = kind.into();
-                if let Some((cause_type, field, message)) = cause {
+                if let Some(cause) = cause {
+                    let (cause_type, field, message) = &**cause;
                     details.causes.push(StatusCause::new(cause_type, message.clone(), field.clone()));
                 }
             }

@@ -119,7 +119,8 @@ fn immutable_config_maps_and_secrets_keep_their_data() {
     assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
     let causes: Vec<(String, String, String)> =
         status.details.unwrap().causes.into_iter().map(|c| (c.cause_type, c.field, c.message)).collect();
-    let forbidden = |f: &str| ("FieldValueForbidden".to_string(), f.to_string(), "Forbidden: field is immutable when `immutable` is set".to_string());
+    let forbidden =
+        |f: &str| ("FieldValueForbidden".to_string(), f.to_string(), "Forbidden: field is immutable when `immutable` is set".to_string());
     assert_eq!(causes, vec![forbidden("immutable"), forbidden("data")]);
     // Labels may still change; so may a ConfigMap that is not immutable.
     let mut labelled = cm.clone();

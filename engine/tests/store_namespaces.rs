@@ -6,8 +6,8 @@
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
-use fieldstore_engine::store::{Collection, DeleteOptions, GetOptions, ObjectKey, Options, Store, WriteOptions};
 use fieldstore_engine::status::Status;
+use fieldstore_engine::store::{Collection, DeleteOptions, GetOptions, ObjectKey, Options, Store, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -98,15 +98,21 @@ fn a_deleted_namespace_terminates_deletes_its_contents_and_goes() {
     let e = store.create(&team, &cm("late", &[]), &w).unwrap_err();
     let status = Status::from(&e);
     assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
-    assert_eq!(status.message, "configmaps \"late\" is forbidden: unable to create new content in namespace team because it is being terminated");
+    assert_eq!(
+        status.message,
+        "configmaps \"late\" is forbidden: unable to create new content in namespace team because it is being terminated"
+    );
     let cause = &status.details.as_ref().unwrap().causes[0];
     assert_eq!((cause.cause_type.as_str(), cause.field.as_str()), ("NamespaceTerminating", "metadata.namespace"));
     assert_eq!(cause.message, "namespace team is being terminated");
 
     // The contents go; the one with a finalizer waits, marked deleted, and holds the namespace.
-    eventually("the plain objects deleted", || get(&store, "configmaps", Some("team"), "c19").is_err());
+    let marked = |v: &Value| v["metadata"]["deletionTimestamp"].is_string();
+    eventually("the held object marked deleted", || get(&store, "configmaps", Some("team"), "held").is_ok_and(|v| marked(&v)));
+    for i in 0..20 {
+        assert!(matches!(get(&store, "configmaps", Some("team"), &format!("c{i}")), Err(Error::NotFound { .. })));
+    }
     let held = get(&store, "configmaps", Some("team"), "held").unwrap();
-    assert!(held["metadata"]["deletionTimestamp"].is_string());
     assert_eq!(get(&store, "namespaces", None, "team").unwrap()["status"]["phase"], "Terminating");
     assert!(get(&store, "configmaps", Some("other"), "kept").is_ok());
 

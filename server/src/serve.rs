@@ -80,6 +80,10 @@ pub struct ServeArgs {
     /// Serve Prometheus metrics on `http://ADDR/metrics`.
     #[arg(long)]
     metrics: Option<SocketAddr>,
+    /// Store built-in objects in their Kubernetes protobuf encoding, as kube-apiserver does in
+    /// etcd (about half the bytes; reads 1.15-1.6x slower; engine/STORAGE.md).
+    #[arg(long)]
+    protobuf_storage: bool,
     /// Serve TLS with this certificate chain (PEM); needs --tls-key.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -142,7 +146,8 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
             .max_depth(args.max_depth)
             .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
             .max_patch_bytes(args.max_request_bytes)
-            .namespace_lifecycle(true),
+            .namespace_lifecycle(true)
+            .protobuf_storage(args.protobuf_storage),
     )?;
     for file in &args.types {
         for spec in types_file(file)? {

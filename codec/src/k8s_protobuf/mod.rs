@@ -304,6 +304,40 @@ fn envelope_of<J: json_in::JsonIn>(message: Option<MessageType>, json: &J) -> Re
     Ok(Envelope { api_version, kind, raw, content_encoding: String::new(), content_type: String::new() }.encode())
 }
 
+/// The `k8s\x00` envelope of a list of a built-in kind given in parts, as kube-apiserver answers a
+/// protobuf LIST: `header` is the list's JSON without items (`apiVersion`, `kind` such as
+/// `ConfigMapList`, `metadata`), `items` each item's JSON text. Items are encoded one at a time
+/// and appended as the list's `items` field, so the whole list is never held as one JSON tree.
+///
+/// # Errors
+///
+/// As [`encode_envelope`]; an item's error names its path from the list (`.items[3].data`).
+pub fn encode_list_envelope<'a>(header: &[u8], items: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>> {
+    use json_in::JsonIn as _;
+    let text = json_in::lossy_utf8(header);
+    let node = json_in::parse(&text, MAX_DEPTH).map_err(|reason| Error::K8sJson { message: String::new(), path: ".".into(), reason })?;
+    let field = |key: &str| match node.members().filter(|(k, _)| *k == key).last().map(|(_, v)| v.view()) {
+        Some(json_in::View::String(s)) => s.to_owned(),
+        _ => String::new(),
+    };
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let list = MessageType::for_kind(&api_version, &kind)?;
+    let not_a_list = || Error::NotBuiltIn { api_version: api_version.clone(), kind: kind.clone() };
+    let items_field = list.descriptor().and_then(|d| d.get_field_by_name("items")).ok_or_else(not_a_list)?;
+    let item = items_field.kind().as_message().and_then(|m| MessageType::from_full_name(m.full_name())).ok_or_else(not_a_list)?;
+    let mut raw = list.encode(&node)?;
+    for (i, json) in items.into_iter().enumerate() {
+        let encoded = item.from_json(json).map_err(|e| match e {
+            Error::K8sJson { message, path, reason } => Error::K8sJson { message, path: format!(".items[{i}]{path}"), reason },
+            other => other,
+        })?;
+        wire::put_key(&mut raw, items_field.number(), 2);
+        wire::put_varint(&mut raw, encoded.len() as u64);
+        raw.extend_from_slice(&encoded);
+    }
+    Ok(Envelope { api_version, kind, raw, content_encoding: String::new(), content_type: String::new() }.encode())
+}
+
 /// The object a `k8s\x00` envelope carries, whatever its `raw` holds: the Kubernetes protobuf
 /// encoding of a built-in kind (empty content type) decoded as [`decode_envelope`] does, or JSON
 /// (`application/json`, as custom resources travel) with the envelope's `apiVersion` and `kind`

@@ -212,6 +212,12 @@ pub(crate) trait Kv: Send + Sync {
         Ok(())
     }
 
+    /// Writes what is held in memory to the backend's files, so that the next open has no log
+    /// to replay (called when the store closes).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether this process runs the background task `task` now (compaction, history
     /// retention) among the processes sharing the store; held for about `term`, renewed by
     /// asking again.

@@ -497,7 +497,7 @@ impl Store {
                 }
             }
             let has_finalizers = meta.and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-            let held = terminates && strategy::namespace::holds_finalizers(live);
+            let held = terminates && super::commit::namespace_held(live);
             if !has_finalizers && !held {
                 return Ok(Plan::Delete(live.clone()));
             }
@@ -522,6 +522,24 @@ impl Store {
             self.finalize_namespace_later(name);
         }
         Ok(deleted)
+    }
+
+    /// Removes the `kubernetes` finalizer of namespace `ns` while it terminates: with no other
+    /// finalizer left, the namespace goes (the namespace controller's last step).
+    pub(super) fn remove_namespace_finalizer(&self, ns: &str) -> Result<()> {
+        let t = self.resolve("namespaces")?;
+        self.write_loop(&t, "", ns, false, &Who::default(), |cur| {
+            let Some(live) = cur else { return Err(Error::NotFound { resource: "namespaces".into(), name: ns.into() }) };
+            if !strategy::namespace::terminating(live) {
+                return Ok(Plan::NoOp(live.clone()));
+            }
+            let mut out = live.clone();
+            if let Some(Value::Array(f)) = out.pointer_mut("/spec/finalizers") {
+                f.retain(|v| v != strategy::namespace::FINALIZER);
+            }
+            Ok(Plan::Put(out, EventType::Modified))
+        })
+        .map(|_| ())
     }
 
     /// Deletes every object of the collection `of` the list options select (each deletion is its

@@ -14,6 +14,7 @@ use crate::api::auth::Identity;
 use crate::api::body;
 use crate::api::{ListForm, Request, Response};
 use axum::extract::Request as HttpRequest;
+use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written, SCALABLE};
 use fieldstore_engine::Reason;
@@ -125,19 +126,20 @@ impl Ctx<'_> {
             else {
                 return Err(Failure::from(crate::api::mismatch("the answer of its request")));
             };
-            let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
-            if let Some(c) = &page.continue_token {
-                meta["continue"] = json!(c);
-            }
-            if let Some(n) = page.remaining_item_count {
-                meta["remainingItemCount"] = json!(n);
-            }
-            let table = to_table(&self.t.spec, &page.items, include, meta);
+            let table = to_table(&self.t.spec, &page.items, include, list_meta(&page));
             return Ok(encoded(body::encode(&table, body::JSON)?, StatusCode::OK));
         }
         let Response::ListJson { page, spec } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Json }).await? else {
             return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };
+        let (api_version, list_kind) = (spec.api_version(), format!("{}List", spec.kind));
+        if self.accept == Accept::Protobuf && k8s_protobuf::is_built_in(&api_version, &list_kind) {
+            // Item by item: a long list is never one JSON document, nor one tree of it.
+            let header = json!({"apiVersion": api_version, "kind": list_kind, "metadata": list_meta(&page)});
+            let data = k8s_protobuf::encode_list_envelope(header.to_string().as_bytes(), page.items.iter().map(Vec::as_slice))
+                .map_err(|e| Failure::from(fieldstore_engine::Error::BadRequest(format!("cannot encode as protobuf: {e}"))))?;
+            return Ok(encoded(body::Body { content_type: body::PROTOBUF.into(), data: data.into() }, StatusCode::OK));
+        }
         let out = page.to_json_bytes(&spec.api_version(), &spec.kind);
         Ok(encoded(body::encode_json(out, &spec.api_version(), &format!("{}List", spec.kind), self.accept.media_type())?, StatusCode::OK))
     }
@@ -265,4 +267,16 @@ impl Ctx<'_> {
         let out = json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
     }
+}
+
+/// A list's `metadata`: its resourceVersion, continue token and remaining item count.
+fn list_meta<T>(page: &fieldstore_engine::store::ObjectList<T>) -> Value {
+    let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
+    if let Some(c) = &page.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = page.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    meta
 }

@@ -16,7 +16,8 @@ pub(super) fn check_update(t: &Registered, live: &Value, new: &Value, errs: &mut
     if !is(t) {
         return;
     }
-    let forbidden = |path: &str| ValidationError { path: path.into(), message: "Forbidden: field is immutable when `immutable` is set".into() };
+    let forbidden =
+        |path: &str| ValidationError { path: path.into(), message: "Forbidden: field is immutable when `immutable` is set".into() };
     if t.spec.kind == "Secret" && live.get("type") != new.get("type") {
         let shown = new.get("type").and_then(Value::as_str).unwrap_or_default();
         errs.push(ValidationError { path: "type".into(), message: format!("Invalid value: {shown:?}: field is immutable") });

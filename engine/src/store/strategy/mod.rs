@@ -60,9 +60,9 @@ fn no_new_finalizers(live: &Value, new: &Value, errs: &mut Vec<ValidationError>)
         return;
     }
     let names = |v: &Value| -> Vec<String> {
-        v.pointer("/metadata/finalizers").and_then(Value::as_array).map_or_else(Vec::new, |a| {
-            a.iter().filter_map(Value::as_str).map(str::to_string).collect()
-        })
+        v.pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
     };
     let old = names(live);
     let mut extra: Vec<String> = names(new).into_iter().filter(|f| !old.contains(f)).collect();
@@ -75,6 +75,8 @@ fn no_new_finalizers(live: &Value, new: &Value, errs: &mut Vec<ValidationError>)
     let shown = extra.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
     errs.push(ValidationError {
         path: "metadata.finalizers".into(),
-        message: format!("Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{shown}}}"),
+        message: format!(
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{shown}}}"
+        ),
     });
 }

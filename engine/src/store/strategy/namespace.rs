@@ -29,15 +29,8 @@ pub const INITIAL: [&str; 4] = ["default", "kube-system", "kube-public", "kube-n
 /// The namespaces that cannot be deleted (kube-apiserver's `NamespaceLifecycle`).
 pub const PROTECTED: [&str; 3] = ["default", "kube-system", "kube-public"];
 
-/// Whether `v` is a Namespace whose `spec.finalizers` still hold its deletion.
-pub(in crate::store) fn holds_finalizers(v: &Value) -> bool {
-    v.get("kind").and_then(Value::as_str) == Some("Namespace")
-        && v.get("apiVersion").and_then(Value::as_str) == Some("v1")
-        && v.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
-}
-
 /// Whether `v` (a namespace) is being deleted.
-fn terminating(v: &Value) -> bool {
+pub(in crate::store) fn terminating(v: &Value) -> bool {
     v.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
         || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
 }
@@ -136,7 +129,11 @@ impl Store {
                 resource: t.spec.resource(),
                 name: name.into(),
                 message: format!("unable to create new content in namespace {ns} because it is being terminated"),
-                cause: Some(("NamespaceTerminating".into(), "metadata.namespace".into(), format!("namespace {ns} is being terminated"))),
+                cause: Some(Box::new((
+                    "NamespaceTerminating".into(),
+                    "metadata.namespace".into(),
+                    format!("namespace {ns} is being terminated"),
+                ))),
             });
         }
         Ok(())
@@ -213,19 +210,7 @@ impl Store {
         if left {
             return Ok(());
         }
-        let t = self.resolve("namespaces")?;
-        self.write_loop(&t, "", ns, false, &Default::default(), |cur| {
-            let Some(live) = cur else { return Err(Error::NotFound { resource: "namespaces".into(), name: ns.into() }) };
-            if !terminating(live) {
-                return Ok(super::super::commit::Plan::NoOp(live.clone()));
-            }
-            let mut out = live.clone();
-            if let Some(Value::Array(f)) = out.pointer_mut("/spec/finalizers") {
-                f.retain(|v| v != FINALIZER);
-            }
-            Ok(super::super::commit::Plan::Put(out, crate::store::EventType::Modified))
-        })
-        .map(|_| ())
+        self.remove_namespace_finalizer(ns)
     }
 
     /// Makes sure the namespaces Kubernetes has from the start exist ([`INITIAL`]: `default`,
