@@ -10,8 +10,8 @@
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`request`] (one
 //! request on a resource path, which the verb modules share), [`discovery`],
-//! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`]
-//! (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
+//! [`review`] (the self-reviews of `kubectl auth`), [`verbs`] (get, list, create, update, patch,
+//! delete), [`scale`], [`watch`], [`history`] (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
 //! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
 //! [`listener`] (TCP and TLS), [`ui`] (the web view at `/ui/`) and `ui_api` (the calls only the
 //! web view needs).
@@ -24,6 +24,7 @@ mod paths;
 mod query;
 mod reply;
 mod request;
+mod review;
 mod scale;
 pub mod ui;
 mod ui_api;
@@ -141,6 +142,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
+        ["apis", g, "v1", plural] if review::kind(g, plural).is_some() => review::create(h, &id, g, plural, req).await,
         _ => match paths::route(&path, |r| h.api.store().resource_type(r))? {
             Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,

@@ -43,6 +43,9 @@ has '^runtimeclasses +node.k8s.io/v1 +false +RuntimeClass'
 has '^certificatesigningrequests +csr +certificates.k8s.io/v1 +false +CertificateSigningRequest'
 has '^flowschemas +flowcontrol.apiserver.k8s.io/v1 +false +FlowSchema'
 lacks 'error|couldn.t get|E[0-9]{4} '
+# The self-reviews of `kubectl auth` (no authorization file: everything is allowed).
+run 0 "$K" auth can-i create configmaps; has '^yes$'
+run 0 "$K" auth can-i --list; has '^\*\.\* +\[\] +\[\] +\[\*\]'
 run 0 "$K" version
 has 'Server Version: (v1\.33|version\.Info\{Major:"1", Minor:"33")'
 
