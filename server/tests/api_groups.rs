@@ -1,7 +1,7 @@
 //! The API groups kube-apiserver serves by default, as a client of `fieldstore serve` meets them
 //! over HTTP: an `events.k8s.io/v1` Event (what kube-rs's Recorder and client-go's event
 //! broadcaster write) created in protobuf and in JSON, read and listed in both; the groups in
-//! discovery with kube-apiserver's scope and short names.
+//! discovery with kube-apiserver's scope and short names, legacy and aggregated.
 
 // Test support unwraps: a failed setup is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -131,4 +131,52 @@ async fn default_groups_in_discovery_as_kube_apiserver_serves_them() {
     let pc = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000});
     let created = s.post("/apis/scheduling.k8s.io/v1/priorityclasses", &pc).await.json();
     assert_eq!(created["metadata"]["generation"], 1);
+}
+
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Aggregated discovery, as kubectl 1.30+ and client-go ask for it first: the groups kube-apiserver
+/// 1.37 answered (`fixtures/aggregated-discovery-kube-apiserver-1.37.json`) are answered alike,
+/// field for field; other `Accept`s keep the legacy documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggregated_discovery_as_kube_apiserver_answers_it() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let accept = format!("{AGGREGATED},application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json");
+    let apis = s.send("GET", "/apis", &[("accept", &accept)], Bytes::new()).await;
+    assert_eq!((apis.code, apis.headers["content-type"].to_str().unwrap()), (200, AGGREGATED));
+    let apis = apis.json();
+    assert_eq!((apis["kind"].as_str(), apis["apiVersion"].as_str()), (Some("APIGroupDiscoveryList"), Some("apidiscovery.k8s.io/v2")));
+    let items = apis["items"].as_array().unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aggregated-discovery-kube-apiserver-1.37.json");
+    let observed: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    for want in observed["items"].as_array().unwrap() {
+        let name = &want["metadata"]["name"];
+        let got = items.iter().find(|g| g["metadata"]["name"] == *name).unwrap_or_else(|| panic!("no group {name}"));
+        assert_eq!(got, want, "group {name}");
+    }
+    // The reviews are listed create-only; the core group is /api's.
+    let authz = items.iter().find(|g| g["metadata"]["name"] == "authorization.k8s.io").unwrap();
+    let ssar = authz["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "selfsubjectaccessreviews").unwrap();
+    assert_eq!((ssar["verbs"].clone(), ssar["scope"].clone()), (json!(["create"]), json!("Cluster")));
+    assert!(items.iter().all(|g| g["metadata"]["name"].is_string()));
+    let core = s.send("GET", "/api", &[("accept", &accept)], Bytes::new()).await.json();
+    assert_eq!(core["items"].as_array().unwrap().len(), 1);
+    assert_eq!(core["items"][0]["metadata"], json!({}));
+    let cm =
+        core["items"][0]["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "configmaps").unwrap().clone();
+    assert_eq!(
+        cm,
+        json!({"resource": "configmaps", "responseKind": {"group": "", "version": "", "kind": "ConfigMap"}, "scope": "Namespaced",
+            "singularResource": "configmap", "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+            "shortNames": ["cm"]})
+    );
+    // Legacy for every other Accept.
+    let legacy = s.send("GET", "/apis", &[("accept", "application/json, */*")], Bytes::new()).await;
+    assert_eq!(
+        (legacy.headers["content-type"].to_str().unwrap(), legacy.json()["kind"].as_str()),
+        ("application/json", Some("APIGroupList"))
+    );
+    let v2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+    assert_eq!(s.send("GET", "/api", &[("accept", v2beta1)], Bytes::new()).await.json()["kind"], "APIVersions");
 }

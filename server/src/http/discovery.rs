@@ -1,7 +1,6 @@
 //! API discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`
 //! for every registered type and the create-only reviews ([`super::review`]). Aggregated
-//! discovery (`as=APIGroupDiscoveryList`) is not served: clients that ask for it also accept plain
-//! JSON, and fall back to these documents.
+//! discovery (`as=APIGroupDiscoveryList`) is built from these documents ([`super::aggregated`]).
 
 use fieldstore_engine::store::{Collection, ListOptions, Store, TypeSpec};
 use serde_json::{json, Value};

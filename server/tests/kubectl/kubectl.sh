@@ -43,6 +43,12 @@ has '^runtimeclasses +node.k8s.io/v1 +false +RuntimeClass'
 has '^certificatesigningrequests +csr +certificates.k8s.io/v1 +false +CertificateSigningRequest'
 has '^flowschemas +flowcontrol.apiserver.k8s.io/v1 +false +FlowSchema'
 lacks 'error|couldn.t get|E[0-9]{4} '
+# Aggregated discovery, when this kubectl asks for apidiscovery.k8s.io/v2 (1.30 and newer).
+run 0 "$K" api-resources --cached=false -v=8
+if grep -q 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;' <<<"$OUT"; then
+  has 'Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+  lacks 'GET [^ ]*/apis/apps/v1 '
+fi
 # The self-reviews of `kubectl auth` (no authorization file: everything is allowed).
 run 0 "$K" auth can-i create configmaps; has '^yes$'
 run 0 "$K" auth can-i --list; has '^\*\.\* +\[\] +\[\] +\[\*\]'
