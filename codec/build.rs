@@ -19,6 +19,15 @@ use prost::Message as _;
 const PROTO_ROOT: &str = "../proto";
 /// The Kubernetes protos, by import path (their own imports are among them).
 const K8S_PROTOS: &[&str] = &[
+    "k8s.io/api/events/v1/generated.proto",
+    "k8s.io/api/storage/v1/generated.proto",
+    "k8s.io/api/admissionregistration/v1/generated.proto",
+    "k8s.io/api/scheduling/v1/generated.proto",
+    "k8s.io/api/node/v1/generated.proto",
+    "k8s.io/api/certificates/v1/generated.proto",
+    "k8s.io/api/flowcontrol/v1/generated.proto",
+    "k8s.io/api/authorization/v1/generated.proto",
+    "k8s.io/api/authentication/v1/generated.proto",
     "k8s.io/api/apps/v1/generated.proto",
     "k8s.io/api/autoscaling/v2/generated.proto",
     "k8s.io/api/batch/v1/generated.proto",

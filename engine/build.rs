@@ -18,7 +18,16 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 const PROTO_ROOT: &str = "../proto";
-const PROTOS: [&str; 16] = [
+const PROTOS: [&str; 25] = [
+    "k8s.io/api/events/v1/generated.proto",
+    "k8s.io/api/storage/v1/generated.proto",
+    "k8s.io/api/admissionregistration/v1/generated.proto",
+    "k8s.io/api/scheduling/v1/generated.proto",
+    "k8s.io/api/node/v1/generated.proto",
+    "k8s.io/api/certificates/v1/generated.proto",
+    "k8s.io/api/flowcontrol/v1/generated.proto",
+    "k8s.io/api/authorization/v1/generated.proto",
+    "k8s.io/api/authentication/v1/generated.proto",
     "k8s.io/apimachinery/pkg/util/intstr/generated.proto",
     "k8s.io/apimachinery/pkg/runtime/schema/generated.proto",
     "k8s.io/apimachinery/pkg/runtime/generated.proto",
@@ -42,7 +51,16 @@ const OUTPUT: &str = "builtin_openapi_v3.json";
 const REF_PREFIX: &str = "#/components/schemas/";
 
 /// The API group and version whose kinds each proto package holds.
-const GROUP_VERSIONS: [(&str, &str, &str); 11] = [
+const GROUP_VERSIONS: [(&str, &str, &str); 20] = [
+    ("k8s.io.api.events.v1", "events.k8s.io", "v1"),
+    ("k8s.io.api.storage.v1", "storage.k8s.io", "v1"),
+    ("k8s.io.api.admissionregistration.v1", "admissionregistration.k8s.io", "v1"),
+    ("k8s.io.api.scheduling.v1", "scheduling.k8s.io", "v1"),
+    ("k8s.io.api.node.v1", "node.k8s.io", "v1"),
+    ("k8s.io.api.certificates.v1", "certificates.k8s.io", "v1"),
+    ("k8s.io.api.flowcontrol.v1", "flowcontrol.apiserver.k8s.io", "v1"),
+    ("k8s.io.api.authorization.v1", "authorization.k8s.io", "v1"),
+    ("k8s.io.api.authentication.v1", "authentication.k8s.io", "v1"),
     ("k8s.io.api.core.v1", "", "v1"),
     ("k8s.io.api.apps.v1", "apps", "v1"),
     ("k8s.io.api.batch.v1", "batch", "v1"),

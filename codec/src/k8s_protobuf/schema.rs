@@ -181,6 +181,15 @@ pub(crate) const GROUP_VERSIONS: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io/v1", "k8s.io.api.rbac.v1"),
     ("scheduling.k8s.io/v1alpha3", "k8s.io.api.scheduling.v1alpha3"),
     ("apiextensions.k8s.io/v1", "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1"),
+    ("events.k8s.io/v1", "k8s.io.api.events.v1"),
+    ("storage.k8s.io/v1", "k8s.io.api.storage.v1"),
+    ("admissionregistration.k8s.io/v1", "k8s.io.api.admissionregistration.v1"),
+    ("scheduling.k8s.io/v1", "k8s.io.api.scheduling.v1"),
+    ("node.k8s.io/v1", "k8s.io.api.node.v1"),
+    ("certificates.k8s.io/v1", "k8s.io.api.certificates.v1"),
+    ("flowcontrol.apiserver.k8s.io/v1", "k8s.io.api.flowcontrol.v1"),
+    ("authorization.k8s.io/v1", "k8s.io.api.authorization.v1"),
+    ("authentication.k8s.io/v1", "k8s.io.api.authentication.v1"),
     ("meta.k8s.io/v1", META),
 ];
 

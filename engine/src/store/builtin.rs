@@ -1,6 +1,9 @@
-//! The built-in Kubernetes kinds a store knows from the start: every kind of core/v1, apps/v1,
-//! batch/v1, rbac.authorization.k8s.io/v1, networking.k8s.io/v1, coordination.k8s.io/v1,
-//! policy/v1, discovery.k8s.io/v1, autoscaling/v2 and apiextensions.k8s.io/v1, with the facts
+//! The built-in Kubernetes kinds a store knows from the start: every stored kind of the group
+//! versions kube-apiserver serves by default (core/v1, apps/v1, batch/v1, autoscaling/v2,
+//! rbac.authorization.k8s.io/v1, networking.k8s.io/v1, coordination.k8s.io/v1, policy/v1,
+//! discovery.k8s.io/v1, events.k8s.io/v1, storage.k8s.io/v1, admissionregistration.k8s.io/v1,
+//! scheduling.k8s.io/v1, node.k8s.io/v1, certificates.k8s.io/v1,
+//! flowcontrol.apiserver.k8s.io/v1) and apiextensions.k8s.io/v1, with the facts
 //! kube-apiserver's discovery and registry strategies give them: plural, short names, scope,
 //! the `status` subresource, and whether the strategy keeps `metadata.generation`.
 //!
@@ -86,6 +89,29 @@ const KINDS: &[Kind] = &[
     kind("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", &[], 0),
     kind("rbac.authorization.k8s.io", "v1", "Role", "roles", &[], NS),
     kind("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", &[], NS),
+    kind("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", &[], GENERATION),
+    kind("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", &[], GENERATION),
+    kind("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", &[], GENERATION),
+    kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", &[], STATUS | GENERATION),
+    kind("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", &[], GENERATION),
+    kind("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", &[], GENERATION),
+    kind("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", &["csr"], STATUS),
+    kind("certificates.k8s.io", "v1", "ClusterTrustBundle", "clustertrustbundles", &[], 0),
+    kind("certificates.k8s.io", "v1", "PodCertificateRequest", "podcertificaterequests", &[], NS | STATUS),
+    // events.k8s.io's Event is core/v1's Event in another shape: the same "ev" short name, which
+    // resolves to core/v1's (kubectl prefers the core group too).
+    kind("events.k8s.io", "v1", "Event", "events", &["ev"], NS),
+    kind("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", &[], STATUS | GENERATION),
+    kind("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", &[], STATUS | GENERATION),
+    kind("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", &[], 0),
+    // Generation 1 on create, never bumped (its value is immutable).
+    kind("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", &["pc"], GENERATION),
+    kind("storage.k8s.io", "v1", "CSIDriver", "csidrivers", &[], 0),
+    kind("storage.k8s.io", "v1", "CSINode", "csinodes", &[], STATUS),
+    kind("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", &[], NS),
+    kind("storage.k8s.io", "v1", "StorageClass", "storageclasses", &["sc"], 0),
+    kind("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", &[], STATUS),
+    kind("storage.k8s.io", "v1", "VolumeAttributesClass", "volumeattributesclasses", &["vac"], 0),
     kind("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", &["crd", "crds"], STATUS | GENERATION),
 ];
 
@@ -140,7 +166,8 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), types.len());
-        let mut short: Vec<&String> = types.iter().flat_map(|t| &t.short_names).collect();
+        // Unique but for "ev", both Events' (as kube-apiserver has it).
+        let mut short: Vec<&String> = types.iter().filter(|t| t.group != "events.k8s.io").flat_map(|t| &t.short_names).collect();
         let n = short.len();
         short.sort();
         short.dedup();

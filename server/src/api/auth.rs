@@ -156,6 +156,44 @@ impl Auth {
     }
 }
 
+/// The verbs and resources one rule grants a caller, as [`Auth::rules_of`] lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The verbs (`*`: every verb).
+    pub verbs: Vec<String>,
+    /// The resources, as requests are authorized for them (`configmaps`, `deployments.apps`,
+    /// `*`).
+    pub resources: Vec<String>,
+}
+
+impl Auth {
+    /// Whether `id` may do `verb` on `resource` in `namespace`, with why: the first rule that
+    /// allows it, or that none does.
+    pub fn decide(&self, id: &Identity, verb: &str, resource: &str, namespace: &str) -> (bool, String) {
+        let Some(rules) = &self.rules else {
+            return (true, "no authorization file: every authenticated caller may do everything".into());
+        };
+        match rules.iter().position(|r| r.allows(id, verb, resource, namespace)) {
+            Some(i) => (true, format!("allowed by rule {} of the authorization file", i + 1)),
+            None => {
+                let scope = if namespace.is_empty() { String::new() } else { format!(" in the namespace {namespace:?}") };
+                (false, format!("no rule of the authorization file allows User {:?} to {verb} {resource:?}{scope}", id.user))
+            }
+        }
+    }
+
+    /// What the rules grant `id` in `namespace` (rules for it, `*`, or `""`: cluster-scoped
+    /// objects); `None` without an authorization file, when everything is allowed.
+    pub fn rules_of(&self, id: &Identity, namespace: &str) -> Option<Vec<Grant>> {
+        let rules = self.rules.as_ref()?;
+        let applies = |r: &Rule| {
+            let who = any(&r.users, &id.user) || id.groups.iter().any(|g| any(&r.groups, g));
+            who && (any(&r.namespaces, namespace) || any(&r.namespaces, ""))
+        };
+        Some(rules.iter().filter(|r| applies(r)).map(|r| Grant { verbs: r.verbs.clone(), resources: r.resources.clone() }).collect())
+    }
+}
+
 /// Parses a static token file; errors carry the 1-based line.
 fn parse_tokens(text: &str) -> Result<HashMap<String, Identity>, (usize, String)> {
     let mut out = HashMap::new();

@@ -1,6 +1,6 @@
 //! API discovery: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`
-//! for every registered type. Aggregated discovery (`as=APIGroupDiscoveryList`) is not served:
-//! clients that ask for it also accept plain JSON, and fall back to these documents.
+//! for every registered type and the create-only reviews ([`super::review`]). Aggregated
+//! discovery (`as=APIGroupDiscoveryList`) is built from these documents ([`super::aggregated`]).
 
 use fieldstore_engine::store::{Collection, ListOptions, Store, TypeSpec};
 use serde_json::{json, Value};
@@ -47,9 +47,13 @@ pub(crate) fn core_versions() -> Value {
     json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
 }
 
-/// The versions of each non-core group, in registration order of their first type.
+/// The versions of each non-core group, in registration order of their first type, and the
+/// reviews' groups.
 fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (g, v, _, _) in super::review::REVIEWS {
+        out.insert(g.to_string(), vec![v.to_string()]);
+    }
     for t in types.iter().filter(|t| !t.group.is_empty()) {
         let versions = out.entry(t.group.clone()).or_default();
         if !versions.contains(&t.version) {
@@ -129,6 +133,10 @@ pub(crate) fn resource_list(
             resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "kind": t.kind, "verbs": ["get", "patch", "update"]}));
         }
+    }
+    for (_, _, plural, kind) in super::review::REVIEWS.iter().filter(|(g, v, _, _)| *g == group && *v == version) {
+        resources
+            .push(json!({"name": plural, "singularName": kind.to_lowercase(), "namespaced": false, "kind": kind, "verbs": ["create"]}));
     }
     if resources.is_empty() {
         return None;

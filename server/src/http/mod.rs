@@ -9,13 +9,14 @@
 //! store call runs on the blocking pool within the request deadline (504 beyond).
 //!
 //! Modules: [`paths`] (what a URL names), [`negotiate`] (content types), [`request`] (one
-//! request on a resource path, which the verb modules share), [`discovery`],
-//! [`verbs`] (get, list, create, update, patch, delete), [`scale`], [`watch`], [`history`]
-//! (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
+//! request on a resource path, which the verb modules share), [`discovery`] and [`aggregated`],
+//! [`review`] (the self-reviews of `kubectl auth`), [`verbs`] (get, list, create, update, patch,
+//! delete), [`scale`], [`watch`], [`history`] (fieldstore's own paths), [`openapi`] (the OpenAPI documents, built once per change of the
 //! types), [`table`] (`meta.k8s.io/v1` Tables), [`reply`] (responses and `Status` failures),
 //! [`listener`] (TCP and TLS), [`ui`] (the web view at `/ui/`) and `ui_api` (the calls only the
 //! web view needs).
 
+mod aggregated;
 mod discovery;
 mod history;
 pub mod listener;
@@ -24,6 +25,7 @@ mod paths;
 mod query;
 mod reply;
 mod request;
+mod review;
 mod scale;
 pub mod ui;
 mod ui_api;
@@ -86,6 +88,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
     let types = || h.api.store().types_shared();
     let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
+    let wants_aggregated = aggregated::wanted(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or(""));
     match segs.as_slice() {
         ["version"] => {
             get_only(req.method())?;
@@ -95,6 +98,15 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             let mut r = Response::new(Body::from("ok"));
             r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+            Ok(r)
+        }
+        ["api" | "apis"] if wants_aggregated => {
+            get_only(req.method())?;
+            let categories = h.api.call(move |s| Ok(discovery::crd_categories(&s))).await.unwrap_or_default();
+            let doc = aggregated::document(&types(), &categories, segs[0] == "api");
+            let body = serde_json::to_vec(&doc).map_err(|e| Failure::new(fieldstore_engine::Reason::InternalError, e.to_string()))?;
+            let mut r = bytes_reply(std::sync::Arc::new(body), aggregated::CONTENT_TYPE);
+            r.headers_mut().insert(header::VARY, http::HeaderValue::from_static("Accept"));
             Ok(r)
         }
         ["api"] => {
@@ -141,6 +153,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
+        ["apis", g, "v1", plural] if review::kind(g, plural).is_some() => review::create(h, &id, g, plural, req).await,
         _ => match paths::route(&path, |r| h.api.store().resource_type(r))? {
             Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
             Some(t) => verbs::serve(h, id, t, req).await,

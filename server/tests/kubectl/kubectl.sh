@@ -34,7 +34,24 @@ PENDING=()
 run 0 "$K" api-resources
 has '^configmaps +cm +v1 +true +ConfigMap'
 has '^deployments +deploy +apps/v1 +true +Deployment'
+# The groups kube-apiserver serves by default.
+has '^events +ev +events.k8s.io/v1 +true +Event'
+has '^storageclasses +sc +storage.k8s.io/v1 +false +StorageClass'
+has '^validatingwebhookconfigurations +admissionregistration.k8s.io/v1 +false +ValidatingWebhookConfiguration'
+has '^priorityclasses +pc +scheduling.k8s.io/v1 +false +PriorityClass'
+has '^runtimeclasses +node.k8s.io/v1 +false +RuntimeClass'
+has '^certificatesigningrequests +csr +certificates.k8s.io/v1 +false +CertificateSigningRequest'
+has '^flowschemas +flowcontrol.apiserver.k8s.io/v1 +false +FlowSchema'
 lacks 'error|couldn.t get|E[0-9]{4} '
+# Aggregated discovery, when this kubectl asks for apidiscovery.k8s.io/v2 (1.30 and newer).
+run 0 "$K" api-resources --cached=false -v=8
+if grep -q 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;' <<<"$OUT"; then
+  has 'Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+  lacks 'GET [^ ]*/apis/apps/v1 '
+fi
+# The self-reviews of `kubectl auth` (no authorization file: everything is allowed).
+run 0 "$K" auth can-i create configmaps; has '^yes$'
+run 0 "$K" auth can-i --list; has '^\*\.\* +\[\] +\[\] +\[\*\]'
 run 0 "$K" version
 has 'Server Version: (v1\.33|version\.Info\{Major:"1", Minor:"33")'
 
@@ -122,6 +139,29 @@ run 0 "$K" get pods -o wide; has '^p1 '
 run 0 "$K" create deployment dep --image=nginx:1.27; has '^deployment.apps/dep created'
 run 0 "$K" scale deployment dep --replicas=3; has '^deployment.apps/dep scaled'
 run 0 "$K" get deploy dep -o 'jsonpath={.spec.replicas}'; has '^3$'
+
+# An events.k8s.io Event (what controllers' event recorders write) and a StorageClass.
+cat > "$WORK/ev.yaml" <<'Y'
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: e1}
+eventTime: "2026-01-01T00:00:00.000000Z"
+reportingController: example.com/ctl
+reportingInstance: ctl-0
+action: Reconcile
+reason: Synced
+type: Normal
+regarding: {kind: Pod, name: web-0, namespace: default}
+note: hello
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: example.com/disk
+Y
+run 0 "$K" create $V -f "$WORK/ev.yaml"; has '^event.events.k8s.io/e1 created'; has '^storageclass.storage.k8s.io/fast created'
+run 0 "$K" get events.events.k8s.io e1 -o 'jsonpath={.note}/{.regarding.name}'; has '^hello/web-0$'
+run 0 "$K" get sc; has '^fast '
 
 # A CRD, then its resources.
 run 0 "$K" apply $V -f "$HERE/crd.yaml"; has 'customresourcedefinition.apiextensions.k8s.io/widgets.example.com created'
