@@ -81,8 +81,16 @@ const META_KINDS_PER_GROUP: [&str; 7] =
 const META_KINDS_UNVERSIONED: [&str; 5] = ["APIGroup", "APIGroupList", "APIResourceList", "APIVersions", "Status"];
 /// Proto packages that are not Go API types with a JSON form (no `openapi-gen`).
 const SKIPPED_PACKAGES: [&str; 1] = ["k8s.io.apimachinery.pkg.runtime.schema"];
-/// The proto message standing for a Go named slice of strings (`metav1.Verbs`).
-const VERBS: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.Verbs";
+/// The proto messages standing for a Go named slice of strings (`metav1.Verbs`, the
+/// `ExtraValue`s of authentication, authorization and certificates, `AttestationValue`): in JSON
+/// and in the schema a list of strings.
+const STRING_SLICES: [&str; 5] = [
+    "k8s.io.apimachinery.pkg.apis.meta.v1.Verbs",
+    "k8s.io.api.authentication.v1.ExtraValue",
+    "k8s.io.api.authentication.v1.AttestationValue",
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.api.certificates.v1.ExtraValue",
+];
 /// Go types defined as another struct type (`type List metav1.List`): their Go facts are the
 /// other's.
 const GO_ALIASES: [(&str, &str); 1] = [("k8s.io.api.core.v1.List", "k8s.io.apimachinery.pkg.apis.meta.v1.List")];
@@ -230,7 +238,7 @@ impl<'a> Model<'a> {
 
     /// Whether a message gets a definition of its own.
     fn has_definition(&self, full: &str, m: &Message<'_>) -> bool {
-        !SKIPPED_PACKAGES.contains(&m.package) && full != VERBS && m.tags.first("k8s:openapi-gen") != Some("false")
+        !SKIPPED_PACKAGES.contains(&m.package) && !STRING_SLICES.contains(&full) && m.tags.first("k8s:openapi-gen") != Some("false")
     }
 
     fn message(&self, type_name: &str) -> BoxResult<(&str, &Message<'a>)> {
@@ -457,7 +465,7 @@ impl<'a> Model<'a> {
             Type::Bytes => Ok((Core::Inline(json!({"type": "string", "format": "byte"})), None)),
             Type::Message => {
                 let (full, m) = self.message(field.type_name())?;
-                if full == VERBS {
+                if STRING_SLICES.contains(&full) {
                     return Ok((Core::Inline(json!({"type": "array", "items": {"type": "string", "default": ""}})), None));
                 }
                 if !self.has_definition(full, m) {

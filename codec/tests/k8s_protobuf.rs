@@ -1,4 +1,4 @@
-//! Kubernetes protobuf ⇄ JSON transcoding against upstream's 59 round-trip fixture pairs
+//! Kubernetes protobuf ⇄ JSON transcoding against upstream's 86 round-trip fixture pairs
 //! (`tests/fixtures/k8s-api/`, see its README), byte for byte in both directions, plus bad input
 //! (truncated or wrong-typed protobuf, wrong-typed JSON: typed errors naming the field path, never a
 //! panic) and Go's rules where the fixtures are silent.
@@ -56,7 +56,7 @@ fn fixtures() -> Vec<Fixture> {
 /// Runs `check` on every fixture and fails with the list of those that fail.
 fn for_every_fixture(direction: &str, check: impl Fn(&Fixture) -> Result<(), String>) {
     let fixtures = fixtures();
-    assert_eq!(fixtures.len(), 59, "fixture pairs");
+    assert_eq!(fixtures.len(), 86, "fixture pairs");
     let failures: Vec<String> = fixtures.iter().filter_map(|f| check(f).err().map(|e| format!("{}: {e}", f.stem))).collect();
     println!("{direction}: {} of {} fixture pairs byte-exact", fixtures.len() - failures.len(), fixtures.len());
     assert!(failures.is_empty(), "{direction}: {} failures:\n{}", failures.len(), failures.join("\n"));

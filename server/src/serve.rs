@@ -146,7 +146,7 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
             .max_depth(args.max_depth)
             .max_object_bytes(fieldstore_engine::store::DEFAULT_MAX_OBJECT_BYTES)
             .max_patch_bytes(args.max_request_bytes)
-            .namespace_lifecycle(true)
+            .namespace_lifecycle(!args.no_http)
             .protobuf_storage(args.protobuf_storage),
     )?;
     for file in &args.types {

@@ -27,9 +27,12 @@ async fn discovery_lists_every_registered_type() {
     let s = &server;
     assert_eq!(s.get("/version").await.json()["major"], "1");
     assert_eq!(s.get("/api").await.json()["versions"], json!(["v1"]));
-    // kubectl asks for aggregated discovery first: plain JSON makes it fall back.
+    // kubectl asks for aggregated discovery first (tests/api_groups.rs checks its document);
+    // without it, the legacy documents.
     let agg = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
-    let apis = s.send("GET", "/apis", &[("accept", agg)], Bytes::new()).await;
+    let aggregated = s.send("GET", "/apis", &[("accept", agg)], Bytes::new()).await.json();
+    assert_eq!(aggregated["kind"], "APIGroupDiscoveryList");
+    let apis = s.get("/apis").await;
     assert_eq!(apis.headers["content-type"], "application/json");
     let groups = apis.json();
     assert_eq!(groups["kind"], "APIGroupList");

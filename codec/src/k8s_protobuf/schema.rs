@@ -93,7 +93,9 @@ pub(crate) enum Special {
     OrArray,
     /// `JSONSchemaPropsOrStringArray`: schema or string array ↔ `{schema} | {property*}`.
     OrStringArray,
-    /// `metav1.Verbs`: a Go `[]string` ↔ `{items*}`.
+    /// `metav1.Verbs`, and the other named `[]string` types with a message of their own
+    /// (`ExtraValue` of authentication, authorization and certificates, `AttestationValue`): a
+    /// Go `[]string` ↔ `{items*}`.
     Verbs,
 }
 
@@ -408,7 +410,11 @@ fn special(full_name: &str) -> Special {
         "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime" => Special::MicroTime,
         "k8s.io.apimachinery.pkg.apis.meta.v1.Duration" => Special::Duration,
         "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1" => Special::FieldsV1,
-        "k8s.io.apimachinery.pkg.apis.meta.v1.Verbs" => Special::Verbs,
+        "k8s.io.apimachinery.pkg.apis.meta.v1.Verbs"
+        | "k8s.io.api.authentication.v1.ExtraValue"
+        | "k8s.io.api.authentication.v1.AttestationValue"
+        | "k8s.io.api.authorization.v1.ExtraValue"
+        | "k8s.io.api.certificates.v1.ExtraValue" => Special::Verbs,
         "k8s.io.apimachinery.pkg.util.intstr.IntOrString" => Special::IntOrString,
         "k8s.io.apimachinery.pkg.api.resource.Quantity" | "k8s.io.apimachinery.pkg.api.resource.QuantityValue" => Special::Quantity,
         "k8s.io.apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
