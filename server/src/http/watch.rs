@@ -4,7 +4,7 @@
 //! a watch that cannot start because its resourceVersion is compacted is a 200 with one ERROR
 //! event carrying the 410 Status, as kube-apiserver answers it.
 
-use super::negotiate::Accept;
+use super::negotiate::Form;
 use super::reply::Reply;
 use super::request::Ctx;
 use super::table::{table as to_table, IncludeObject};
@@ -23,6 +23,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Serves a watch of the context's resource (of one object when the path names it).
 pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
+    ctx.q.list_options(true)?;
     let mut field_selector = ctx.q.string("fieldSelector");
     if let Some(name) = &ctx.t.name {
         let by_name = format!("metadata.name={name}");
@@ -39,7 +40,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
     // A timeout beyond what the clock can count (`timeoutSeconds=18446744073709551615`) is a
     // watch without end, not an overflow.
     let end = tokio::time::Instant::now().checked_add(timeout);
-    let table = (ctx.accept == Accept::Table).then_some(()).map(|_| ctx.t.spec.clone());
+    let table = (ctx.accept.form == Form::Table).then_some(()).map(|_| ctx.t.spec.clone());
     let include = if table.is_some() { Some(ctx.include_object()?) } else { None };
     let started = ctx.run(Request::Watch { of: ctx.collection(), opts }).await;
     let (api_version, kind) = (ctx.t.spec.api_version(), ctx.t.spec.kind.clone());
