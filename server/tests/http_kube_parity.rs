@@ -131,3 +131,122 @@ async fn list_and_watch_options_are_checked_as_kube_apiserver_does() {
     // What is allowed still works.
     assert_eq!(s.get(&format!("{CMS}?resourceVersionMatch=NotOlderThan&resourceVersion=0")).await.code, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yaml_answers_objects_lists_and_failures() {
+    let server = Server::start(&[]);
+    let s = &server;
+    assert_eq!(s.post(CMS, &cm("y")).await.code, 201);
+    let yaml = [("accept", "application/yaml")];
+    let r = s.send("GET", &format!("{CMS}/y"), &yaml, Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, "application/yaml"));
+    let text = String::from_utf8(r.body.clone()).unwrap();
+    // Keys sorted, strings YAML 1.1 would read otherwise quoted, as kube-apiserver writes them.
+    assert!(text.starts_with("apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n"), "{text}");
+    assert!(text.contains("\n  name: \"y\"\n") && text.contains("creationTimestamp: \""), "{text}");
+    let o: Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(o, s.get(&format!("{CMS}/y")).await.json());
+    let r = s.send("GET", CMS, &yaml, Bytes::new()).await;
+    let list: Value = serde_yaml::from_str(std::str::from_utf8(&r.body).unwrap()).unwrap();
+    assert_eq!((r.code, &list["kind"], &list["items"][0]["metadata"]["name"]), (200, &json!("ConfigMapList"), &json!("y")));
+    let r = s.send("GET", &format!("{CMS}/nope"), &[("accept", "application/yaml, application/json")], Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (404, "application/yaml"));
+    let status: Value = serde_yaml::from_str(std::str::from_utf8(&r.body).unwrap()).unwrap();
+    assert_eq!((&status["kind"], &status["reason"], &status["code"]), (&json!("Status"), &json!("NotFound"), &json!(404)));
+}
+
+const PARTIAL: &str = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
+const PARTIAL_LIST: &str = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_object_metadata_on_get_list_and_watch() {
+    let server = Server::start(&[]);
+    let s = &server;
+    assert_eq!(s.post(CMS, &cm("p")).await.code, 201);
+    let full = s.get(&format!("{CMS}/p")).await.json();
+    let r = s.send("GET", &format!("{CMS}/p"), &[("accept", PARTIAL)], Bytes::new()).await;
+    let want = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": full["metadata"]});
+    assert_eq!((r.code, r.json()), (200, want.clone()));
+    // client-go's metadata informer: protobuf first, then JSON.
+    let accept = format!("{PROTOBUF};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{PARTIAL_LIST},application/json");
+    let r = s.send("GET", CMS, &[("accept", accept.as_str())], Bytes::new()).await;
+    assert_eq!(r.code, 200);
+    assert!(r.body.starts_with(b"k8s\0"));
+    let r = s.send("GET", CMS, &[("accept", PARTIAL_LIST)], Bytes::new()).await;
+    let list = r.json();
+    assert_eq!((&list["kind"], &list["apiVersion"]), (&json!("PartialObjectMetadataList"), &json!("meta.k8s.io/v1")));
+    assert_eq!(list["items"], json!([want]));
+    assert!(list["metadata"]["resourceVersion"].is_string());
+    // The other shape is kube-apiserver's 406.
+    let r = s.send("GET", CMS, &[("accept", PARTIAL)], Bytes::new()).await;
+    let st = r.status(406, "NotAcceptable");
+    assert_eq!(st["message"], "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)");
+    let r = s.send("GET", &format!("{CMS}/p"), &[("accept", PARTIAL_LIST)], Bytes::new()).await;
+    let st = r.status(406, "NotAcceptable");
+    assert_eq!(st["message"], "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
+    let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&resourceVersion=0"), 1, &[("accept", PARTIAL)]).await;
+    assert_eq!((code, &lines[0]["type"], &lines[0]["object"]), (200, &json!("ADDED"), &want));
+}
+
+/// The frames of a protobuf watch: a 4-byte big-endian length, then a `WatchEvent` message.
+fn frames(mut b: &[u8]) -> Vec<(String, Vec<u8>)> {
+    fn field(m: &[u8]) -> (u8, &[u8], &[u8]) {
+        let (tag, mut len, mut i) = (m[0] >> 3, 0usize, 1);
+        while m[i] & 0x80 != 0 {
+            len |= usize::from(m[i] & 0x7f) << (7 * (i - 1));
+            i += 1;
+        }
+        len |= usize::from(m[i]) << (7 * (i - 1));
+        (tag, &m[i + 1..i + 1 + len], &m[i + 1 + len..])
+    }
+    let mut out = Vec::new();
+    while b.len() >= 4 {
+        let n = u32::from_be_bytes(b[..4].try_into().unwrap()) as usize;
+        let (t1, event_type, rest) = field(&b[4..4 + n]);
+        let (t2, raw_ext, _) = field(rest);
+        let (t3, raw, _) = field(raw_ext);
+        assert_eq!((t1, t2, t3), (1, 2, 1));
+        out.push((String::from_utf8(event_type.to_vec()).unwrap(), raw.to_vec()));
+        b = &b[4 + n..];
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protobuf_watches_and_custom_resources_in_json() {
+    let server = Server::start(&[]);
+    let s = &server;
+    assert_eq!(s.post(CMS, &cm("w")).await.code, 201);
+    let r = s.send("GET", &format!("{CMS}?watch=1&resourceVersion=0&timeoutSeconds=1"), &[("accept", PROTOBUF)], Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, "application/vnd.kubernetes.protobuf;stream=watch"));
+    let events = frames(&r.body);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].0, "ADDED");
+    // The object is the ConfigMap's own envelope, as a GET in protobuf answers it.
+    let get = s.send("GET", &format!("{CMS}/w"), &[("accept", PROTOBUF)], Bytes::new()).await;
+    assert_eq!(events[0].1, get.body);
+
+    // A custom resource has no protobuf encoding: JSON when the client takes it, else 406.
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    assert_eq!(s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await.code, 201);
+    let widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    let mut created = 0;
+    for _ in 0..100 {
+        created = s.post(widgets, &json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}})).await.code;
+        if created == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(created, 201);
+    let r =
+        s.send("GET", &format!("{widgets}/a"), &[("accept", "application/vnd.kubernetes.protobuf, application/json")], Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, "application/json"));
+    assert_eq!(r.json()["kind"], "Widget");
+    s.send("GET", &format!("{widgets}/a"), &[("accept", PROTOBUF)], Bytes::new()).await.status(406, "NotAcceptable");
+}
