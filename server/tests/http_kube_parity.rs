@@ -250,3 +250,23 @@ async fn protobuf_watches_and_custom_resources_in_json() {
     assert_eq!(r.json()["kind"], "Widget");
     s.send("GET", &format!("{widgets}/a"), &[("accept", PROTOBUF)], Bytes::new()).await.status(406, "NotAcceptable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_checks_as_kube_apiserver_lists_them() {
+    let server = Server::start(&[]);
+    let s = &server;
+    for path in ["/livez/ping", "/readyz/ping", "/healthz/ping", "/livez", "/readyz/shutdown"] {
+        let r = s.get(path).await;
+        assert_eq!((r.code, r.body.as_slice()), (200, b"ok".as_slice()), "{path}");
+    }
+    let r = s.get("/readyz?verbose").await;
+    let text = String::from_utf8(r.body).unwrap();
+    assert_eq!(r.code, 200);
+    assert!(text.starts_with("[+]ping ok\n[+]log ok\n"), "{text}");
+    assert!(text.ends_with("[+]shutdown ok\nreadyz check passed\n"), "{text}");
+    let r = s.get("/livez?verbose=1").await;
+    let text = String::from_utf8(r.body).unwrap();
+    assert!(text.starts_with("[+]ping ok\n") && text.ends_with(" ok\nlivez check passed\n") && !text.contains("shutdown"), "{text}");
+    let r = s.get("/livez/nope").await;
+    assert_eq!((r.code, r.body.as_slice()), (404, b"404 page not found\n".as_slice()));
+}
