@@ -270,3 +270,24 @@ async fn health_checks_as_kube_apiserver_lists_them() {
     let r = s.get("/livez/nope").await;
     assert_eq!((r.code, r.body.as_slice()), (404, b"404 page not found\n".as_slice()));
 }
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_updates_are_recorded_as_the_scale_subresource() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let deploys = "/apis/apps/v1/namespaces/default/deployments";
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    assert_eq!(s.post(deploys, &d).await.code, 201);
+    let r = s.patch(&format!("{deploys}/d/scale?fieldManager=scaler"), "application/merge-patch+json", &json!({"spec": {"replicas": 3}})).await;
+    assert_eq!(r.code, 200);
+    let o = s.get(&format!("{deploys}/d")).await.json();
+    let entries = o["metadata"]["managedFields"].as_array().unwrap();
+    let scaler = entries.iter().find(|e| e["manager"] == "scaler").unwrap();
+    assert_eq!((&scaler["subresource"], &scaler["operation"], &scaler["apiVersion"]), (&json!("scale"), &json!("Update"), &json!("apps/v1")));
+    assert_eq!(scaler["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    // The creator no longer owns the replicas.
+    let creator = entries.iter().find(|e| e["manager"] != "scaler").unwrap();
+    assert!(creator["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{creator}");
+}
+
