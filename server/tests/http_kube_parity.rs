@@ -291,3 +291,16 @@ async fn scale_updates_are_recorded_as_the_scale_subresource() {
     assert!(creator["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{creator}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_selectors_greater_and_less_than() {
+    let server = Server::start(&[]);
+    let s = &server;
+    for (name, idx) in [("one", "1"), ("three", "3"), ("word", "x")] {
+        let o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"idx": idx}}});
+        assert_eq!(s.post(CMS, &o).await.code, 201);
+    }
+    let names = |v: Value| v["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3E2")).await.json()), ["three"]);
+    assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3C2")).await.json()), ["one"]);
+    s.get(&format!("{CMS}?labelSelector=idx%3Etwo")).await.status(400, "BadRequest");
+}
