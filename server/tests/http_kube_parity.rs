@@ -76,13 +76,16 @@ async fn bad_dry_run_and_field_validation_are_invalid_options() {
     assert_eq!(s.send("DELETE", &format!("{CMS}/a?fieldValidation=Yes"), &[], Bytes::new()).await.code, 200);
 }
 
+/// A query, the Status message after `ListOptions.meta.k8s.io "" is invalid: `, the causes.
+type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_and_watch_options_are_checked_as_kube_apiserver_does() {
     let server = Server::start(&[]);
     let s = &server;
     const RVM: &str = "resourceVersionMatch";
     let unless_rv = "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided";
-    let cases: [(&str, String, Vec<(&str, &str)>); 9] = [
+    let cases: [Case; 9] = [
         ("resourceVersionMatch=Exact", unless_rv.into(), vec![(FORBIDDEN, RVM)]),
         ("resourceVersionMatch=NotOlderThan", unless_rv.into(), vec![(FORBIDDEN, RVM)]),
         (
@@ -279,12 +282,16 @@ async fn scale_updates_are_recorded_as_the_scale_subresource() {
         "replicas": 1, "selector": {"matchLabels": {"a": "b"}},
         "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
     assert_eq!(s.post(deploys, &d).await.code, 201);
-    let r = s.patch(&format!("{deploys}/d/scale?fieldManager=scaler"), "application/merge-patch+json", &json!({"spec": {"replicas": 3}})).await;
+    let r =
+        s.patch(&format!("{deploys}/d/scale?fieldManager=scaler"), "application/merge-patch+json", &json!({"spec": {"replicas": 3}})).await;
     assert_eq!(r.code, 200);
     let o = s.get(&format!("{deploys}/d")).await.json();
     let entries = o["metadata"]["managedFields"].as_array().unwrap();
     let scaler = entries.iter().find(|e| e["manager"] == "scaler").unwrap();
-    assert_eq!((&scaler["subresource"], &scaler["operation"], &scaler["apiVersion"]), (&json!("scale"), &json!("Update"), &json!("apps/v1")));
+    assert_eq!(
+        (&scaler["subresource"], &scaler["operation"], &scaler["apiVersion"]),
+        (&json!("scale"), &json!("Update"), &json!("apps/v1"))
+    );
     assert_eq!(scaler["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
     // The creator no longer owns the replicas.
     let creator = entries.iter().find(|e| e["manager"] != "scaler").unwrap();
@@ -299,7 +306,8 @@ async fn label_selectors_greater_and_less_than() {
         let o = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"idx": idx}}});
         assert_eq!(s.post(CMS, &o).await.code, 201);
     }
-    let names = |v: Value| v["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let names =
+        |v: Value| v["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3E2")).await.json()), ["three"]);
     assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3C2")).await.json()), ["one"]);
     s.get(&format!("{CMS}?labelSelector=idx%3Etwo")).await.status(400, "BadRequest");

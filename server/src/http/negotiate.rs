@@ -113,6 +113,11 @@ pub(crate) fn patch_type(ct: Option<&str>) -> Result<PatchType, Failure> {
     PatchType::from_content_type(&m).ok_or_else(|| Failure::unsupported_media_type(&m, &PATCH_TYPES))
 }
 
+/// An object's PartialObjectMetadata (`meta.k8s.io/v1`): its metadata only.
+pub(crate) fn partial(v: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": v.get("metadata").cloned().unwrap_or(serde_json::json!({}))})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

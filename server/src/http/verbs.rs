@@ -3,7 +3,7 @@
 //! Table output, each translated into the request layer's [`Request`]; watches and
 //! fieldstore's history subresources are handed to [`super::watch`] and [`super::history`].
 
-use super::negotiate::{self, Form};
+use super::negotiate::{self, partial, Form};
 use super::paths::Target;
 use super::query::{self, OptionErrors, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
@@ -308,9 +308,4 @@ impl Ctx<'_> {
         let out = json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
     }
-}
-
-/// An object's PartialObjectMetadata (`meta.k8s.io/v1`): its metadata only.
-pub(crate) fn partial(v: &Value) -> Value {
-    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": v.get("metadata").cloned().unwrap_or(json!({}))})
 }

@@ -155,7 +155,7 @@ impl HttpWatch {
             event["object"] = t;
         }
         if let (true, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (self.partial, &ev) {
-            event["object"] = super::verbs::partial(o);
+            event["object"] = super::negotiate::partial(o);
         }
         Some((Ok(frame(&event, self.media)), self))
     }
