@@ -77,7 +77,11 @@ impl LabelSelector {
                 // apimachinery's `gt` / `lt`: one integer value.
                 let key = label_key(k.trim()).map_err(|e| bad(&e))?;
                 let v = label_value(v.trim()).map_err(|e| bad(&e))?;
-                let n = v.parse::<i64>().map_err(|_| bad(&format!("for 'Gt', 'Lt' operators, the value must be an integer, got {v:?}")))?;
+                let n = v.parse::<i64>().map_err(|_| {
+                    Error::BadRequest(format!(
+                        "unable to parse requirement: values[0]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+                    ))
+                })?;
                 if greater {
                     Requirement::GreaterThan(key, n)
                 } else {

@@ -25,7 +25,20 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
     // A header that is not text is kept as one no media type matches (415/406, not a default).
     let hdr = |n: header::HeaderName| parts.headers.get(n).map(|v| v.to_str().map_or_else(|_| "(not text)".to_string(), str::to_string));
     let custom = !fieldstore_codec::k8s_protobuf::is_built_in(&t.spec.api_version(), &t.spec.kind);
-    let accept = negotiate::accept(hdr(header::ACCEPT).as_deref(), custom)?;
+    let accept_header = hdr(header::ACCEPT);
+    let accept = match negotiate::accept(accept_header.as_deref(), custom) {
+        Ok(a) => a,
+        // A custom resource asked for in protobuf only: kube-apiserver's 406, in protobuf.
+        Err(_) if custom && accept_header.as_deref().is_some_and(|a| a.to_ascii_lowercase().contains(body::PROTOBUF)) => {
+            let f = Failure::with_code(
+                406,
+                "NotAcceptable",
+                "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            );
+            return Ok(encoded(body::encode(&f.0, body::PROTOBUF)?, StatusCode::NOT_ACCEPTABLE));
+        }
+        Err(f) => return Err(f),
+    };
     let ctx = Ctx {
         h,
         id,

@@ -96,7 +96,8 @@ impl Store {
                 root.insert("spec".into(), json!({ "replicas": replicas }));
             }
             let new = prepare_update(&t, false, live, new);
-            let out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            untimed_scale_entry(&mut out, &opts.manager);
             Ok(finish_update(live, out))
         })?;
         Ok(scale_of(&out))
@@ -108,5 +109,19 @@ impl Store {
             return Err(Error::NotFound { resource: format!("{}/scale", t.spec.resource()), name: String::new() });
         }
         Ok(t)
+    }
+}
+
+/// kube-apiserver's scale entry has no `time` (its conversion between the Scale's managedFields
+/// and the object's drops it), and so sorts first, as an entry without time does.
+fn untimed_scale_entry(o: &mut Value, manager: &str) {
+    if let Some(Value::Array(entries)) = o.pointer_mut("/metadata/managedFields") {
+        if let Some(i) = entries.iter().position(|e| e["manager"] == manager && e["subresource"] == "scale") {
+            let mut e = entries.remove(i);
+            if let Value::Object(m) = &mut e {
+                m.remove("time");
+            }
+            entries.insert(0, e);
+        }
     }
 }
