@@ -96,7 +96,7 @@ async fn verbs_and_their_errors() {
     // dryRun=All writes nothing.
     assert_eq!(s.post(&format!("{CMS}?dryRun=All"), &cm("dry", json!({}))).await.code, 201);
     s.get(&format!("{CMS}/dry")).await.status(404, "NotFound");
-    s.post(&format!("{CMS}?dryRun=Maybe"), &cm("dry", json!({}))).await.status(400, "BadRequest");
+    s.post(&format!("{CMS}?dryRun=Maybe"), &cm("dry", json!({}))).await.status(422, "Invalid");
     // The scale subresource of a Deployment.
     let dep = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
@@ -236,7 +236,7 @@ async fn field_validation_strict_warn_ignore() {
     let ignore = s.post(&format!("{CMS}?fieldValidation=Ignore"), &other).await;
     assert_eq!(ignore.code, 201);
     assert!(!ignore.headers.contains_key("warning"));
-    s.post(&format!("{CMS}?fieldValidation=Loose"), &other).await.status(400, "BadRequest");
+    s.post(&format!("{CMS}?fieldValidation=Loose"), &other).await.status(422, "Invalid");
     // Nested ones, below another undeclared field's siblings, inside a keyed list.
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"alsoBad": true, "containers": [{"name": "a", "image": "x", "bogus": 1}]}});

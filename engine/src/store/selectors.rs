@@ -21,6 +21,10 @@ enum Requirement {
     NotIn(String, Vec<String>),
     Exists(String),
     NotExists(String),
+    /// `key>N`: the label is an integer greater than N.
+    GreaterThan(String, i64),
+    /// `key<N`: the label is an integer less than N.
+    LessThan(String, i64),
 }
 
 /// A parsed label selector: every requirement must hold.
@@ -67,6 +71,22 @@ impl LabelSelector {
                 } else {
                     Requirement::NotIn(key, values)
                 }
+            } else if let Some((k, v, greater)) =
+                p.split_once('>').map(|(k, v)| (k, v, true)).or_else(|| p.split_once('<').map(|(k, v)| (k, v, false)))
+            {
+                // apimachinery's `gt` / `lt`: one integer value.
+                let key = label_key(k.trim()).map_err(|e| bad(&e))?;
+                let v = label_value(v.trim()).map_err(|e| bad(&e))?;
+                let n = v.parse::<i64>().map_err(|_| {
+                    Error::BadRequest(format!(
+                        "unable to parse requirement: values[0]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+                    ))
+                })?;
+                if greater {
+                    Requirement::GreaterThan(key, n)
+                } else {
+                    Requirement::LessThan(key, n)
+                }
             } else if let Some((k, v)) = p.split_once("!=") {
                 Requirement::NotEquals(label_key(k.trim()).map_err(|e| bad(&e))?, label_value(v.trim()).map_err(|e| bad(&e))?)
             } else if let Some((k, v)) = p.split_once("==") {
@@ -92,6 +112,9 @@ impl LabelSelector {
             Requirement::NotIn(k, vs) => get(k).is_none_or(|x| vs.iter().all(|v| v != x)),
             Requirement::Exists(k) => get(k).is_some(),
             Requirement::NotExists(k) => get(k).is_none(),
+            // A label that is not an integer matches neither, as in apimachinery.
+            Requirement::GreaterThan(k, n) => get(k).and_then(|x| x.parse::<i64>().ok()).is_some_and(|x| x > *n),
+            Requirement::LessThan(k, n) => get(k).and_then(|x| x.parse::<i64>().ok()).is_some_and(|x| x < *n),
         })
     }
 }
@@ -281,6 +304,11 @@ mod tests {
         assert!(!m("app notin (web)"));
         assert!(m("!missing"));
         assert!(!m("missing"));
+        // Gt and Lt, as apimachinery parses and matches them: integers only.
+        let n = json!({"idx": "3", "name": "x"});
+        let m = |s: &str| LabelSelector::parse(s).unwrap().matches(Some(&n));
+        assert!(m("idx>2") && m("idx < 4") && !m("idx>3") && !m("idx<3") && !m("name>1") && !m("missing<9"));
+        assert!(LabelSelector::parse("idx>two").is_err() && LabelSelector::parse("idx>").is_err());
         assert!(LabelSelector::parse("app in web").is_err());
     }
 

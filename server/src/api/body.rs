@@ -24,7 +24,7 @@ impl Body {
 
 /// JSON, the default.
 pub const JSON: &str = "application/json";
-/// YAML (requests only).
+/// YAML.
 pub const YAML: &str = "application/yaml";
 /// The `k8s\x00` envelope around a runtime.Unknown: the object's Kubernetes protobuf encoding for
 /// built-in kinds (as kube-apiserver writes it), JSON for custom resources.
@@ -64,6 +64,10 @@ pub fn encode(v: &Value, accept: &str) -> Result<Body> {
 pub fn encode_json(json: Vec<u8>, api_version: &str, kind: &str, accept: &str) -> Result<Body> {
     match media_type(accept) {
         "" | JSON | "*/*" => Ok(Body { content_type: JSON.into(), data: json.into() }),
+        YAML => {
+            let v: Value = serde_json::from_slice(&json).map_err(|e| Error::BadRequest(e.to_string()))?;
+            Ok(Body { content_type: YAML.into(), data: super::yaml::to_yaml(&v).into_bytes().into() })
+        }
         // Built-in kinds in their Kubernetes protobuf encoding; custom resources keep JSON in
         // `raw`, as Kubernetes does.
         PROTOBUF => {

@@ -19,6 +19,7 @@ mod encodings;
 mod events;
 mod request;
 mod response;
+pub mod yaml;
 
 use crate::metrics::Metrics;
 use auth::{Auth, Identity};

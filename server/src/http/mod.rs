@@ -94,11 +94,9 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             get_only(req.method())?;
             json(&discovery::version())
         }
-        ["healthz" | "livez" | "readyz"] => {
+        [what @ ("healthz" | "livez" | "readyz"), check @ ..] if check.len() <= 1 => {
             get_only(req.method())?;
-            let mut r = Response::new(Body::from("ok"));
-            r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
-            Ok(r)
+            Ok(health(h, what, check.first().copied(), req.uri().query()))
         }
         ["api" | "apis"] if wants_aggregated => {
             get_only(req.method())?;
@@ -160,6 +158,43 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             None => Err(Failure::no_route()),
         },
     }
+}
+
+/// `/healthz`, `/livez`, `/readyz` and each of their checks (`/livez/ping`), as kube-apiserver
+/// answers them: `ok`, or with `?verbose` one `[+]check ok` line per check and `livez check
+/// passed`; a failed check (`shutdown`, while the server stops) is `[-]shutdown failed: reason
+/// withheld` and a 500. An unknown check is a text 404.
+fn health(h: &Http, what: &str, check: Option<&str>, query: Option<&str>) -> Response {
+    let stopping = *h.shutdown.borrow();
+    let mut checks = vec![("ping", true), ("log", true), ("store", true)];
+    if what == "readyz" {
+        checks.push(("shutdown", !stopping));
+    }
+    let text = |code: http::StatusCode, body: String| {
+        let mut r = Response::new(Body::from(body));
+        *r.status_mut() = code;
+        r.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+        r
+    };
+    if let Some(name) = check {
+        return match checks.iter().find(|(n, _)| *n == name) {
+            Some((_, true)) => text(http::StatusCode::OK, "ok".into()),
+            Some((n, false)) => text(http::StatusCode::INTERNAL_SERVER_ERROR, format!("internal server error: {n} failed\n")),
+            None => text(http::StatusCode::NOT_FOUND, "404 page not found\n".into()),
+        };
+    }
+    let passed = checks.iter().all(|(_, ok)| *ok);
+    let verbose = form_urlencoded::parse(query.unwrap_or("").as_bytes()).any(|(k, _)| k == "verbose");
+    let code = if passed { http::StatusCode::OK } else { http::StatusCode::INTERNAL_SERVER_ERROR };
+    if !verbose && passed {
+        return text(code, "ok".into());
+    }
+    let mut out = String::new();
+    for (n, ok) in &checks {
+        out.push_str(&if *ok { format!("[+]{n} ok\n") } else { format!("[-]{n} failed: reason withheld\n") });
+    }
+    out.push_str(&format!("{what} check {}\n", if passed { "passed" } else { "failed" }));
+    text(code, out)
 }
 
 /// A 200 response of shared bytes.

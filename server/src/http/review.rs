@@ -45,7 +45,7 @@ pub(crate) async fn create(h: &Http, id: &Identity, group: &str, plural: &str, r
     // (No borrow of the request may live across an await: its body is not `Sync`.)
     let (accept, content_type) = {
         let text = |name: header::HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
-        (negotiate::accept(text(header::ACCEPT).as_deref())?, text(header::CONTENT_TYPE).unwrap_or_default())
+        (negotiate::accept(text(header::ACCEPT).as_deref(), false)?, text(header::CONTENT_TYPE).unwrap_or_default())
     };
     let data = read_body(req.into_body(), MAX_REVIEW_BODY).await?;
     let doc = h.api.decode(Some(&body::Body::new(content_type, data)), "the review").await?;

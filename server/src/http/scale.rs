@@ -3,6 +3,7 @@
 //! translated into the request layer (the engine's `scale` strategy does the rest).
 
 use super::negotiate;
+use super::query::OptionErrors;
 use super::reply::{encoded, Failure, Reply};
 use super::request::Ctx;
 use crate::api::{body, Request};
@@ -33,7 +34,10 @@ pub(crate) async fn serve(ctx: &Ctx<'_>, method: &Method, b: axum::body::Body) -
         }
         _ => return Err(Failure::method_not_allowed(method)),
     };
-    let opts = WriteOptions::new(ctx.field_manager()).dry_run(ctx.q.dry_run()?);
+    let mut errs = OptionErrors::new(if *method == Method::PUT { "UpdateOptions" } else { "PatchOptions" });
+    let dry_run = ctx.q.dry_run(&mut errs);
+    errs.check()?;
+    let opts = WriteOptions::new(ctx.field_manager()).dry_run(dry_run);
     let out = ctx.run(Request::UpdateScale { key: ctx.key(), change, opts }).await?.object()?;
     Ok(encoded(body::encode(&out, body::JSON)?, StatusCode::OK))
 }

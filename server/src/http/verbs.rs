@@ -3,9 +3,9 @@
 //! Table output, each translated into the request layer's [`Request`]; watches and
 //! fieldstore's history subresources are handed to [`super::watch`] and [`super::history`].
 
-use super::negotiate::{self, Accept};
+use super::negotiate::{self, partial, Form};
 use super::paths::Target;
-use super::query::Query;
+use super::query::{self, OptionErrors, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
 use super::request::Ctx;
 use super::table::table as to_table;
@@ -17,7 +17,6 @@ use axum::extract::Request as HttpRequest;
 use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written, SCALABLE};
-use fieldstore_engine::Reason;
 use http::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -26,7 +25,21 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
     let (parts, body) = req.into_parts();
     // A header that is not text is kept as one no media type matches (415/406, not a default).
     let hdr = |n: header::HeaderName| parts.headers.get(n).map(|v| v.to_str().map_or_else(|_| "(not text)".to_string(), str::to_string));
-    let accept = negotiate::accept(hdr(header::ACCEPT).as_deref())?;
+    let custom = !fieldstore_codec::k8s_protobuf::is_built_in(&t.spec.api_version(), &t.spec.kind);
+    let accept_header = hdr(header::ACCEPT);
+    let accept = match negotiate::accept(accept_header.as_deref(), custom) {
+        Ok(a) => a,
+        // A custom resource asked for in protobuf only: kube-apiserver's 406, in protobuf.
+        Err(_) if custom && accept_header.as_deref().is_some_and(|a| a.to_ascii_lowercase().contains(body::PROTOBUF)) => {
+            let f = Failure::with_code(
+                406,
+                "NotAcceptable",
+                "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            );
+            return Ok(encoded(body::encode(&f.0, body::PROTOBUF)?, StatusCode::NOT_ACCEPTABLE));
+        }
+        Err(f) => return Err(f),
+    };
     let ctx = Ctx {
         h,
         id,
@@ -36,11 +49,20 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
         user_agent: hdr(header::USER_AGENT),
         t,
     };
-    let method = parts.method;
+    match serve_verb(&ctx, parts.method, body).await {
+        // Failures in YAML too, when that is what the client reads.
+        Err(f) if accept.media == body::YAML => {
+            Ok(encoded(body::encode(&f.0, body::YAML)?, StatusCode::from_u16(f.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)))
+        }
+        r => r,
+    }
+}
+
+async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Reply {
     let not_allowed = || Err(Failure::method_not_allowed(&method));
     match (ctx.t.name.is_some(), ctx.t.subresource.as_deref()) {
         (false, None) => match method {
-            Method::GET if ctx.t.watch || ctx.q.flag("watch")? => watch::serve(&ctx).await,
+            Method::GET if ctx.t.watch || ctx.q.flag("watch")? => watch::serve(ctx).await,
             Method::GET => ctx.list().await,
             // Writes to every namespace at once are not served, as in Kubernetes.
             _ if ctx.t.spec.namespaced && ctx.t.namespace.is_none() => not_allowed(),
@@ -53,7 +75,7 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
                 return Err(Failure::no_route());
             }
             match method {
-                Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")?) => watch::serve(&ctx).await,
+                Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")?) => watch::serve(ctx).await,
                 Method::GET => ctx.get().await,
                 Method::PUT => ctx.update(body).await,
                 Method::PATCH => ctx.patch(body).await,
@@ -61,9 +83,9 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
                 _ => not_allowed(),
             }
         }
-        (true, Some("scale")) if SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(&ctx, &method, body).await,
+        (true, Some("scale")) if SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(ctx, &method, body).await,
         (true, Some(what @ ("blame" | "history" | "log"))) => match method {
-            Method::GET => history::object(&ctx, what).await,
+            Method::GET => history::object(ctx, what).await,
             _ => not_allowed(),
         },
         _ => Err(Failure::no_route()),
@@ -81,12 +103,29 @@ impl Ctx<'_> {
 
     /// An object as the client accepts it.
     fn respond(&self, v: &Value, code: StatusCode) -> Reply {
-        if self.accept == Accept::Table {
-            let meta = json!({"resourceVersion": v.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))});
-            let table = to_table(&self.t.spec, std::slice::from_ref(v), self.include_object()?, meta);
-            return Ok(encoded(body::encode(&table, body::JSON)?, code));
+        match self.accept.form {
+            Form::Table => {
+                let meta = json!({"resourceVersion": v.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))});
+                let table = to_table(&self.t.spec, std::slice::from_ref(v), self.include_object()?, meta);
+                Ok(encoded(body::encode(&table, body::JSON)?, code))
+            }
+            Form::Partial => Ok(encoded(body::encode(&partial(v), self.accept.media)?, code)),
+            Form::PartialList => Err(self.not_transformable("PartialObjectMetadataList", "is not a list", "")),
+            Form::Object => Ok(encoded(body::encode(v, self.accept.media_type())?, code)),
         }
-        Ok(encoded(body::encode(v, self.accept.media_type())?, code))
+    }
+
+    /// kube-apiserver's 406 for a PartialObjectMetadata(List) of the other shape: `you requested
+    /// PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)`.
+    fn not_transformable(&self, requested: &str, shape: &str, suffix: &str) -> Failure {
+        let spec = &self.t.spec;
+        let go_type = if fieldstore_codec::k8s_protobuf::is_built_in(&spec.api_version(), &spec.kind) {
+            let package = if spec.group.is_empty() { "core" } else { spec.group.split('.').next().unwrap_or("") };
+            format!("{package}.{}{suffix}", spec.kind)
+        } else {
+            format!("unstructured.Unstructured{suffix}")
+        };
+        Failure::with_code(406, "NotAcceptable", format!("you requested {requested}, but the requested object {shape} (*{go_type})"))
     }
 
     /// What a write made, as the client accepts it, with its warnings.
@@ -107,33 +146,44 @@ impl Ctx<'_> {
         Ok((doc, len))
     }
 
-    /// The options of a write: manager, dry run, the status subresource, field validation.
-    fn write_options(&self, manager: String) -> Result<WriteOptions, Failure> {
-        Ok(WriteOptions::new(manager).dry_run(self.q.dry_run()?).status(self.status()).field_validation(Some(self.q.field_validation()?)))
+    /// The options of a create or update (`kind`: `CreateOptions`, `UpdateOptions`): manager,
+    /// dry run, the status subresource, field validation.
+    fn write_options(&self, kind: &'static str, manager: String) -> Result<WriteOptions, Failure> {
+        let (dry_run, validation) = self.q.write_options(kind)?;
+        Ok(WriteOptions::new(manager).dry_run(dry_run).status(self.status()).field_validation(Some(validation)))
     }
 
     async fn get(&self) -> Reply {
-        let opts = GetOptions { resource_version: self.q.string("resourceVersion"), resource_version_match: self.q.rv_match()? };
+        let opts =
+            GetOptions { resource_version: self.q.string("resourceVersion"), resource_version_match: self.q.rv_match().ok().flatten() };
         let out = self.run(Request::Get { key: self.key(), opts }).await?.object()?;
         self.respond(&out, StatusCode::OK)
     }
 
     async fn list(&self) -> Reply {
-        let opts = self.q.list_options()?;
-        if self.accept == Accept::Table {
-            let include = self.include_object()?;
+        let opts = self.q.list_options(false)?;
+        if self.accept.form == Form::Partial {
+            return Err(self.not_transformable("PartialObjectMetadata", "is a list", "List"));
+        }
+        if matches!(self.accept.form, Form::Table | Form::PartialList) {
             let Response::List { page, .. } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Objects }).await?
             else {
                 return Err(Failure::from(crate::api::mismatch("the answer of its request")));
             };
-            let table = to_table(&self.t.spec, &page.items, include, list_meta(&page));
+            let meta = list_meta(&page);
+            if self.accept.form == Form::PartialList {
+                let items: Vec<Value> = page.items.iter().map(partial).collect();
+                let out = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
+                return Ok(encoded(body::encode(&out, self.accept.media)?, StatusCode::OK));
+            }
+            let table = to_table(&self.t.spec, &page.items, self.include_object()?, meta);
             return Ok(encoded(body::encode(&table, body::JSON)?, StatusCode::OK));
         }
         let Response::ListJson { page, spec } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Json }).await? else {
             return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };
         let (api_version, list_kind) = (spec.api_version(), format!("{}List", spec.kind));
-        if self.accept == Accept::Protobuf && k8s_protobuf::is_built_in(&api_version, &list_kind) {
+        if self.accept.media == body::PROTOBUF && k8s_protobuf::is_built_in(&api_version, &list_kind) {
             // Item by item: a long list is never one JSON document, nor one tree of it.
             let header = json!({"apiVersion": api_version, "kind": list_kind, "metadata": list_meta(&page)});
             let data = k8s_protobuf::encode_list_envelope(header.to_string().as_bytes(), page.items.iter().map(Vec::as_slice))
@@ -146,17 +196,17 @@ impl Ctx<'_> {
 
     async fn create(&self, b: axum::body::Body) -> Reply {
         self.admit("create")?;
+        let opts = self.write_options("CreateOptions", self.field_manager())?;
         let (body, body_len) = self.object_body(b).await?;
-        let opts = self.write_options(self.field_manager())?;
         let request = Request::Write { verb: WriteVerb::Create, of: self.collection(), body, body_len, opts };
         self.respond_written(&self.run(request).await?.written()?, StatusCode::CREATED)
     }
 
     async fn update(&self, b: axum::body::Body) -> Reply {
         self.admit("update")?;
+        let opts = self.write_options("UpdateOptions", self.field_manager())?;
         let (mut body, body_len) = self.object_body(b).await?;
         fieldstore_engine::store::address(&mut body.value, &self.name())?;
-        let opts = self.write_options(self.field_manager())?;
         let request = Request::Write { verb: WriteVerb::Update, of: self.collection(), body, body_len, opts };
         self.respond_written(&self.run(request).await?.written()?, StatusCode::OK)
     }
@@ -173,27 +223,31 @@ impl Ctx<'_> {
                 &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"],
             ));
         }
-        if force && patch_type != PatchType::Apply {
-            return Err(Failure::new(
-                Reason::Invalid,
-                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
-            ));
-        }
+        // ValidatePatchOptions: force and fieldManager, then dryRun and fieldValidation.
+        let mut errs = OptionErrors::new("PatchOptions");
+        let manager = if patch_type == PatchType::Apply {
+            if self.q.get("fieldManager").is_none() {
+                errs.required("fieldManager", "is required for apply patch");
+            }
+            self.q.string("fieldManager").unwrap_or_default()
+        } else {
+            if self.q.get("force").is_some() {
+                errs.forbidden("force", "may not be specified for non-apply patch");
+            }
+            self.field_manager()
+        };
+        let dry_run = self.q.dry_run(&mut errs);
+        let validation = self.q.field_validation(&mut errs);
+        errs.check()?;
         let data = self.read(b).await?;
         let body_len = data.len();
-        let (manager, patch) = if patch_type == PatchType::Apply {
-            let Some(manager) = self.q.string("fieldManager") else {
-                return Err(Failure::new(
-                    Reason::Invalid,
-                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-                ));
-            };
+        let patch = if patch_type == PatchType::Apply {
             // YAML (JSON is YAML, and read as JSON when it is: clients send JSON).
-            (manager, self.decode(body::YAML, data, "apply configuration").await?)
+            self.decode(body::YAML, data, "apply configuration").await?
         } else {
-            (self.field_manager(), self.decode(body::JSON, data, "patch").await?)
+            self.decode(body::JSON, data, "patch").await?
         };
-        let opts = self.write_options(manager)?.force(force);
+        let opts = WriteOptions::new(manager).dry_run(dry_run).status(self.status()).field_validation(Some(validation)).force(force);
         let written = self.run(Request::Patch { key: self.key(), patch_type, patch, body_len, opts }).await?.written()?;
         // An apply that created the object is a 201, as a create is.
         self.respond_written(&written, if written.created { StatusCode::CREATED } else { StatusCode::OK })
@@ -214,19 +268,21 @@ impl Ctx<'_> {
             )));
         }
         let s = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-        let dry_run = match body.get("dryRun") {
-            None | Some(Value::Null) => self.q.dry_run()?,
-            Some(v) if v == &json!(["All"]) => true,
-            Some(v) if v == &json!([]) => self.q.dry_run()?,
-            Some(v) => return Err(Failure::bad_request(format!("Invalid dry run value {v}: only [\"All\"] is supported"))),
-        };
+        // ValidateDeleteOptions: propagationPolicy, then dryRun (the body's, else the query's).
+        let mut errs = OptionErrors::new("DeleteOptions");
         let policy = s("/propagationPolicy").or_else(|| self.q.string("propagationPolicy"));
         if let Some(p) = policy.filter(|p| !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")) {
-            return Err(Failure::new(
-                Reason::Invalid,
-                format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""),
-            ));
+            errs.not_supported("propagationPolicy", &format!("{p:?}"), &["Foreground", "Background", "Orphan", "nil"]);
         }
+        let dry_run = match body.get("dryRun") {
+            Some(Value::Array(a)) if !a.is_empty() => {
+                let values: Vec<String> = a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
+                query::dry_run_values(&values, &mut errs)
+            }
+            None | Some(Value::Null | Value::Array(_)) => self.q.dry_run(&mut errs),
+            Some(v) => return Err(Failure::bad_request(format!("invalid DeleteOptions: dryRun {v}: expected a list of strings"))),
+        };
+        errs.check()?;
         let grace = body.get("gracePeriodSeconds").filter(|v| !v.is_null());
         if grace.is_some_and(|g| g.as_i64().is_none()) {
             return Err(Failure::bad_request("gracePeriodSeconds must be an integer"));
@@ -254,13 +310,14 @@ impl Ctx<'_> {
             uid: out.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_string(),
             ..Default::default()
         });
-        Ok(encoded(body::encode(&status.to_value(), body::JSON)?, StatusCode::OK))
+        let media = if self.accept.media == body::YAML { body::YAML } else { body::JSON };
+        Ok(encoded(body::encode(&status.to_value(), media)?, StatusCode::OK))
     }
 
     async fn delete_collection(&self, b: axum::body::Body) -> Reply {
         self.admit("deletecollection")?;
         let opts = self.delete_options(b).await?;
-        let list = self.q.list_options()?;
+        let list = self.q.list_options(false)?;
         let Response::Deleted { items, spec } = self.run(Request::DeleteCollection { of: self.collection(), list, opts }).await? else {
             return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };

@@ -4,11 +4,11 @@
 //! a watch that cannot start because its resourceVersion is compacted is a 200 with one ERROR
 //! event carrying the 410 Status, as kube-apiserver answers it.
 
-use super::negotiate::Accept;
+use super::negotiate::Form;
 use super::reply::Reply;
 use super::request::Ctx;
 use super::table::{table as to_table, IncludeObject};
-use crate::api::{next_event, Next, Request, Response as Answer};
+use crate::api::{body, next_event, Next, Request, Response as Answer};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -23,6 +23,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Serves a watch of the context's resource (of one object when the path names it).
 pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
+    ctx.q.list_options(true)?;
     let mut field_selector = ctx.q.string("fieldSelector");
     if let Some(name) = &ctx.t.name {
         let by_name = format!("metadata.name={name}");
@@ -39,7 +40,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
     // A timeout beyond what the clock can count (`timeoutSeconds=18446744073709551615`) is a
     // watch without end, not an overflow.
     let end = tokio::time::Instant::now().checked_add(timeout);
-    let table = (ctx.accept == Accept::Table).then_some(()).map(|_| ctx.t.spec.clone());
+    let table = (ctx.accept.form == Form::Table).then_some(()).map(|_| ctx.t.spec.clone());
     let include = if table.is_some() { Some(ctx.include_object()?) } else { None };
     let started = ctx.run(Request::Watch { of: ctx.collection(), opts }).await;
     let (api_version, kind) = (ctx.t.spec.api_version(), ctx.t.spec.kind.clone());
@@ -48,8 +49,8 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         Ok(_) => return Err(super::reply::Failure::from(crate::api::mismatch("a watch"))),
         // A start before the compacted revision: 200, then the 410 as an ERROR event.
         Err(f) if f.reason() == Reason::Expired.as_str() => {
-            let line = line(&json!({"type": "ERROR", "object": f.0}));
-            return Ok(stream_response(Body::from(line)));
+            let media = ctx.accept.media;
+            return Ok(stream_response(Body::from(frame(&json!({"type": "ERROR", "object": f.0}), media)), media));
         }
         Err(f) => return Err(f),
     };
@@ -63,12 +64,15 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         api_version,
         kind,
         table: table.zip(include),
+        media: if ctx.accept.media == body::PROTOBUF { body::PROTOBUF } else { body::JSON },
+        partial: matches!(ctx.accept.form, Form::Partial | Form::PartialList),
         columns_sent: false,
         done: false,
         encodings: ctx.h.encodings.clone(),
     };
     // Polled by the connection's task: a watch is a task, not a thread.
-    Ok(stream_response(Body::from_stream(futures_util::stream::unfold(stream, HttpWatch::next))))
+    let media = stream.media;
+    Ok(stream_response(Body::from_stream(futures_util::stream::unfold(stream, HttpWatch::next)), media))
 }
 
 /// One HTTP watch stream: the store's watch and how its events are written.
@@ -84,6 +88,10 @@ struct HttpWatch {
     kind: String,
     /// Events as Table rows (`as=Table`): the type and whether objects are included.
     table: Option<(fieldstore_engine::store::TypeSpec, IncludeObject)>,
+    /// JSON lines, or length-prefixed protobuf `WatchEvent` frames.
+    media: &'static str,
+    /// Events carry PartialObjectMetadata (`as=PartialObjectMetadata`).
+    partial: bool,
     /// Column definitions come with the first event only, as kube-apiserver sends them.
     columns_sent: bool,
     /// The last line was sent (an error, or the bookmark of a stopping server).
@@ -122,7 +130,8 @@ impl HttpWatch {
             }
         };
         self.done |= matches!(ev, WatchEvent::Error(_));
-        if let (None, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&self.table, &ev) {
+        let plain = self.media == body::JSON && !self.partial;
+        if let (true, None, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (plain, &self.table, &ev) {
             // The object's JSON is encoded once for every watcher of the change (shared with
             // the gRPC watches), then framed as this event's line.
             if let Ok(json) = self.encodings.json(o) {
@@ -145,21 +154,51 @@ impl HttpWatch {
             self.columns_sent = true;
             event["object"] = t;
         }
-        Some((Ok(line(&event)), self))
+        if let (true, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (self.partial, &ev) {
+            event["object"] = super::negotiate::partial(o);
+        }
+        Some((Ok(frame(&event, self.media)), self))
     }
 }
 
-/// One event as a line of compact JSON.
-fn line(event: &Value) -> Bytes {
-    let mut b = serde_json::to_vec(event).unwrap_or_default();
-    b.push(b'\n');
-    Bytes::from(b)
+/// One event as a line of compact JSON or, for protobuf, as kube-apiserver frames it: a 4-byte
+/// big-endian length, then the bare `meta.v1.WatchEvent` message (`type` = 1, `object` = 2, a
+/// `RawExtension` whose `raw` = 1 is the object's `k8s\0` envelope).
+fn frame(event: &Value, media: &str) -> Bytes {
+    if media != body::PROTOBUF {
+        let mut b = serde_json::to_vec(event).unwrap_or_default();
+        b.push(b'\n');
+        return Bytes::from(b);
+    }
+    let object = body::encode(&event["object"], body::PROTOBUF).map(|b| b.data).unwrap_or_default();
+    let mut raw = Vec::with_capacity(object.len() + 8);
+    field(&mut raw, 1, &object);
+    let mut message = Vec::with_capacity(raw.len() + 24);
+    field(&mut message, 1, event["type"].as_str().unwrap_or("").as_bytes());
+    field(&mut message, 2, &raw);
+    let mut out = Vec::with_capacity(message.len() + 4);
+    out.extend_from_slice(&u32::try_from(message.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(&message);
+    Bytes::from(out)
+}
+
+/// A length-delimited protobuf field.
+fn field(out: &mut Vec<u8>, number: u8, bytes: &[u8]) {
+    out.push(number << 3 | 2);
+    let mut n = bytes.len();
+    while n >= 0x80 {
+        out.push(u8::try_from(n & 0x7f).unwrap_or(0) | 0x80);
+        n >>= 7;
+    }
+    out.push(u8::try_from(n).unwrap_or(0));
+    out.extend_from_slice(bytes);
 }
 
 /// The streaming 200 response of a watch.
-fn stream_response(body: Body) -> Response {
-    let mut r = Response::new(body);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+fn stream_response(stream: Body, media: &str) -> Response {
+    let mut r = Response::new(stream);
+    let content_type = if media == body::PROTOBUF { "application/vnd.kubernetes.protobuf;stream=watch" } else { "application/json" };
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
     r
 }

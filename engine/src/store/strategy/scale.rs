@@ -56,8 +56,8 @@ impl Store {
         Ok(scale_of(&self.get(key, &GetOptions::default())?))
     }
 
-    /// Writes an object's Scale: sets its `spec.replicas` (as `opts.manager`, an update), and
-    /// answers the new Scale.
+    /// Writes an object's Scale: sets its `spec.replicas` (as `opts.manager`, an update through
+    /// the `scale` subresource: its managedFields entry says so), and answers the new Scale.
     ///
     /// # Errors
     /// [`Error::BadRequest`] when the Scale's `spec.replicas` is not a non-negative 32-bit
@@ -68,7 +68,9 @@ impl Store {
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();
         let now = now_time();
-        let who = Who { manager: opts.manager.clone(), operation: Some(Operation::Update), ..Who::default() };
+        let who = Who { manager: opts.manager.clone(), operation: Some(Operation::Update), subresource: "scale".into(), ..Who::default() };
+        // Recorded as its own `subresource: scale` entry, as kube-apiserver records it.
+        let manager = t.main.clone().with_subresource("scale");
         let out = self.write_loop(&t, &ns, name, opts.dry_run, &who, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let scale = match change {
@@ -94,7 +96,8 @@ impl Store {
                 root.insert("spec".into(), json!({ "replicas": replicas }));
             }
             let new = prepare_update(&t, false, live, new);
-            let out = t.main.update(Some(live), new, &opts.manager, &now)?.object;
+            let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            untimed_scale_entry(&mut out, &opts.manager);
             Ok(finish_update(live, out))
         })?;
         Ok(scale_of(&out))
@@ -106,5 +109,19 @@ impl Store {
             return Err(Error::NotFound { resource: format!("{}/scale", t.spec.resource()), name: String::new() });
         }
         Ok(t)
+    }
+}
+
+/// kube-apiserver's scale entry has no `time` (its conversion between the Scale's managedFields
+/// and the object's drops it), and so sorts first, as an entry without time does.
+fn untimed_scale_entry(o: &mut Value, manager: &str) {
+    if let Some(Value::Array(entries)) = o.pointer_mut("/metadata/managedFields") {
+        if let Some(i) = entries.iter().position(|e| e["manager"] == manager && e["subresource"] == "scale") {
+            let mut e = entries.remove(i);
+            if let Value::Object(m) = &mut e {
+                m.remove("time");
+            }
+            entries.insert(0, e);
+        }
     }
 }
