@@ -92,7 +92,8 @@ async fn default_groups_in_discovery_as_kube_apiserver_serves_them() {
         assert!(names.contains(&g), "{g} in {names:?}");
     }
     // (group/version, resource, kind, namespaced, short names, subresources) as kube-apiserver 1.37 lists them.
-    let expected: &[(&str, &str, &str, bool, &[&str], &[&str])] = &[
+    type Resource<'a> = (&'a str, &'a str, &'a str, bool, &'a [&'a str], &'a [&'a str]);
+    let expected: &[Resource] = &[
         ("events.k8s.io/v1", "events", "Event", true, &["ev"], &[]),
         ("storage.k8s.io/v1", "storageclasses", "StorageClass", false, &["sc"], &[]),
         ("storage.k8s.io/v1", "csidrivers", "CSIDriver", false, &[], &[]),

@@ -297,10 +297,11 @@ impl Ctx<'_> {
         self.admit("delete")?;
         let opts = self.delete_options(b).await?;
         let out = self.run(Request::Delete { key: self.key(), opts }).await?.object()?;
-        let pending = out.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
-            && out.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null());
+        // An object the engine deleted at once comes back without a deletionTimestamp.
+        let pending = out.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null());
         if pending {
-            // Finalizers hold it: the object, with its deletionTimestamp.
+            // Finalizers hold it (a namespace's are in its spec): the object, with its
+            // deletionTimestamp.
             return self.respond(&out, StatusCode::OK);
         }
         let status = fieldstore_engine::Status::success(fieldstore_engine::StatusDetails {
