@@ -144,6 +144,13 @@ impl HttpWatch {
                 return Some((Ok(Bytes::from(b)), self));
             }
         }
+        let pb = self.media == body::PROTOBUF && !self.partial;
+        if let (true, None, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (pb, &self.table, &ev) {
+            // The event's frame is encoded once for every watcher of the change.
+            if let Ok(frame) = self.encodings.message(ev.type_name(), o, body::PROTOBUF, protobuf_frame) {
+                return Some((Ok(frame), self));
+            }
+        }
         let mut event = ev.to_json(&self.api_version, &self.kind);
         if let (Some((spec, include)), WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (&self.table, &ev) {
             let meta = json!({"resourceVersion": o.get("metadata").and_then(|m| m.get("resourceVersion")).cloned().unwrap_or(Value::Null)});
@@ -171,10 +178,21 @@ fn frame(event: &Value, media: &str) -> Bytes {
         return Bytes::from(b);
     }
     let object = body::encode(&event["object"], body::PROTOBUF).map(|b| b.data).unwrap_or_default();
+    framed(event["type"].as_str().unwrap_or(""), &object)
+}
+
+/// The protobuf frame of an event of type `kind` whose object's envelope is `object` (an
+/// [`crate::api::Build`], so that a change is framed once for all its watchers).
+fn protobuf_frame(kind: &'static str, object: body::Body, _revision: u64) -> Bytes {
+    framed(kind, &object.data)
+}
+
+/// The 4-byte length, then the `WatchEvent` of type `kind` carrying the envelope `object`.
+fn framed(kind: &str, object: &[u8]) -> Bytes {
     let mut raw = Vec::with_capacity(object.len() + 8);
-    field(&mut raw, 1, &object);
+    field(&mut raw, 1, object);
     let mut message = Vec::with_capacity(raw.len() + 24);
-    field(&mut message, 1, event["type"].as_str().unwrap_or("").as_bytes());
+    field(&mut message, 1, kind.as_bytes());
     field(&mut message, 2, &raw);
     let mut out = Vec::with_capacity(message.len() + 4);
     out.extend_from_slice(&u32::try_from(message.len()).unwrap_or(u32::MAX).to_be_bytes());
