@@ -184,7 +184,8 @@ impl From<&Error> for Status {
 
 /// The cause type of a validation message, from the words apimachinery's `field.Error` starts
 /// it with (`Forbidden: …` is `FieldValueForbidden`); `FieldValueInvalid` otherwise.
-fn cause_type(message: &str) -> &'static str {
+#[must_use]
+pub fn cause_type(message: &str) -> &'static str {
     const TYPES: [(&str, &str); 8] = [
         ("Required value", "FieldValueRequired"),
         ("Not found", "FieldValueNotFound"),

@@ -31,10 +31,11 @@ pub struct ObjectList<T = Value> {
     pub remaining_item_count: Option<u64>,
 }
 
-impl ObjectList {
-    /// The Kubernetes `List` object (`kind` is the item kind followed by `List`).
+impl<T> ObjectList<T> {
+    /// The list's `metadata` (Kubernetes' `ListMeta`): its resourceVersion, continue token and
+    /// remaining item count.
     #[must_use]
-    pub fn to_json(&self, api_version: &str, kind: &str) -> Value {
+    pub fn metadata(&self) -> Value {
         let mut meta = serde_json::Map::new();
         meta.insert("resourceVersion".into(), Value::String(self.resource_version.to_string()));
         if let Some(c) = &self.continue_token {
@@ -43,7 +44,15 @@ impl ObjectList {
         if let Some(n) = self.remaining_item_count {
             meta.insert("remainingItemCount".into(), Value::from(n));
         }
-        json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": meta, "items": self.items})
+        Value::Object(meta)
+    }
+}
+
+impl ObjectList {
+    /// The Kubernetes `List` object (`kind` is the item kind followed by `List`).
+    #[must_use]
+    pub fn to_json(&self, api_version: &str, kind: &str) -> Value {
+        json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": self.metadata(), "items": self.items})
     }
 }
 
@@ -52,12 +61,11 @@ impl ObjectList<Vec<u8>> {
     /// [`ObjectList::to_json`] of the same page read with [`Store::list`].
     #[must_use]
     pub fn to_json_bytes(&self, api_version: &str, kind: &str) -> Vec<u8> {
-        let meta = self.header::<Value>().to_json(api_version, kind);
         let mut out = Vec::with_capacity(self.items.iter().map(|i| i.len() + 1).sum::<usize>() + 256);
         let text = |out: &mut Vec<u8>, v: &Value| out.extend_from_slice(v.to_string().as_bytes());
         // Keys in sorted order, as serde_json's map writes them.
         out.extend_from_slice(b"{\"apiVersion\":");
-        text(&mut out, &meta["apiVersion"]);
+        text(&mut out, &Value::String(api_version.into()));
         out.extend_from_slice(b",\"items\":[");
         for (i, item) in self.items.iter().enumerate() {
             if i > 0 {
@@ -66,21 +74,11 @@ impl ObjectList<Vec<u8>> {
             out.extend_from_slice(item);
         }
         out.extend_from_slice(b"],\"kind\":");
-        text(&mut out, &meta["kind"]);
+        text(&mut out, &Value::String(format!("{kind}List")));
         out.extend_from_slice(b",\"metadata\":");
-        text(&mut out, &meta["metadata"]);
+        text(&mut out, &self.metadata());
         out.push(b'}');
         out
-    }
-
-    /// The page without its items.
-    fn header<U>(&self) -> ObjectList<U> {
-        ObjectList {
-            items: Vec::new(),
-            resource_version: self.resource_version,
-            continue_token: self.continue_token.clone(),
-            remaining_item_count: self.remaining_item_count,
-        }
     }
 }
 

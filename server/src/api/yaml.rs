@@ -3,6 +3,10 @@
 //! indentation (`items:` then `- name: …`), empty maps and lists as `{}` and `[]`, and every
 //! string YAML 1.1 would read as another type (`"y"`, `"1"`, `"2024-01-01T00:00:00Z"`, `"true"`)
 //! double-quoted.
+//!
+//! Not `serde_yaml` (which the CLI's `-o yaml` uses): it writes YAML 1.2 and leaves `y`, `n`,
+//! `on`, `off`, `yes` and timestamps plain, which YAML 1.1 readers — Go clients through
+//! `sigs.k8s.io/yaml`, kubectl — read back as booleans and times, not the strings they were.
 
 use serde_json::Value;
 

@@ -38,11 +38,8 @@ pub(crate) fn document(types: &[TypeSpec], categories: &HashMap<String, Vec<Stri
     if core {
         items.extend(group_item(types, categories, "", &["v1".to_string()]));
     } else {
-        for g in discovery::group_list(types)["groups"].as_array().into_iter().flatten() {
-            let name = g["name"].as_str().unwrap_or("");
-            let versions: Vec<String> =
-                g["versions"].as_array().into_iter().flatten().filter_map(|v| v["version"].as_str().map(str::to_string)).collect();
-            items.extend(group_item(types, categories, name, &versions));
+        for (name, versions) in discovery::groups(types) {
+            items.extend(group_item(types, categories, &name, &versions));
         }
     }
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})

@@ -49,7 +49,7 @@ pub(crate) fn core_versions() -> Value {
 
 /// The versions of each non-core group, in registration order of their first type, and the
 /// reviews' groups.
-fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (g, v, _, _) in super::review::REVIEWS {
         out.insert(g.to_string(), vec![v.to_string()]);

@@ -3,12 +3,11 @@
 
 use super::reply::Failure;
 use fieldstore_engine::store::{FieldValidation, ListOptions, ResourceVersionMatch};
-use std::collections::HashMap;
 
-/// The query parameters of a request (the last value of a repeated one), and every pair in
-/// order (`dryRun` is a list).
+/// The query parameters of a request, every pair in order (`dryRun` is a list; of another
+/// repeated parameter, the last value counts).
 #[derive(Debug, Default)]
-pub(crate) struct Query(HashMap<String, String>, Vec<(String, String)>);
+pub(crate) struct Query(Vec<(String, String)>);
 
 /// Field errors of an options kind (`CreateOptions`, `ListOptions`, …), collected in the order
 /// apimachinery's `ValidateXOptions` finds them, answered as one 422 Invalid as kube-apiserver
@@ -62,14 +61,7 @@ impl OptionErrors {
                 .causes
                 .into_iter()
                 .map(|(field, message)| fieldstore_engine::StatusCause {
-                    cause_type: if message.starts_with("Forbidden") {
-                        "FieldValueForbidden"
-                    } else if message.starts_with("Required") {
-                        "FieldValueRequired"
-                    } else {
-                        "FieldValueNotSupported"
-                    }
-                    .into(),
+                    cause_type: fieldstore_engine::status::cause_type(&message).into(),
                     message,
                     field,
                     live: None,
@@ -85,18 +77,17 @@ impl OptionErrors {
 impl Query {
     /// Parses a query string.
     pub(crate) fn parse(q: Option<&str>) -> Self {
-        let pairs: Vec<(String, String)> = form_urlencoded::parse(q.unwrap_or("").as_bytes()).into_owned().collect();
-        Query(pairs.iter().cloned().collect(), pairs)
+        Query(form_urlencoded::parse(q.unwrap_or("").as_bytes()).into_owned().collect())
     }
 
     /// A non-empty parameter.
     pub(crate) fn get(&self, k: &str) -> Option<&str> {
-        self.0.get(k).map(String::as_str).filter(|s| !s.is_empty())
+        self.0.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str()).filter(|s| !s.is_empty())
     }
 
     /// Every non-empty value of a repeated parameter, in order.
     pub(crate) fn all(&self, k: &str) -> Vec<String> {
-        self.1.iter().filter(|(key, v)| key == k && !v.is_empty()).map(|(_, v)| v.clone()).collect()
+        self.0.iter().filter(|(key, v)| key == k && !v.is_empty()).map(|(_, v)| v.clone()).collect()
     }
 
     /// A parameter as an owned string.

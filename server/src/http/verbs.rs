@@ -16,7 +16,7 @@ use crate::api::{ListForm, Request, Response};
 use axum::extract::Request as HttpRequest;
 use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written, SCALABLE};
+use fieldstore_engine::store::{DeleteOptions, FieldValidation, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written, SCALABLE};
 use http::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
     let (parts, body) = req.into_parts();
     // A header that is not text is kept as one no media type matches (415/406, not a default).
     let hdr = |n: header::HeaderName| parts.headers.get(n).map(|v| v.to_str().map_or_else(|_| "(not text)".to_string(), str::to_string));
-    let custom = !fieldstore_codec::k8s_protobuf::is_built_in(&t.spec.api_version(), &t.spec.kind);
+    let custom = !k8s_protobuf::is_built_in(&t.spec.api_version(), &t.spec.kind);
     let accept_header = hdr(header::ACCEPT);
     let accept = match negotiate::accept(accept_header.as_deref(), custom) {
         Ok(a) => a,
@@ -119,7 +119,7 @@ impl Ctx<'_> {
     /// PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)`.
     fn not_transformable(&self, requested: &str, shape: &str, suffix: &str) -> Failure {
         let spec = &self.t.spec;
-        let go_type = if fieldstore_codec::k8s_protobuf::is_built_in(&spec.api_version(), &spec.kind) {
+        let go_type = if k8s_protobuf::is_built_in(&spec.api_version(), &spec.kind) {
             let package = if spec.group.is_empty() { "core" } else { spec.group.split('.').next().unwrap_or("") };
             format!("{package}.{}{suffix}", spec.kind)
         } else {
@@ -150,7 +150,12 @@ impl Ctx<'_> {
     /// dry run, the status subresource, field validation.
     fn write_options(&self, kind: &'static str, manager: String) -> Result<WriteOptions, Failure> {
         let (dry_run, validation) = self.q.write_options(kind)?;
-        Ok(WriteOptions::new(manager).dry_run(dry_run).status(self.status()).field_validation(Some(validation)))
+        Ok(self.options_of(manager, dry_run, validation))
+    }
+
+    /// The options of a write by `manager` with its dry run and field validation.
+    fn options_of(&self, manager: String, dry_run: bool, validation: FieldValidation) -> WriteOptions {
+        WriteOptions::new(manager).dry_run(dry_run).status(self.status()).field_validation(Some(validation))
     }
 
     async fn get(&self) -> Reply {
@@ -170,7 +175,7 @@ impl Ctx<'_> {
             else {
                 return Err(Failure::from(crate::api::mismatch("the answer of its request")));
             };
-            let meta = list_meta(&page);
+            let meta = page.metadata();
             if self.accept.form == Form::PartialList {
                 let items: Vec<Value> = page.items.iter().map(partial).collect();
                 let out = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
@@ -185,13 +190,13 @@ impl Ctx<'_> {
         let (api_version, list_kind) = (spec.api_version(), format!("{}List", spec.kind));
         if self.accept.media == body::PROTOBUF && k8s_protobuf::is_built_in(&api_version, &list_kind) {
             // Item by item: a long list is never one JSON document, nor one tree of it.
-            let header = json!({"apiVersion": api_version, "kind": list_kind, "metadata": list_meta(&page)});
+            let header = json!({"apiVersion": api_version, "kind": list_kind, "metadata": page.metadata()});
             let data = k8s_protobuf::encode_list_envelope(header.to_string().as_bytes(), page.items.iter().map(Vec::as_slice))
                 .map_err(|e| Failure::from(fieldstore_engine::Error::BadRequest(format!("cannot encode as protobuf: {e}"))))?;
             return Ok(encoded(body::Body { content_type: body::PROTOBUF.into(), data: data.into() }, StatusCode::OK));
         }
-        let out = page.to_json_bytes(&spec.api_version(), &spec.kind);
-        Ok(encoded(body::encode_json(out, &spec.api_version(), &format!("{}List", spec.kind), self.accept.media_type())?, StatusCode::OK))
+        let out = page.to_json_bytes(&api_version, &spec.kind);
+        Ok(encoded(body::encode_json(out, &api_version, &list_kind, self.accept.media_type())?, StatusCode::OK))
     }
 
     async fn create(&self, b: axum::body::Body) -> Reply {
@@ -247,7 +252,7 @@ impl Ctx<'_> {
         } else {
             self.decode(body::JSON, data, "patch").await?
         };
-        let opts = WriteOptions::new(manager).dry_run(dry_run).status(self.status()).field_validation(Some(validation)).force(force);
+        let opts = self.options_of(manager, dry_run, validation).force(force);
         let written = self.run(Request::Patch { key: self.key(), patch_type, patch, body_len, opts }).await?.written()?;
         // An apply that created the object is a 201, as a create is.
         self.respond_written(&written, if written.created { StatusCode::CREATED } else { StatusCode::OK })
@@ -325,16 +330,4 @@ impl Ctx<'_> {
         let out = json!({"apiVersion": spec.api_version(), "kind": format!("{}List", spec.kind), "metadata": {}, "items": items});
         Ok(encoded(body::encode(&out, self.accept.media_type())?, StatusCode::OK))
     }
-}
-
-/// A list's `metadata`: its resourceVersion, continue token and remaining item count.
-fn list_meta<T>(page: &fieldstore_engine::store::ObjectList<T>) -> Value {
-    let mut meta = json!({"resourceVersion": page.resource_version.to_string()});
-    if let Some(c) = &page.continue_token {
-        meta["continue"] = json!(c);
-    }
-    if let Some(n) = page.remaining_item_count {
-        meta["remainingItemCount"] = json!(n);
-    }
-    meta
 }

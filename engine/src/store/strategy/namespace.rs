@@ -109,7 +109,7 @@ impl Store {
     /// Whether the namespace lifecycle applies to objects of `t` (it is on and namespaces are a
     /// kind of this store).
     fn lifecycle(&self) -> bool {
-        self.core().options.namespace_lifecycle && self.resource_type("namespaces").is_some()
+        self.core().options.namespace_lifecycle && self.core().registry.read().get("namespaces").is_some()
     }
 
     /// Refuses new content of type `t` in namespace `ns` when the namespace is missing (404
