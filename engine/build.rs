@@ -48,6 +48,11 @@ const PROTOS: [&str; 25] = [
 /// The one copy of the Go struct facts, the codec's (whose build checks it against the protos).
 const GOFIELDS: &str = "../codec/k8s-api/gofields.json";
 const OUTPUT: &str = "builtin_openapi_v3.json";
+/// The descriptions of the definitions and their members (kept apart: only the served OpenAPI
+/// documents need them, not the schema the engine loads).
+const DESCRIPTIONS: &str = "builtin_descriptions.json";
+/// The proto message whose members `apiVersion` and `kind` are inlined into every kind.
+const TYPE_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta";
 const REF_PREFIX: &str = "#/components/schemas/";
 
 /// The API group and version whose kinds each proto package holds.
@@ -140,6 +145,8 @@ fn main() -> BoxResult<()> {
     write_sorted(&doc, &mut text);
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join(OUTPUT), text)?;
+    let descriptions = serde_json::to_string(&*model.descriptions.borrow())?;
+    std::fs::write(out.join(DESCRIPTIONS), descriptions)?;
     Ok(())
 }
 
@@ -154,6 +161,10 @@ struct Message<'a> {
     tags: Tags,
     /// The marker tags of each field's comment, by field index.
     field_tags: Vec<Tags>,
+    /// The message's description (its comment as `openapi-gen` words it).
+    description: String,
+    /// Each field's description, by field index.
+    field_descriptions: Vec<String>,
 }
 
 /// Comment markers (`+name=value`) by name, in order, as gengo's `ExtractCommentTags` reads them.
@@ -192,6 +203,9 @@ struct GoField<'a> {
 
 struct Model<'a> {
     messages: BTreeMap<String, Message<'a>>,
+    /// Descriptions by definition: `""` for the type's own, else by member JSON name (inline
+    /// members' under the definition that flattens them), filled as definitions are made.
+    descriptions: std::cell::RefCell<BTreeMap<String, BTreeMap<String, String>>>,
     /// Map entry messages: full name → (key field, value field).
     map_entries: HashMap<String, (&'a FieldDescriptorProto, &'a FieldDescriptorProto)>,
     gofields: &'a Map<String, Value>,
@@ -214,10 +228,12 @@ impl<'a> Model<'a> {
                 .collect();
             for (mi, m) in file.message_type.iter().enumerate() {
                 let mi = mi as i32;
-                let tags = Tags::parse(comments.get([4, mi].as_slice()).copied().unwrap_or(""));
-                let field_tags = (0..m.field.len())
-                    .map(|fi| Tags::parse(comments.get([4, mi, 2, fi as i32].as_slice()).copied().unwrap_or("")))
-                    .collect();
+                let comment = comments.get([4, mi].as_slice()).copied().unwrap_or("");
+                let tags = Tags::parse(comment);
+                let field_comment = |fi: usize| comments.get([4, mi, 2, fi as i32].as_slice()).copied().unwrap_or("");
+                let field_tags = (0..m.field.len()).map(|fi| Tags::parse(field_comment(fi))).collect();
+                let field_descriptions = (0..m.field.len()).map(|fi| description(field_comment(fi))).collect();
+                let description = description(comment);
                 let full = format!("{package}.{}", m.name());
                 for nested in &m.nested_type {
                     if nested.options.as_ref().and_then(|o| o.map_entry) == Some(true) {
@@ -230,10 +246,14 @@ impl<'a> Model<'a> {
                 }
                 let package_name = tags.first("k8s:openapi-model-package").map(str::to_string).unwrap_or_else(|| model_package.clone());
                 let definition = format!("{package_name}.{}", m.name());
-                messages.insert(full, Message { package, definition, descriptor: m, tags, field_tags });
+                messages.insert(full, Message { package, definition, descriptor: m, tags, field_tags, description, field_descriptions });
             }
         }
-        Ok(Model { messages, map_entries, gofields })
+        Ok(Model { messages, descriptions: Default::default(), map_entries, gofields })
+    }
+
+    fn describe(&self, definition: &str, member: &str, text: &str) {
+        self.descriptions.borrow_mut().entry(definition.to_string()).or_default().insert(member.to_string(), text.to_string());
     }
 
     /// Whether a message gets a definition of its own.
@@ -282,6 +302,9 @@ impl<'a> Model<'a> {
                 let list = list.iter().map(|(g, v, k)| json!({"group": g, "version": v, "kind": k})).collect();
                 insert(&mut def, "x-kubernetes-group-version-kind", Value::Array(list));
             }
+            if !m.description.is_empty() {
+                self.describe(&m.definition, "", &m.description);
+            }
             if schemas.insert(m.definition.clone(), def).is_some() {
                 return Err(format!("two messages named {}", m.definition).into());
             }
@@ -328,8 +351,16 @@ impl<'a> Model<'a> {
         if self.type_meta_inline(full) {
             properties.insert("apiVersion".into(), json!({"type": "string"}));
             properties.insert("kind".into(), json!({"type": "string"}));
+            // Described as TypeMeta's members are.
+            if let Some(meta) = self.messages.get(TYPE_META) {
+                for (fi, f) in meta.descriptor.field.iter().enumerate() {
+                    if !meta.field_descriptions[fi].is_empty() {
+                        self.describe(&m.definition, f.json_name(), &meta.field_descriptions[fi]);
+                    }
+                }
+            }
         }
-        self.members(full, m, &mut properties, &mut required)?;
+        self.members(&m.definition, full, m, &mut properties, &mut required)?;
         let mut def = json!({"type": "object"});
         if !properties.is_empty() {
             insert(&mut def, "properties", Value::Object(properties));
@@ -346,7 +377,14 @@ impl<'a> Model<'a> {
         Ok(def)
     }
 
-    fn members(&self, full: &str, m: &Message<'a>, properties: &mut Map<String, Value>, required: &mut Vec<Value>) -> BoxResult<()> {
+    fn members(
+        &self,
+        definition: &str,
+        full: &str,
+        m: &Message<'a>,
+        properties: &mut Map<String, Value>,
+        required: &mut Vec<Value>,
+    ) -> BoxResult<()> {
         for (fi, field) in m.descriptor.field.iter().enumerate() {
             let tags = &m.field_tags[fi];
             let go = self.go_field(full, field);
@@ -363,13 +401,16 @@ impl<'a> Model<'a> {
             };
             if inline {
                 let (inner_full, inner) = self.message(field.type_name())?;
-                self.members(inner_full, inner, properties, required)?;
+                self.members(definition, inner_full, inner, properties, required)?;
                 continue;
             }
             if !(omitempty || tags.get("optional").is_some() || tags.get("k8s:optional").is_some()) {
                 required.push(Value::String(json_name.clone()));
             }
             let at = format!("{full}.{}", field.name());
+            if !m.field_descriptions[fi].is_empty() {
+                self.describe(definition, &json_name, &m.field_descriptions[fi]);
+            }
             let prop = self.property(field, go.as_ref(), omitempty, tags, &at)?;
             if properties.insert(json_name.clone(), prop).is_some() {
                 return Err(format!("{at}: duplicate JSON name {json_name}").into());
@@ -566,4 +607,33 @@ fn write_sorted(v: &Value, out: &mut String) {
             let _ = write!(out, "{other}");
         }
     }
+}
+
+/// A Go comment as kube-openapi's `openapi-gen` turns it into a description (its `fmtRawDoc`):
+/// nothing after a line starting `---`; marker (`+…`) and `TODO` lines left out; lines joined by
+/// spaces, an empty line a paragraph break, an indented line on a line of its own. A proto
+/// comment's lines start with the one space after `//`.
+fn description(comment: &str) -> String {
+    let mut out = String::new();
+    for line in comment.lines() {
+        let line = line.strip_prefix(' ').unwrap_or(line).trim_end_matches(' ');
+        let leading = line.trim_start_matches(' ');
+        if leading.starts_with("---") {
+            break;
+        } else if line.is_empty() {
+            out.pop();
+            out.push_str("\n\n");
+        } else if leading.starts_with("TODO") || leading.starts_with('+') {
+        } else if line.starts_with(' ') || line.starts_with('\t') {
+            out.pop();
+            out.push('\n');
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            out.push_str(line);
+            out.push(' ');
+        }
+    }
+    let out = out.trim_end_matches('\n');
+    out.strip_suffix(' ').unwrap_or(out).to_string()
 }

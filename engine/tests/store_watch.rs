@@ -89,6 +89,24 @@ fn watch_list_ends_initial_events_with_an_annotated_bookmark() {
 }
 
 #[test]
+fn legacy_initial_events_end_with_the_bookmark_when_bookmarks_are_allowed() {
+    // kube-apiserver 1.37: `?watch=1&allowWatchBookmarks=true` (resourceVersion unset or "0",
+    // no sendInitialEvents) ends its synthetic ADDED events with the annotated bookmark too;
+    // `sendInitialEvents=false` sends neither.
+    let s = store(Options::default());
+    s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    for rv in [None, Some("0".to_string())] {
+        let opts = WatchOptions { resource_version: rv, allow_bookmarks: true, ..Default::default() };
+        let mut watch = s.watch(&Collection::new("configmaps", None), &opts).unwrap();
+        assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Added(_))));
+        assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(1), initial_events_end: true })));
+    }
+    let opts = WatchOptions { send_initial_events: Some(false), allow_bookmarks: true, ..Default::default() };
+    let mut watch = s.watch(&Collection::new("configmaps", None), &opts).unwrap();
+    assert!(watch.next_timeout(Duration::from_millis(200)).is_none());
+}
+
+#[test]
 fn bookmarks_periodic_and_on_demand() {
     let s = store(Options::default().bookmark_interval(Duration::from_millis(100)));
     s.create(&Collection::new("configmaps", Some("ns")), &cm("a", 1), &WriteOptions::new("t")).unwrap();
@@ -130,6 +148,7 @@ fn durations_beyond_the_clock_do_not_overflow() {
         )
         .unwrap();
     assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
+    assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Bookmark { initial_events_end: true, .. })));
     s.create(&Collection::new("configmaps", Some("ns")), &cm("b", 1), &WriteOptions::new("t")).unwrap();
     assert!(matches!(watch.next_timeout(Duration::MAX), Some(WatchEvent::Added(_))));
 }

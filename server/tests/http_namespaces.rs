@@ -90,3 +90,60 @@ async fn a_protobuf_list_is_the_json_list_on_a_server_storing_protobuf() {
         assert_eq!(decoded["items"][3]["metadata"]["managedFields"], json_list["items"][3]["metadata"]["managedFields"]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_finalize_subresource_sets_spec_finalizers_as_on_kube_apiserver() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let put =
+        |path: &'static str, v: Value| async move { s.send("PUT", path, &[("content-type", "application/json")], v.to_string()).await };
+    let ns = |name: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+    assert_eq!(s.post("/api/v1/namespaces", &ns("fin")).await.code, 201);
+
+    // On an active namespace: spec.finalizers and metadata change, status stays; the write is
+    // the manager's entry of the `finalize` subresource.
+    let mut live = s.get("/api/v1/namespaces/fin").await.json();
+    live["spec"]["finalizers"] = json!(["kubernetes", "example.com/x"]);
+    live["metadata"]["labels"]["new"] = json!("y");
+    live["status"]["phase"] = json!("Terminating");
+    let done = put("/api/v1/namespaces/fin/finalize?fieldManager=me", live.clone()).await;
+    assert_eq!(done.code, 200, "{}", done.json());
+    let out = done.json();
+    assert_eq!(out["spec"]["finalizers"], json!(["kubernetes", "example.com/x"]));
+    assert_eq!((out["status"]["phase"].as_str(), out["metadata"]["labels"]["new"].as_str()), (Some("Active"), Some("y")));
+    let entry = out["metadata"]["managedFields"].as_array().unwrap().iter().find(|e| e["manager"] == "me").unwrap().clone();
+    assert_eq!(entry["subresource"], "finalize");
+    assert!(entry["fieldsV1"]["f:spec"]["f:finalizers"].is_object(), "{entry}");
+
+    // Names checked as kube-apiserver checks them; a stale resourceVersion is a conflict.
+    let mut bad = out.clone();
+    bad["spec"]["finalizers"] = json!(["bad name", "x/y/z"]);
+    let refused = put("/api/v1/namespaces/fin/finalize", bad).await;
+    let status = refused.status(422, "Invalid");
+    let fields: Vec<&str> = status["details"]["causes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["spec.finalizers[0]", "spec.finalizers[0]", "spec.finalizers[1]"]);
+    assert!(status["details"]["causes"][1]["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("name is neither a standard finalizer name nor is it fully qualified"));
+    assert_eq!(put("/api/v1/namespaces/fin/finalize", live).await.code, 409);
+    assert_eq!(s.get("/api/v1/namespaces/fin/finalize").await.code, 405);
+    assert_eq!(s.get("/api/v1/namespaces/default/configmaps/x/finalize").await.code, 404);
+
+    // A namespace held Terminating by an object's finalizer: emptying spec.finalizers through
+    // finalize deletes it at once, and the held object stays, as on kube-apiserver.
+    assert_eq!(s.post("/api/v1/namespaces/fin/configmaps", &cm("held", &["example.com/hold"])).await.code, 201);
+    assert_eq!(s.send("DELETE", "/api/v1/namespaces/fin", &[], Bytes::new()).await.code, 200);
+    let start = Instant::now();
+    while !s.get("/api/v1/namespaces/fin/configmaps/held").await.json()["metadata"]["deletionTimestamp"].is_string() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the held object not marked deleted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut stuck = s.get("/api/v1/namespaces/fin").await.json();
+    assert_eq!(stuck["status"]["phase"], "Terminating");
+    stuck["spec"]["finalizers"] = json!([]);
+    let gone = put("/api/v1/namespaces/fin/finalize", stuck).await;
+    assert_eq!(gone.code, 200, "{}", gone.json());
+    assert_eq!(s.get("/api/v1/namespaces/fin").await.code, 404);
+    assert_eq!(s.get("/api/v1/namespaces/fin/configmaps/held").await.code, 200);
+}

@@ -146,11 +146,16 @@ fn kubectl_explain_reads_the_documents() {
         assert!(text.contains("containerPort"), "{text}");
         let text = explain(kubectl, &config, &["configmaps"]);
         assert!(text.contains("ConfigMap") && text.contains("binaryData"), "{text}");
+        // Descriptions from the protos' comments, as kube-apiserver publishes them.
+        assert!(text.contains("ConfigMap holds configuration data for pods to consume."), "{text}");
+        let text = explain(kubectl, &config, &["deployment.spec.replicas"]);
+        assert!(text.contains("Number of desired pods."), "{text}");
         let text = explain(kubectl, &config, &["widgets.spec"]);
         assert!(text.contains("size") && text.contains("How big the widget is."), "{text}");
         // OpenAPI v2, which kubectl fetches as gnostic protobuf.
         let text = explain(kubectl, &config, &["--output=plaintext-openapiv2", "pods.spec.containers"]);
         assert!(text.contains("RESOURCE: containers") && text.contains("imagePullPolicy"), "{text}");
+        assert!(text.contains("List of containers belonging to the pod."), "{text}");
         let text = explain(kubectl, &config, &["--output=plaintext-openapiv2", "widgets.spec"]);
         assert!(text.contains("size"), "{text}");
     }

@@ -73,6 +73,12 @@ fn is_name_part(s: &str) -> bool {
         && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
+/// The finalizer names a name without a `/` may be (kube-apiserver's `IsStandardFinalizerName`).
+pub(crate) const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// kube-apiserver's word for a finalizer name that is neither standard nor prefixed.
+pub(crate) const NOT_STANDARD_FINALIZER: &str = "name is neither a standard finalizer name nor is it fully qualified";
+
 /// apimachinery's `IsQualifiedName`: `[prefix/]name`, the prefix a DNS subdomain, the name at
 /// most 63 characters of [`is_name_part`]. The problems, as kube-apiserver words them.
 pub(crate) fn qualified_name(s: &str) -> Vec<String> {
@@ -82,7 +88,7 @@ pub(crate) fn qualified_name(s: &str) -> Vec<String> {
         [prefix, name] => (Some(*prefix), *name),
         _ => {
             return vec![format!(
-                "a qualified name {QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "a valid label key {QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )]
         }
     };
@@ -166,9 +172,16 @@ pub(crate) fn object_meta(t: &super::types::Registered, object: &Value) -> Resul
         }
     }
     if let Some(Value::Array(finalizers)) = meta.and_then(|m| m.get("finalizers")) {
-        for f in finalizers.iter().filter_map(Value::as_str) {
+        let built_in = matches!(t.spec.schema, crate::store::SchemaSource::Builtin { .. });
+        for (i, f) in finalizers.iter().enumerate() {
+            let Some(f) = f.as_str() else { continue };
             for msg in qualified_name(f) {
                 push(&mut errs, "metadata.finalizers".into(), f, msg);
+            }
+            // Built-in kinds (kube-apiserver's core ValidateObjectMeta) also refuse a name
+            // without a prefix that is not a standard finalizer name.
+            if built_in && !f.contains('/') && !STANDARD_FINALIZERS.contains(&f) {
+                push(&mut errs, format!("metadata.finalizers[{i}]"), f, NOT_STANDARD_FINALIZER.into());
             }
         }
     }

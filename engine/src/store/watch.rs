@@ -2,7 +2,7 @@
 //!
 //! A watch is a small state machine:
 //! 1. **initial**: from an unset or `"0"` resourceVersion, synthetic `ADDED` events for every
-//!    object at the registration revision (then, with `send_initial_events`, a bookmark carrying
+//!    object at the registration revision (then, when bookmarks are allowed, a bookmark carrying
 //!    the `k8s.io/initial-events-end` annotation);
 //! 2. **replay**: from revision `R`, the change log `(R, registration]` read in chunks;
 //! 3. **live**: changes the committer broadcast after registration: each committed group once
@@ -223,7 +223,9 @@ impl Store {
                         )?;
                         w.pending.extend(list.items.into_iter().map(|o| WatchEvent::Added(Arc::new(o))));
                     }
-                    if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
+                    // kube-apiserver (1.37) ends the initial events with the bookmark whenever
+                    // bookmarks are allowed, asked for (`sendInitialEvents=true`) or not.
+                    if opts.allow_bookmarks {
                         w.pending.push_back(WatchEvent::Bookmark { revision: Revision(reg), initial_events_end: true });
                     }
                 }

@@ -253,6 +253,12 @@ impl Api {
                 }
                 Ok(Response::Object(self.call(move |s| s.update_scale(&key, &change, &opts)).await?))
             }
+            Request::Finalize { key, object, mut opts } => {
+                if opts.manager.is_empty() {
+                    opts.manager.clone_from(&who.user);
+                }
+                Ok(Response::Object(self.call(move |s| s.finalize_namespace(&key.name, &object, &opts)).await?))
+            }
             other => self.execute_history(other).await,
         }
     }

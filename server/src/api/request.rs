@@ -101,6 +101,15 @@ pub enum Request {
         /// Manager and dry run.
         opts: WriteOptions,
     },
+    /// A namespace's `finalize` subresource: its `spec.finalizers` set to the body's.
+    Finalize {
+        /// The namespace.
+        key: ObjectKey,
+        /// The Namespace with the finalizers it keeps.
+        object: Value,
+        /// Manager and dry run.
+        opts: WriteOptions,
+    },
     /// Who set each field of an object, and when.
     Blame {
         /// The object.
@@ -227,7 +236,7 @@ impl Request {
             Request::Write { verb, .. } => verb.as_str(),
             Request::Patch { patch_type: PatchType::Apply, .. } => "apply",
             Request::Patch { .. } => "patch",
-            Request::UpdateScale { change: ScaleChange::Replace(_), .. } => "update",
+            Request::UpdateScale { change: ScaleChange::Replace(_), .. } | Request::Finalize { .. } => "update",
             Request::UpdateScale { .. } => "patch",
             Request::Delete { .. } => "delete",
             Request::DeleteCollection { .. } => "deletecollection",
@@ -244,6 +253,7 @@ impl Request {
             | Request::Delete { key, .. }
             | Request::GetScale { key }
             | Request::UpdateScale { key, .. }
+            | Request::Finalize { key, .. }
             | Request::Blame { key }
             | Request::FieldHistory { key, .. }
             | Request::ObjectLog { key, .. }

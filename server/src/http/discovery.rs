@@ -129,6 +129,10 @@ pub(crate) fn resource_list(
             resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
         }
+        if t.group.is_empty() && t.kind == "Namespace" {
+            resources.push(json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false,
+                "kind": "Namespace", "verbs": ["update"]}));
+        }
         if t.status_subresource {
             resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "kind": t.kind, "verbs": ["get", "patch", "update"]}));

@@ -26,10 +26,11 @@ impl Target {
     }
 }
 
-/// The subresources served, by their exact names: Kubernetes' `status` and `scale` (of the types
-/// that have them), fieldstore's history (`blame`, `history`, `log`) and the object at a revision
+/// The subresources served, by their exact names: Kubernetes' `status`, `scale` (of the types
+/// that have them) and `finalize` (of namespaces), fieldstore's history (`blame`, `history`,
+/// `log`) and the object at a revision
 /// (`at`). Any other is 404.
-pub(crate) const SUBRESOURCES: [&str; 6] = ["status", "scale", "blame", "history", "log", "at"];
+pub(crate) const SUBRESOURCES: [&str; 7] = ["status", "scale", "finalize", "blame", "history", "log", "at"];
 
 /// Resolves a path against the registered types (`lookup` finds one by its resource name,
 /// `plural` or `plural.group`): the resource it names, or `None` for a path that is not a

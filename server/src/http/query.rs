@@ -95,24 +95,17 @@ impl Query {
         self.get(k).map(str::to_string)
     }
 
-    /// A boolean parameter (`true` or `1`).
-    ///
-    /// # Errors
-    /// 400 for a value that is not a boolean.
-    pub(crate) fn flag(&self, k: &str) -> Result<bool, Failure> {
-        match self.get(k) {
-            None | Some("false" | "0") => Ok(false),
-            Some("true" | "1") => Ok(true),
-            Some(v) => Err(Failure::bad_request(format!("invalid {k} {v:?}: true or false"))),
-        }
+    /// A boolean parameter, read as kube-apiserver reads one (apimachinery's
+    /// `Convert_Slice_string_To_bool`): absent, `0` or `false` (any case) is false; any other
+    /// value, the empty one included, is true — `?watch=maybe` watches, as there.
+    pub(crate) fn flag(&self, k: &str) -> bool {
+        self.opt_flag(k).unwrap_or(false)
     }
 
-    /// An optional boolean parameter.
-    pub(crate) fn opt_flag(&self, k: &str) -> Result<Option<bool>, Failure> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(_) => self.flag(k).map(Some),
-        }
+    /// An optional boolean parameter (`*bool` in kube-apiserver's options), read as [`Query::flag`].
+    pub(crate) fn opt_flag(&self, k: &str) -> Option<bool> {
+        // The first value, empty or not, as there.
+        self.0.iter().find(|(key, _)| key == k).map(|(_, v)| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
 
     /// A non-negative integer parameter.
@@ -265,10 +258,14 @@ mod tests {
         let q = Query::parse(Some("limit=2&labelSelector=app%3Dweb&dryRun=All&fieldValidation=Strict&watch=1"));
         let l = q.list_options(false).unwrap();
         assert_eq!((l.limit, l.label_selector.as_deref()), (Some(2), Some("app=web")));
-        assert!(q.write_options("CreateOptions").unwrap().0 && q.flag("watch").unwrap());
+        assert!(q.write_options("CreateOptions").unwrap().0 && q.flag("watch"));
         assert_eq!(q.write_options("CreateOptions").unwrap().1, FieldValidation::Strict);
         assert_eq!(q.field_manager(Some("kubectl-client-side-apply/v1.33.0 (linux/amd64) kubernetes/abc")), "kubectl-client-side-apply");
         assert_eq!(Query::parse(Some("dryRun=Some")).write_options("CreateOptions").unwrap_err().code(), 422);
         assert_eq!(Query::parse(Some("limit=-1")).list_options(false).unwrap_err().code(), 400);
+        for (q, on) in [("watch=maybe", true), ("watch=", true), ("watch=f", true), ("watch=FALSE", false), ("watch=0", false), ("", false)]
+        {
+            assert_eq!(Query::parse(Some(q)).flag("watch"), on, "{q}");
+        }
     }
 }

@@ -62,7 +62,7 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
     let not_allowed = || Err(Failure::method_not_allowed(&method));
     match (ctx.t.name.is_some(), ctx.t.subresource.as_deref()) {
         (false, None) => match method {
-            Method::GET if ctx.t.watch || ctx.q.flag("watch")? => watch::serve(ctx).await,
+            Method::GET if ctx.t.watch || ctx.q.flag("watch") => watch::serve(ctx).await,
             Method::GET => ctx.list().await,
             // Writes to every namespace at once are not served, as in Kubernetes.
             _ if ctx.t.spec.namespaced && ctx.t.namespace.is_none() => not_allowed(),
@@ -75,7 +75,7 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
                 return Err(Failure::no_route());
             }
             match method {
-                Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")?) => watch::serve(ctx).await,
+                Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")) => watch::serve(ctx).await,
                 Method::GET => ctx.get().await,
                 Method::PUT => ctx.update(body).await,
                 Method::PATCH => ctx.patch(body).await,
@@ -84,6 +84,10 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
             }
         }
         (true, Some("scale")) if SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(ctx, &method, body).await,
+        (true, Some("finalize")) if ctx.t.spec.resource() == "namespaces" => match method {
+            Method::PUT => ctx.finalize(body).await,
+            _ => not_allowed(),
+        },
         (true, Some(what @ ("blame" | "history" | "log"))) => match method {
             Method::GET => history::object(ctx, what).await,
             _ => not_allowed(),
@@ -216,10 +220,20 @@ impl Ctx<'_> {
         self.respond_written(&self.run(request).await?.written()?, StatusCode::OK)
     }
 
+    /// `PUT namespaces/NAME/finalize`.
+    async fn finalize(&self, b: axum::body::Body) -> Reply {
+        self.admit("update")?;
+        let opts = self.write_options("UpdateOptions", self.field_manager())?;
+        let (mut body, _) = self.object_body(b).await?;
+        fieldstore_engine::store::address(&mut body.value, &self.name())?;
+        let out = self.run(Request::Finalize { key: self.key(), object: body.value, opts }).await?.object()?;
+        self.respond(&out, StatusCode::OK)
+    }
+
     async fn patch(&self, b: axum::body::Body) -> Reply {
         let patch_type = negotiate::patch_type(self.content_type.as_deref())?;
         self.admit(if patch_type == PatchType::Apply { "apply" } else { "patch" })?;
-        let force = self.q.flag("force")?;
+        let force = self.q.flag("force");
         if patch_type == PatchType::Strategic
             && !matches!(self.t.spec.schema, SchemaSource::Builtin { .. } | SchemaSource::OpenApi { .. } | SchemaSource::SmdYaml { .. })
         {

@@ -33,8 +33,8 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         resource_version: ctx.q.string("resourceVersion"),
         label_selector: ctx.q.string("labelSelector"),
         field_selector,
-        allow_bookmarks: ctx.q.flag("allowWatchBookmarks")?,
-        send_initial_events: ctx.q.opt_flag("sendInitialEvents")?,
+        allow_bookmarks: ctx.q.flag("allowWatchBookmarks"),
+        send_initial_events: ctx.q.opt_flag("sendInitialEvents"),
     };
     let timeout = ctx.q.number("timeoutSeconds")?.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
     // A timeout beyond what the clock can count (`timeoutSeconds=18446744073709551615`) is a
@@ -59,7 +59,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         _slot: opened.slot,
         shutdown: ctx.h.shutdown.clone(),
         store: ctx.h.api.store().clone(),
-        allow_bookmarks: ctx.q.flag("allowWatchBookmarks")?,
+        allow_bookmarks: ctx.q.flag("allowWatchBookmarks"),
         end,
         api_version,
         kind,

@@ -12,9 +12,15 @@
 //! `kubernetes` finalizer is removed and, with no other finalizer, it goes.
 
 use super::super::address::{Collection, ObjectKey};
+use super::super::core::now_time;
+use super::super::history_record::Who;
+use super::super::meta::{check_preconditions, finish_update, prepare_update as prepare_meta};
 use super::super::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
 use super::super::types::Registered;
+use super::super::validate::{qualified_name, NOT_STANDARD_FINALIZER, STANDARD_FINALIZERS};
 use super::super::Store;
+use crate::merge::Operation;
+use crate::typed::{ValidationError, ValidationErrors};
 use crate::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -169,7 +175,7 @@ impl Store {
         // next trigger, or the next open, tries again. A thread that cannot start, likewise.
         let _ = std::thread::Builder::new().name("fieldstore-namespace".into()).spawn(move || {
             if let Some(inner) = store.upgrade() {
-                let _ = Store { inner }.finalize_namespace(&ns);
+                let _ = Store { inner }.delete_namespace_contents(&ns);
             }
         });
     }
@@ -193,7 +199,7 @@ impl Store {
     /// removes its `kubernetes` finalizer (and so the namespace, when no other finalizer holds
     /// it). Objects with finalizers of their own are marked deleted and waited for: each one's
     /// last finalizer, when removed, starts this again.
-    fn finalize_namespace(&self, ns: &str) -> Result<()> {
+    fn delete_namespace_contents(&self, ns: &str) -> Result<()> {
         let key = ObjectKey::new("namespaces", None, ns);
         match self.get(&key, &GetOptions::default()) {
             Ok(v) if terminating(&v) => {}
@@ -211,6 +217,41 @@ impl Store {
             return Ok(());
         }
         self.remove_namespace_finalizer(ns)
+    }
+
+    /// kube-apiserver's `namespaces/{name}/finalize` (a PUT of the Namespace): an update whose
+    /// `spec.finalizers` are the ones `object` lists, and whose status stays as it is (the
+    /// finalize strategy); recorded as an update of the `finalize` subresource. A namespace
+    /// being deleted that is left with no finalizer goes, as there (and its contents, when the
+    /// namespace lifecycle has not deleted them yet, stay, as kube-apiserver leaves them).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming each `spec.finalizers[i]` that is not a qualified name (or,
+    /// without a `/`, not a standard finalizer name); [`Error::NotFound`];
+    /// [`Error::Precondition`] for a stale `metadata.resourceVersion`; those of
+    /// [`Store::update`].
+    pub fn finalize_namespace(&self, name: &str, object: &Value, opts: &WriteOptions) -> Result<Value> {
+        let t = self.resolve("namespaces")?;
+        check_finalizer_names(object)?;
+        let now = now_time();
+        let who =
+            Who { manager: opts.manager.clone(), operation: Some(Operation::Update), subresource: "finalize".into(), ..Who::default() };
+        let manager = t.main.clone().with_subresource("finalize");
+        self.write_loop(&t, "", name, opts.dry_run, &who, |cur| {
+            let live = cur.ok_or_else(|| Error::NotFound { resource: "namespaces".into(), name: name.into() })?;
+            check_preconditions(&t, name, live, object)?;
+            let mut new = prepare_meta(&t, false, live, object.clone());
+            default_input(&mut new, name);
+            let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            if let Value::Object(root) = &mut out {
+                match live.get("status") {
+                    Some(s) => root.insert("status".into(), s.clone()),
+                    None => root.remove("status"),
+                };
+            }
+            // A namespace being deleted with no finalizer left goes (the commit's rule).
+            Ok(finish_update(live, out))
+        })
     }
 
     /// Makes sure the namespaces Kubernetes has from the start exist ([`INITIAL`]: `default`,
@@ -233,5 +274,31 @@ impl Store {
             }
         }
         Ok(())
+    }
+}
+
+/// `spec.finalizers` of a finalize request, checked as kube-apiserver's
+/// `ValidateNamespaceFinalizeUpdate` checks them.
+fn check_finalizer_names(object: &Value) -> Result<()> {
+    let mut errs = Vec::new();
+    let names = object.pointer("/spec/finalizers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    for (i, f) in names.iter().enumerate() {
+        let path = format!("spec.finalizers[{i}]");
+        let Some(f) = f.as_str() else {
+            errs.push(ValidationError { path, message: format!("Invalid value: {f}: must be a string") });
+            continue;
+        };
+        let shown = serde_json::to_string(f).unwrap_or_default();
+        for msg in qualified_name(f) {
+            errs.push(ValidationError { path: path.clone(), message: format!("Invalid value: {shown}: {msg}") });
+        }
+        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f) {
+            errs.push(ValidationError { path, message: format!("Invalid value: {shown}: {NOT_STANDARD_FINALIZER}") });
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid(ValidationErrors(errs)))
     }
 }

@@ -88,7 +88,9 @@ impl Catalog {
             }
             let Some(def) = builtin_definitions().get(&n) else { continue };
             refs(def, &mut todo);
-            self.definitions.insert(n, def.clone());
+            let mut def = def.clone();
+            describe(&n, &mut def);
+            self.definitions.insert(n, def);
         }
     }
 
@@ -293,6 +295,26 @@ pub(super) fn to_v2(v: &Value) -> Value {
         }
         Value::Array(a) => Value::Array(a.iter().map(to_v2).collect()),
         other => other.clone(),
+    }
+}
+
+/// A built-in definition with the descriptions kube-apiserver publishes (`kubectl explain`):
+/// the type's own and its members'; a member that is only a `$ref` becomes `allOf: [$ref]` so
+/// that the description stands beside it, as in kube-apiserver's OpenAPI v3.
+fn describe(name: &str, def: &mut Value) {
+    let Some(Value::Object(texts)) = builtin::descriptions().get(name) else { return };
+    let Value::Object(d) = def else { return };
+    if let Some(own) = texts.get("") {
+        d.insert("description".into(), own.clone());
+    }
+    let Some(Value::Object(props)) = d.get_mut("properties") else { return };
+    for (member, text) in texts.iter().filter(|(m, _)| !m.is_empty()) {
+        let Some(Value::Object(p)) = props.get_mut(member) else { continue };
+        if p.len() == 1 && p.contains_key("$ref") {
+            let r = p.remove("$ref").unwrap_or_default();
+            p.insert("allOf".into(), json!([{ "$ref": r }]));
+        }
+        p.insert("description".into(), text.clone());
     }
 }
 
