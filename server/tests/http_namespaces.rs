@@ -130,6 +130,13 @@ async fn the_finalize_subresource_sets_spec_finalizers_as_on_kube_apiserver() {
     assert_eq!(s.get("/api/v1/namespaces/fin/finalize").await.code, 405);
     assert_eq!(s.get("/api/v1/namespaces/default/configmaps/x/finalize").await.code, 404);
 
+    // No finalizers left: no `finalizers` (Go's omitempty), and so no field for the manager.
+    assert_eq!(s.post("/api/v1/namespaces", &ns("emptied")).await.code, 201);
+    let empty = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "emptied"}, "spec": {"finalizers": []}});
+    let out = put("/api/v1/namespaces/emptied/finalize?fieldManager=emptier", empty).await.json();
+    assert!(out["spec"].get("finalizers").is_none(), "{out}");
+    assert!(!out["metadata"]["managedFields"].as_array().unwrap().iter().any(|e| e["manager"] == "emptier"), "{out}");
+
     // A namespace held Terminating by an object's finalizer: emptying spec.finalizers through
     // finalize deletes it at once, and the held object stays, as on kube-apiserver.
     assert_eq!(s.post("/api/v1/namespaces/fin/configmaps", &cm("held", &["example.com/hold"])).await.code, 201);

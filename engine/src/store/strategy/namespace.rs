@@ -242,6 +242,12 @@ impl Store {
             check_preconditions(&t, name, live, object)?;
             let mut new = prepare_meta(&t, false, live, object.clone());
             default_input(&mut new, name);
+            // No finalizers is no `finalizers` (Go's omitempty): nobody owns an empty list.
+            if let Some(Value::Object(spec)) = new.get_mut("spec") {
+                if spec.get("finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+                    spec.remove("finalizers");
+                }
+            }
             let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
             if let Value::Object(root) = &mut out {
                 match live.get("status") {
