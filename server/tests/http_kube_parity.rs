@@ -190,6 +190,15 @@ async fn partial_object_metadata_on_get_list_and_watch() {
     assert_eq!(st["message"], "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
     let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&resourceVersion=0"), 1, &[("accept", PARTIAL)]).await;
     assert_eq!((code, &lines[0]["type"], &lines[0]["object"]), (200, &json!("ADDED"), &want));
+    // Bookmarks too (client-go's metadata informer in watch-list mode waits for this one): the
+    // object is a PartialObjectMetadata, as kube-apiserver sends it.
+    let watch_list = format!("{CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+    let (code, lines) = s.watch_lines(&watch_list, 2, &[("accept", PARTIAL)]).await;
+    assert_eq!((code, &lines[0]["object"]), (200, &want));
+    let rv = &want["metadata"]["resourceVersion"];
+    let bookmark = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}});
+    assert_eq!((&lines[1]["type"], &lines[1]["object"]), (&json!("BOOKMARK"), &bookmark));
 }
 
 /// The frames of a protobuf watch: a 4-byte big-endian length, then a `WatchEvent` message.
