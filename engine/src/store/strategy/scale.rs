@@ -98,7 +98,7 @@ impl Store {
             let new = prepare_update(&t, false, live, new);
             let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
             untimed_scale_entry(&mut out, &opts.manager);
-            Ok(finish_update(live, out))
+            Ok(finish_update(live, out, false))
         })?;
         Ok(scale_of(&out))
     }
