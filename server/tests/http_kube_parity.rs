@@ -312,6 +312,39 @@ async fn scale_updates_are_recorded_as_the_scale_subresource() {
     assert!(creator["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{creator}");
 }
 
+/// client-go's clientsets send and accept protobuf for built-in kinds, the Scale among them
+/// (`UpdateScale` of a Deployment): kube-apiserver reads and answers it in protobuf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_in_protobuf() {
+    use fieldstore_codec::k8s_protobuf::{self, JsonStyle};
+    let server = Server::start(&[]);
+    let s = &server;
+    let deploys = "/apis/apps/v1/namespaces/default/deployments";
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    assert_eq!(s.post(deploys, &d).await.code, 201);
+    let scale = format!("{deploys}/d/scale");
+    let pb = [("accept", "application/vnd.kubernetes.protobuf, application/json")];
+    let r = s.send("GET", &scale, &pb, Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, PROTOBUF));
+    let got: Value = serde_json::from_slice(&k8s_protobuf::decode_envelope(&r.body, JsonStyle::Compact).unwrap()).unwrap();
+    assert_eq!((&got["kind"], &got["apiVersion"], &got["spec"]["replicas"]), (&json!("Scale"), &json!("autoscaling/v1"), &json!(1)));
+    assert_eq!(got["status"]["selector"], "a=b");
+
+    let mut change = got.clone();
+    change["spec"]["replicas"] = json!(4);
+    let body = k8s_protobuf::encode_envelope_value(&change).unwrap();
+    let r = s.send("PUT", &scale, &[pb[0], ("content-type", PROTOBUF)], body).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, PROTOBUF), "{}", String::from_utf8_lossy(&r.body));
+    let put: Value = serde_json::from_slice(&k8s_protobuf::decode_envelope(&r.body, JsonStyle::Compact).unwrap()).unwrap();
+    assert_eq!(put["spec"]["replicas"], 4);
+    assert_eq!(s.get(&format!("{deploys}/d")).await.json()["spec"]["replicas"], 4);
+    // JSON still, when that is what is sent and accepted.
+    let r = s.send("GET", &scale, &[], Bytes::new()).await;
+    assert_eq!((r.code, &r.json()["spec"]["replicas"]), (200, &json!(4)));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_selectors_greater_and_less_than() {
     let server = Server::start(&[]);
