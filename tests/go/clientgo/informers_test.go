@@ -200,6 +200,15 @@ func testBuiltinInformers(t *testing.T, ct string, watchList bool) {
 		}
 		return namesAndVersions(l.Items), nil
 	})
+	// Nothing was written since: the reflector's resourceVersion (from the LIST, or from the
+	// initial-events-end bookmark of a watch-list) is the store's, as a LIST now has it.
+	now, err := client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cms.Informer().LastSyncResourceVersion(); got != now.ResourceVersion {
+		t.Fatalf("the informer synced at resourceVersion %q, a LIST says %q", got, now.ResourceVersion)
+	}
 
 	// After sync: a create, an update, a delete, a scale.
 	if _, err := client.CoreV1().ConfigMaps("team-a").Create(ctx, configMap("team-a", "cm-new", nil), metav1.CreateOptions{}); err != nil {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -19,10 +21,19 @@ const (
 	changesPerWriter = 250
 )
 
-// TestListersInSyncAfter1000Changes runs a ConfigMap informer (client-go's defaults: watch-list,
-// protobuf) while concurrent writers make 1,000 changes; then its lister, and what its event
-// handler was last told of each object, equal a fresh LIST, resourceVersions included.
+// TestListersInSyncAfter1000Changes runs a ConfigMap informer (protobuf, client-go's default;
+// watch-list on and off) while concurrent writers make 1,000 changes; then its lister, and what
+// its event handler was last told of each object, equal a fresh LIST, resourceVersions included.
 func TestListersInSyncAfter1000Changes(t *testing.T) {
+	for _, mode := range watchListModes {
+		t.Run(mode.name, func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.on)
+			testListersInSync(t)
+		})
+	}
+}
+
+func testListersInSync(t *testing.T) {
 	srv := startServer(t)
 	cfg, _ := srv.config(t, "")
 	client := kubernetes.NewForConfigOrDie(cfg)
