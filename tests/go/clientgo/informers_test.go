@@ -148,7 +148,9 @@ func deployment(name string, replicas int32) *appsv1.Deployment {
 
 func testBuiltinInformers(t *testing.T, ct string, watchList bool) {
 	srv := startServer(t)
-	cfg, rec := srv.config(t, ct)
+	// The informers' requests are recorded apart from the test's own.
+	cfg, _ := srv.config(t, ct)
+	informerCfg, rec := srv.config(t, ct)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	ctx := t.Context()
 
@@ -168,7 +170,7 @@ func testBuiltinInformers(t *testing.T, ct string, watchList bool) {
 		}
 	}
 
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(informerCfg), 0)
 	cms, deps := factory.Core().V1().ConfigMaps(), factory.Apps().V1().Deployments()
 	cmSeen, depSeen := newObserver(), newObserver()
 	cmReg, err := cms.Informer().AddEventHandler(cmSeen.handler())
@@ -375,7 +377,8 @@ func TestDynamicInformerCRD(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.on)
 			srv := startServer(t)
-			cfg, rec := srv.config(t, "")
+			cfg, _ := srv.config(t, "")
+			informerCfg, rec := srv.config(t, "")
 			registerWidgets(t, cfg)
 			dyn := dynamic.NewForConfigOrDie(cfg)
 			widgets := dyn.Resource(widgetGVR).Namespace("default")
@@ -386,7 +389,7 @@ func TestDynamicInformerCRD(t *testing.T) {
 				}
 			}
 
-			factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+			factory := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(informerCfg), 0)
 			inf := factory.ForResource(widgetGVR)
 			seen := newObserver()
 			reg, err := inf.Informer().AddEventHandler(seen.handler())

@@ -28,7 +28,8 @@ func TestMetadataInformer(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.on)
 			srv := startServer(t)
-			cfg, rec := srv.config(t, "")
+			cfg, _ := srv.config(t, "")
+			informerCfg, rec := srv.config(t, "")
 			registerWidgets(t, cfg)
 			client := kubernetes.NewForConfigOrDie(cfg)
 			widgets := dynamic.NewForConfigOrDie(cfg).Resource(widgetGVR).Namespace("default")
@@ -42,7 +43,7 @@ func TestMetadataInformer(t *testing.T) {
 				}
 			}
 
-			mc := metadata.NewForConfigOrDie(cfg)
+			mc := metadata.NewForConfigOrDie(informerCfg)
 			factory := metadatainformer.NewSharedInformerFactory(mc, 0)
 			cmInf, wInf := factory.ForResource(configMapsGVR), factory.ForResource(widgetGVR)
 			cmSeen, wSeen := newObserver(), newObserver()
