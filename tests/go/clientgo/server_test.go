@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 	if id := os.Getenv(candidateEnv); id != "" {
 		os.Exit(runCandidate(id))
 	}
-	if os.Getenv(binEnv) == "" {
+	if os.Getenv(binEnv) == "" && os.Getenv(referenceEnv) == "" {
 		fmt.Printf("skipped: the client-go tests need %s=PATH of a fieldstore binary (tests/go/run.sh BIN sets it)\n", binEnv)
 	}
 	os.Exit(m.Run())
@@ -56,9 +57,17 @@ type server struct {
 	kubeconfig []byte // what `fieldstore kubeconfig --server URL` prints
 }
 
+// referenceEnv, when set, names reference/run.sh: each test then runs against a fresh
+// kube-apiserver on etcd (the reference build) instead of fieldstore, so that the assertions can
+// be checked against Kubernetes itself (REFERENCE_BIN as run.sh reads it).
+const referenceEnv = "CLIENTGO_TEST_REFERENCE"
+
 // startServer starts a fresh server for t, or skips t when no binary is given.
 func startServer(t *testing.T) *server {
 	t.Helper()
+	if run := os.Getenv(referenceEnv); run != "" {
+		return startReference(t, run)
+	}
 	bin := os.Getenv(binEnv)
 	if bin == "" {
 		t.Skipf("%s is not set: no fieldstore binary to test", binEnv)
@@ -97,6 +106,21 @@ func startServer(t *testing.T) *server {
 		t.Fatalf("fieldstore kubeconfig --server %s: %v", url, err)
 	}
 	return &server{bin: bin, url: url, kubeconfig: kubeconfig}
+}
+
+// startReference starts kube-apiserver and etcd with reference/run.sh on a fresh run directory.
+func startReference(t *testing.T, run string) *server {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "reference")
+	if out, err := exec.Command("bash", run, "start", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%s start: %v\n%s", run, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("bash", run, "stop", dir).Run() })
+	kubeconfig, err := os.ReadFile(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &server{kubeconfig: kubeconfig}
 }
 
 type discard struct{}

@@ -66,7 +66,7 @@ func TestDeploymentStatus(t *testing.T) {
 
 	// ApplyStatus as a controller: its own manager on the status subresource.
 	st := appsv1ac.Deployment("web", "default").WithStatus(appsv1ac.DeploymentStatus().
-		WithObservedGeneration(3).WithReadyReplicas(4).WithAvailableReplicas(4))
+		WithObservedGeneration(3).WithReplicas(4).WithReadyReplicas(4).WithAvailableReplicas(4))
 	d, err = deps.ApplyStatus(ctx, st, metav1.ApplyOptions{FieldManager: "deployment-controller", Force: true})
 	if err != nil {
 		t.Fatal(err)
