@@ -201,6 +201,26 @@ async fn partial_object_metadata_on_get_list_and_watch() {
     assert_eq!((&lines[1]["type"], &lines[1]["object"]), (&json!("BOOKMARK"), &bookmark));
 }
 
+/// A watch-list from a resourceVersion (client-go's reflector listing again after a broken watch)
+/// sends the current state and the `initial-events-end` bookmark, as kube-apiserver does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_from_a_resource_version() {
+    let server = Server::start(&[]);
+    let s = &server;
+    assert_eq!(s.post(CMS, &cm("first")).await.code, 201);
+    let rv = s.get(&format!("{CMS}/first")).await.json()["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    assert_eq!(s.post(CMS, &cm("second")).await.code, 201);
+    let now = s.get(CMS).await.json()["metadata"]["resourceVersion"].clone();
+    let path =
+        format!("{CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion={rv}");
+    let (code, lines) = s.watch_lines(&path, 3, &[]).await;
+    assert_eq!(code, 200);
+    let added: Vec<_> = lines[..2].iter().map(|l| (l["type"].clone(), l["object"]["metadata"]["name"].clone())).collect();
+    assert_eq!(added, [(json!("ADDED"), json!("first")), (json!("ADDED"), json!("second"))]);
+    assert_eq!(lines[2]["type"], "BOOKMARK");
+    assert_eq!(lines[2]["object"]["metadata"], json!({"resourceVersion": now, "annotations": {"k8s.io/initial-events-end": "true"}}));
+}
+
 /// The frames of a protobuf watch: a 4-byte big-endian length, then a `WatchEvent` message.
 fn frames(mut b: &[u8]) -> Vec<(String, Vec<u8>)> {
     fn field(m: &[u8]) -> (u8, &[u8], &[u8]) {
