@@ -53,8 +53,10 @@ func TestMain(m *testing.M) {
 // stopped (killed) when the test ends.
 type server struct {
 	bin        string
-	url        string // the Kubernetes HTTP API, http://127.0.0.1:PORT
-	kubeconfig []byte // what `fieldstore kubeconfig --server URL` prints
+	data       string    // the data directory
+	url        string    // the Kubernetes HTTP API, http://127.0.0.1:PORT
+	kubeconfig []byte    // what `fieldstore kubeconfig --server URL` prints
+	cmd        *exec.Cmd // the running process (nil on the reference)
 }
 
 // referenceEnv, when set, names reference/run.sh: each test then runs against a fresh
@@ -72,7 +74,21 @@ func startServer(t *testing.T) *server {
 	if bin == "" {
 		t.Skipf("%s is not set: no fieldstore binary to test", binEnv)
 	}
-	cmd := exec.Command(bin, "--data", t.TempDir(), "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	s := &server{bin: bin, data: t.TempDir()}
+	s.launch(t, "127.0.0.1:0")
+	kubeconfig, err := exec.Command(bin, "kubeconfig", "--server", s.url).Output()
+	if err != nil {
+		t.Fatalf("fieldstore kubeconfig --server %s: %v", s.url, err)
+	}
+	s.kubeconfig = kubeconfig
+	return s
+}
+
+// launch starts `fieldstore serve` on s's data directory with the HTTP API on http (host:port)
+// and waits until it serves; it is killed when t ends.
+func (s *server) launch(t *testing.T, http string) {
+	t.Helper()
+	cmd := exec.Command(s.bin, "--data", s.data, "serve", "--listen", "127.0.0.1:0", "--http", http)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -80,8 +96,9 @@ func startServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
+		t.Fatalf("starting %s: %v", s.bin, err)
 	}
+	s.cmd = cmd
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -100,12 +117,19 @@ func startServer(t *testing.T) *server {
 	if !ok {
 		t.Fatalf("no kubernetes API address in %q", line)
 	}
-	url, _, _ := strings.Cut(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(api), ")")), ",")
-	kubeconfig, err := exec.Command(bin, "kubeconfig", "--server", url).Output()
-	if err != nil {
-		t.Fatalf("fieldstore kubeconfig --server %s: %v", url, err)
+	s.url, _, _ = strings.Cut(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(api), ")")), ",")
+}
+
+// restart kills the server (SIGKILL: no orderly shutdown) and starts it again on the same data
+// directory and HTTP address.
+func (s *server) restart(t *testing.T) {
+	t.Helper()
+	if s.cmd == nil {
+		t.Skip("the reference is not restarted")
 	}
-	return &server{bin: bin, url: url, kubeconfig: kubeconfig}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.launch(t, strings.TrimPrefix(s.url, "http://"))
 }
 
 // startReference starts kube-apiserver and etcd with reference/run.sh on a fresh run directory.
