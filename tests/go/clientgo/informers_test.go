@@ -279,9 +279,11 @@ type lister interface {
 	versions() (map[string]string, error)
 }
 
-type cmLister struct{ l interface {
-	List(labels.Selector) ([]*corev1.ConfigMap, error)
-} }
+type cmLister struct {
+	l interface {
+		List(labels.Selector) ([]*corev1.ConfigMap, error)
+	}
+}
 
 func (c cmLister) versions() (map[string]string, error) {
 	items, err := c.l.List(labels.Everything())
