@@ -37,7 +37,7 @@ fi
 
 root="$(cd "$(dirname "$0")" && pwd)"
 failed=""
-for mod in $(find "$root" -name go.mod -not -path '*/testdata/*' | sort); do
+for mod in $(find "$root" -name go.mod -not -path '*/testdata/*' -not -path '*/vendor/*' | sort); do
     dir="$(dirname "$mod")"
     name="${dir#"$root"/}"
     echo "tests/go/$name: go test -count=1 ./..."
