@@ -379,3 +379,39 @@ async fn label_selectors_greater_and_less_than() {
     assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3C2")).await.json()), ["one"]);
     s.get(&format!("{CMS}?labelSelector=idx%3Etwo")).await.status(400, "BadRequest");
 }
+
+/// A custom resource whose CRD declares `subresources.scale` has one, as in kube-apiserver:
+/// listed in discovery after its status, its Scale read from and written to the CRD's paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resource_scale() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.ready",
+                    "labelSelectorPath": ".status.selector"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    assert_eq!(s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await.code, 201);
+    let names: Vec<Value> =
+        s.get("/apis/example.com/v1").await.json()["resources"].as_array().unwrap().iter().map(|r| r["name"].clone()).collect();
+    assert_eq!(names, [json!("pools"), json!("pools/status"), json!("pools/scale")]);
+
+    let pools = "/apis/example.com/v1/namespaces/default/pools";
+    let pool = json!({"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 2}});
+    assert_eq!(s.post(pools, &pool).await.code, 201);
+    let r =
+        s.patch(&format!("{pools}/p/status"), "application/merge-patch+json", &json!({"status": {"ready": 1, "selector": "app=p"}})).await;
+    assert_eq!(r.code, 200);
+    let scale = s.get(&format!("{pools}/p/scale")).await.json();
+    assert_eq!((&scale["kind"], &scale["apiVersion"]), (&json!("Scale"), &json!("autoscaling/v1")));
+    assert_eq!((&scale["spec"], &scale["status"]), (&json!({"replicas": 2}), &json!({"replicas": 1, "selector": "app=p"})));
+    let before = s.get(&format!("{pools}/p")).await.json();
+    let r = s.patch(&format!("{pools}/p/scale?fieldManager=hpa"), "application/merge-patch+json", &json!({"spec": {"replicas": 5}})).await;
+    assert_eq!((r.code, &r.json()["spec"]["replicas"]), (200, &json!(5)));
+    let after = s.get(&format!("{pools}/p")).await.json();
+    assert_eq!((&after["spec"]["size"], &after["metadata"]["generation"]), (&json!(5), &json!(2)));
+    // kube-apiserver records no managedFields entry for it.
+    assert_eq!(after["metadata"]["managedFields"], before["metadata"]["managedFields"]);
+}

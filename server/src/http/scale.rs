@@ -1,5 +1,5 @@
-//! The `scale` subresource of Deployments, ReplicaSets, StatefulSets and ReplicationControllers
-//! (`kubectl scale`) over HTTP: GET, PUT of a Scale, and merge / JSON / strategic patches of it,
+//! The `scale` subresource of Deployments, ReplicaSets, StatefulSets, ReplicationControllers and
+//! custom resources whose CRD declares one (`kubectl scale`, HPA) over HTTP: GET, PUT of a Scale, and merge / JSON / strategic patches of it,
 //! translated into the request layer (the engine's `scale` strategy does the rest). The Scale
 //! (`autoscaling/v1`) is a built-in kind: read and answered in JSON, YAML or protobuf, as the
 //! client sends and accepts it (client-go's clientsets default to protobuf).
