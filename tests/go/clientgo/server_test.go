@@ -241,7 +241,7 @@ func isList(e exchange) bool {
 	return e.Method == http.MethodGet && !strings.Contains(e.URL, "watch=")
 }
 
-// widgetGVR is the custom resource the tests register (namespaced, status subresource).
+// widgetGVR is the custom resource the tests register (namespaced; status and scale subresources).
 var widgetGVR = schema.GroupVersionResource{Group: "example.fieldstore.io", Version: "v1", Resource: "widgets"}
 
 // registerWidgets creates the Widget CRD through the dynamic client and waits until it is
@@ -258,7 +258,9 @@ func registerWidgets(t *testing.T, cfg *rest.Config) {
 			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
 			"versions": []any{map[string]any{
 				"name": "v1", "served": true, "storage": true,
-				"subresources": map[string]any{"status": map[string]any{}},
+				"subresources": map[string]any{"status": map[string]any{}, "scale": map[string]any{
+					"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector",
+				}},
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{
 					"type": "object",
 					"properties": map[string]any{
@@ -268,6 +270,8 @@ func registerWidgets(t *testing.T, cfg *rest.Config) {
 						}},
 						"status": map[string]any{"type": "object", "properties": map[string]any{
 							"ready":              map[string]any{"type": "boolean"},
+							"replicas":           map[string]any{"type": "integer"},
+							"selector":           map[string]any{"type": "string"},
 							"observedGeneration": map[string]any{"type": "integer"},
 						}},
 					},
