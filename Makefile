@@ -61,7 +61,9 @@ demo: setup
 # process starts; skipped, with the reason, only when no etcd binary can be installed); the
 # embedding example (built by `cargo test`), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
-# binary is the one `cargo test` built for the server's integration tests; then the HTTP
+# binary is the one `cargo test` built for the server's integration tests; then the Go
+# frameworks' tests, tests/go/run.sh: client-go's informers, apply, leader election, discovery,
+# Go modules from the module proxy, skipped with the reason without Go >= 1.21; then the HTTP
 # bad-input sweep (tests/http_sweep: malformed bodies, bombs, hostile parameters and headers,
 # thousands of requests in under a minute); a separate
 # `cargo build -p` would resolve features differently and rebuild the engine). Then the web view
@@ -77,6 +79,7 @@ test: setup
 	sh tests/python/ensure_packages.sh
 	python3 tests/python/test_grpc_client.py $(BIN)
 	python3 tests/python/test_k8s_client.py $(BIN)
+	sh tests/go/run.sh $(BIN)
 	python3 tests/http_sweep/sweep.py $(BIN)
 	sh tests/browser/ensure_browser.sh
 	python3 tests/browser/test_web_view.py $(BIN) --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots

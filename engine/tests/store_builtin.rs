@@ -1,7 +1,8 @@
 //! The built-in Kubernetes kinds a store knows from the start: every kind of the built-in groups
 //! registered (and turned off by an option), short names, Kubernetes' list types and merge keys in
-//! managedFields, `metadata.generation` only where Kubernetes keeps one, Secret `stringData`
-//! folded into `data`, and a type of one's own under a built-in's name kept across reopening.
+//! managedFields, `metadata.generation` only where Kubernetes keeps one (a Deployment's moving with
+//! its annotations too), Secret `stringData` folded into `data`, and a type of one's own under a
+//! built-in's name kept across reopening.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 
@@ -82,6 +83,49 @@ fn generation_only_where_kubernetes_keeps_one() {
     assert_eq!(d1["metadata"]["generation"], 1);
     let d2 = store.apply(&Collection::new("deploy", Some("default")), &deploy(3), &me).expect("apply deployment again");
     assert_eq!(d2["metadata"]["generation"], 2);
+}
+
+#[test]
+fn a_deployments_generation_moves_with_its_annotations_too() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let me = WriteOptions::new("me");
+    let deploys = Collection::new("deployments", Some("default"));
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    let d = store.create(&deploys, &deploy, &me).expect("create");
+    assert_eq!(d["metadata"]["generation"], 1);
+    // A label is metadata only; an annotation is copied to the ReplicaSets: a new generation.
+    let mut change = d.clone();
+    change["metadata"]["labels"] = json!({"team": "a"});
+    let d = store.update(&deploys, &change, &me).expect("label");
+    assert_eq!(d["metadata"]["generation"], 1);
+    let mut change = d.clone();
+    change["metadata"]["annotations"] = json!({"note": "x"});
+    let d = store.update(&deploys, &change, &me).expect("annotate");
+    assert_eq!(d["metadata"]["generation"], 2);
+    // Annotations and spec at once: one bump.
+    let mut change = d.clone();
+    change["metadata"]["annotations"] = json!({"note": "y"});
+    change["spec"]["replicas"] = json!(2);
+    let d = store.update(&deploys, &change, &me).expect("annotate and scale");
+    assert_eq!(d["metadata"]["generation"], 3);
+    // Through the status subresource: the generation stays.
+    let mut change = d.clone();
+    change["metadata"]["annotations"] = json!({"note": "z"});
+    change["status"] = json!({"replicas": 2});
+    let d = store.update(&deploys, &change, &WriteOptions::new("ctl").status(true)).expect("status");
+    assert_eq!((&d["status"]["replicas"], &d["metadata"]["generation"]), (&json!(2), &json!(3)));
+    // Other kinds keep kube-apiserver's rule: the spec only.
+    let rs = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-1"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    let sets = Collection::new("replicasets", Some("default"));
+    let mut r = store.create(&sets, &rs, &me).expect("create a ReplicaSet");
+    r["metadata"]["annotations"] = json!({"note": "x"});
+    let r = store.update(&sets, &r, &me).expect("annotate a ReplicaSet");
+    assert_eq!(r["metadata"]["generation"], 1);
 }
 
 #[test]

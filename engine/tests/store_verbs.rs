@@ -1,12 +1,13 @@
 //! Every write verb: create, get, update, apply, patch, delete (finalizers), delete-collection,
-//! the status subresource and dry-run.
+//! the status subresource, a custom resource's scale subresource and dry-run.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{
-    Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, Revision, SchemaSource, Store, TypeSpec, WriteOptions,
+    Collection, DeleteOptions, GetOptions, ListOptions, ObjectKey, Options, Revision, ScaleChange, SchemaSource, Store, TypeSpec,
+    WriteOptions,
 };
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
@@ -293,4 +294,42 @@ fn import_keeps_server_set_metadata_and_records_one_write() {
     let mut bad = given.clone();
     bad["metadata"]["name"] = json!("Not_A_Name");
     assert!(s.import(&Collection::new("widgets", Some("default")), &bad, "x").is_err());
+}
+
+/// A custom resource's `scale` subresource follows its CRD's paths (`subresources.scale`), as
+/// kube-apiserver's: the Scale reads them, a write of it sets the spec path (a new generation)
+/// and, as kube-apiserver, records no managedFields entry; a type without one has no scale.
+#[test]
+fn a_custom_resources_scale_follows_its_crd_paths() {
+    let store = new_store();
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "pools.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Pool", "plural": "pools"},
+              "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.ready",
+                  "labelSelectorPath": ".status.selector"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let spec = TypeSpec::from_crd(&crd).unwrap();
+    assert_eq!(spec.scale.as_ref().map(|s| s.spec_replicas_path.as_str()), Some(".spec.size"));
+    store.register(spec).unwrap();
+    let pools = Collection::new("pools", Some("default"));
+    let pool = json!({"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 1, "color": "x"}});
+    store.create(&pools, &pool, &w()).unwrap();
+    let mut status = store.get(&ObjectKey::new("pools", Some("default"), "p"), &Default::default()).unwrap();
+    status["status"] = json!({"ready": 1, "selector": "app=p"});
+    let before = store.update(&pools, &status, &w().status(true)).unwrap();
+
+    let key = ObjectKey::new("pools", Some("default"), "p");
+    let scale = store.scale(&key).unwrap();
+    assert_eq!((&scale["kind"], &scale["spec"]["replicas"]), (&json!("Scale"), &json!(1)));
+    assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=p"}));
+    let scaled = store.update_scale(&key, &ScaleChange::Patch(PatchType::Merge, json!({"spec": {"replicas": 4}})), &w()).unwrap();
+    assert_eq!(scaled["spec"]["replicas"], 4);
+    let after = store.get(&key, &Default::default()).unwrap();
+    assert_eq!((&after["spec"], &after["metadata"]["generation"]), (&json!({"size": 4, "color": "x"}), &json!(2)));
+    assert_eq!(after["metadata"]["managedFields"], before["metadata"]["managedFields"]);
+
+    // Widgets declare no scale.
+    store.create(&Collection::new("widgets", Some("default")), &widget("w", 1), &w()).unwrap();
+    assert!(matches!(store.scale(&ObjectKey::new("widgets", Some("default"), "w")), Err(Error::NotFound { .. })));
 }

@@ -88,6 +88,40 @@ fn watch_list_ends_initial_events_with_an_annotated_bookmark() {
     assert_eq!(b.to_json("v1", "ConfigMap")["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
 }
 
+/// client-go's reflector lists again (after a broken watch) with a watch-list from its last
+/// resourceVersion: the state not older than it, whole, then the annotated bookmark — not the
+/// changes after it (kube-apiserver's watch cache serves it so).
+#[test]
+fn watch_list_from_a_resource_version_starts_from_the_current_state() {
+    let s = store(Options::default().future_revision_wait(Duration::from_millis(100)));
+    let cms = Collection::new("configmaps", Some("ns"));
+    s.create(&cms, &cm("a", 1), &WriteOptions::new("t")).unwrap();
+    s.create(&cms, &cm("b", 1), &WriteOptions::new("t")).unwrap();
+    let mut a = s.get(&ObjectKey::new("configmaps", Some("ns"), "a"), &Default::default()).unwrap();
+    a["data"]["v"] = json!("2");
+    s.update(&cms, &a, &WriteOptions::new("t")).unwrap();
+    let from = |rv: &str| WatchOptions {
+        resource_version: Some(rv.into()),
+        send_initial_events: Some(true),
+        allow_bookmarks: true,
+        ..Default::default()
+    };
+    let mut watch = s.watch(&Collection::new("configmaps", None), &from("1")).unwrap();
+    let mut names = Vec::new();
+    for _ in 0..2 {
+        match watch.next_timeout(T) {
+            Some(WatchEvent::Added(o)) => names.push((o["metadata"]["name"].clone(), o["data"]["v"].clone())),
+            other => panic!("want the initial ADDED events, got {other:?}"),
+        }
+    }
+    assert_eq!(names, [(json!("a"), json!("2")), (json!("b"), json!("1"))]);
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Bookmark { revision: Revision(3), initial_events_end: true })));
+    s.create(&cms, &cm("c", 1), &WriteOptions::new("t")).unwrap();
+    assert!(matches!(watch.next_timeout(T), Some(WatchEvent::Added(o)) if o["metadata"]["name"] == "c"));
+    // A resourceVersion the store has not reached: kube-apiserver's "Too large resource version".
+    assert!(matches!(s.watch(&cms, &from("99")), Err(Error::TooLargeResourceVersion { requested: 99, current: 4 })));
+}
+
 #[test]
 fn legacy_initial_events_end_with_the_bookmark_when_bookmarks_are_allowed() {
     // kube-apiserver 1.37: `?watch=1&allowWatchBookmarks=true` (resourceVersion unset or "0",

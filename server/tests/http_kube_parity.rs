@@ -190,6 +190,35 @@ async fn partial_object_metadata_on_get_list_and_watch() {
     assert_eq!(st["message"], "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
     let (code, lines) = s.watch_lines(&format!("{CMS}?watch=1&resourceVersion=0"), 1, &[("accept", PARTIAL)]).await;
     assert_eq!((code, &lines[0]["type"], &lines[0]["object"]), (200, &json!("ADDED"), &want));
+    // Bookmarks too (client-go's metadata informer in watch-list mode waits for this one): the
+    // object is a PartialObjectMetadata, as kube-apiserver sends it.
+    let watch_list = format!("{CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true");
+    let (code, lines) = s.watch_lines(&watch_list, 2, &[("accept", PARTIAL)]).await;
+    assert_eq!((code, &lines[0]["object"]), (200, &want));
+    let rv = &want["metadata"]["resourceVersion"];
+    let bookmark = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}});
+    assert_eq!((&lines[1]["type"], &lines[1]["object"]), (&json!("BOOKMARK"), &bookmark));
+}
+
+/// A watch-list from a resourceVersion (client-go's reflector listing again after a broken watch)
+/// sends the current state and the `initial-events-end` bookmark, as kube-apiserver does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_list_from_a_resource_version() {
+    let server = Server::start(&[]);
+    let s = &server;
+    assert_eq!(s.post(CMS, &cm("first")).await.code, 201);
+    let rv = s.get(&format!("{CMS}/first")).await.json()["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    assert_eq!(s.post(CMS, &cm("second")).await.code, 201);
+    let now = s.get(CMS).await.json()["metadata"]["resourceVersion"].clone();
+    let path =
+        format!("{CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion={rv}");
+    let (code, lines) = s.watch_lines(&path, 3, &[]).await;
+    assert_eq!(code, 200);
+    let added: Vec<_> = lines[..2].iter().map(|l| (l["type"].clone(), l["object"]["metadata"]["name"].clone())).collect();
+    assert_eq!(added, [(json!("ADDED"), json!("first")), (json!("ADDED"), json!("second"))]);
+    assert_eq!(lines[2]["type"], "BOOKMARK");
+    assert_eq!(lines[2]["object"]["metadata"], json!({"resourceVersion": now, "annotations": {"k8s.io/initial-events-end": "true"}}));
 }
 
 /// The frames of a protobuf watch: a 4-byte big-endian length, then a `WatchEvent` message.
@@ -303,6 +332,39 @@ async fn scale_updates_are_recorded_as_the_scale_subresource() {
     assert!(creator["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{creator}");
 }
 
+/// client-go's clientsets send and accept protobuf for built-in kinds, the Scale among them
+/// (`UpdateScale` of a Deployment): kube-apiserver reads and answers it in protobuf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_in_protobuf() {
+    use fieldstore_codec::k8s_protobuf::{self, JsonStyle};
+    let server = Server::start(&[]);
+    let s = &server;
+    let deploys = "/apis/apps/v1/namespaces/default/deployments";
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    assert_eq!(s.post(deploys, &d).await.code, 201);
+    let scale = format!("{deploys}/d/scale");
+    let pb = [("accept", "application/vnd.kubernetes.protobuf, application/json")];
+    let r = s.send("GET", &scale, &pb, Bytes::new()).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, PROTOBUF));
+    let got: Value = serde_json::from_slice(&k8s_protobuf::decode_envelope(&r.body, JsonStyle::Compact).unwrap()).unwrap();
+    assert_eq!((&got["kind"], &got["apiVersion"], &got["spec"]["replicas"]), (&json!("Scale"), &json!("autoscaling/v1"), &json!(1)));
+    assert_eq!(got["status"]["selector"], "a=b");
+
+    let mut change = got.clone();
+    change["spec"]["replicas"] = json!(4);
+    let body = k8s_protobuf::encode_envelope_value(&change).unwrap();
+    let r = s.send("PUT", &scale, &[pb[0], ("content-type", PROTOBUF)], body).await;
+    assert_eq!((r.code, r.headers["content-type"].to_str().unwrap()), (200, PROTOBUF), "{}", String::from_utf8_lossy(&r.body));
+    let put: Value = serde_json::from_slice(&k8s_protobuf::decode_envelope(&r.body, JsonStyle::Compact).unwrap()).unwrap();
+    assert_eq!(put["spec"]["replicas"], 4);
+    assert_eq!(s.get(&format!("{deploys}/d")).await.json()["spec"]["replicas"], 4);
+    // JSON still, when that is what is sent and accepted.
+    let r = s.send("GET", &scale, &[], Bytes::new()).await;
+    assert_eq!((r.code, &r.json()["spec"]["replicas"]), (200, &json!(4)));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_selectors_greater_and_less_than() {
     let server = Server::start(&[]);
@@ -316,4 +378,40 @@ async fn label_selectors_greater_and_less_than() {
     assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3E2")).await.json()), ["three"]);
     assert_eq!(names(s.get(&format!("{CMS}?labelSelector=idx%3C2")).await.json()), ["one"]);
     s.get(&format!("{CMS}?labelSelector=idx%3Etwo")).await.status(400, "BadRequest");
+}
+
+/// A custom resource whose CRD declares `subresources.scale` has one, as in kube-apiserver:
+/// listed in discovery after its status, its Scale read from and written to the CRD's paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resource_scale() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.ready",
+                    "labelSelectorPath": ".status.selector"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    assert_eq!(s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await.code, 201);
+    let names: Vec<Value> =
+        s.get("/apis/example.com/v1").await.json()["resources"].as_array().unwrap().iter().map(|r| r["name"].clone()).collect();
+    assert_eq!(names, [json!("pools"), json!("pools/status"), json!("pools/scale")]);
+
+    let pools = "/apis/example.com/v1/namespaces/default/pools";
+    let pool = json!({"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 2}});
+    assert_eq!(s.post(pools, &pool).await.code, 201);
+    let r =
+        s.patch(&format!("{pools}/p/status"), "application/merge-patch+json", &json!({"status": {"ready": 1, "selector": "app=p"}})).await;
+    assert_eq!(r.code, 200);
+    let scale = s.get(&format!("{pools}/p/scale")).await.json();
+    assert_eq!((&scale["kind"], &scale["apiVersion"]), (&json!("Scale"), &json!("autoscaling/v1")));
+    assert_eq!((&scale["spec"], &scale["status"]), (&json!({"replicas": 2}), &json!({"replicas": 1, "selector": "app=p"})));
+    let before = s.get(&format!("{pools}/p")).await.json();
+    let r = s.patch(&format!("{pools}/p/scale?fieldManager=hpa"), "application/merge-patch+json", &json!({"spec": {"replicas": 5}})).await;
+    assert_eq!((r.code, &r.json()["spec"]["replicas"]), (200, &json!(5)));
+    let after = s.get(&format!("{pools}/p")).await.json();
+    assert_eq!((&after["spec"]["size"], &after["metadata"]["generation"]), (&json!(5), &json!(2)));
+    // kube-apiserver records no managedFields entry for it.
+    assert_eq!(after["metadata"]["managedFields"], before["metadata"]["managedFields"]);
 }

@@ -174,6 +174,8 @@ pub(crate) struct Schema {
 pub(crate) const GROUP_VERSIONS: &[(&str, &str)] = &[
     ("v1", "k8s.io.api.core.v1"),
     ("apps/v1", "k8s.io.api.apps.v1"),
+    // For the `scale` subresource's Scale (HorizontalPodAutoscaler is served as v2 only).
+    ("autoscaling/v1", "k8s.io.api.autoscaling.v1"),
     ("autoscaling/v2", "k8s.io.api.autoscaling.v2"),
     ("batch/v1", "k8s.io.api.batch.v1"),
     ("coordination.k8s.io/v1", "k8s.io.api.coordination.v1"),

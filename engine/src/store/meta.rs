@@ -186,9 +186,11 @@ pub(super) fn prepare_update(t: &Registered, status_write: bool, live: &Value, m
     new
 }
 
-/// Bumps the generation when the object changed outside metadata and status; a write that
-/// changes nothing at all is skipped (as the apiserver does for identical bytes).
-pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
+/// Bumps the generation when the object changed outside metadata and status, or, when
+/// `annotations_bump` (the kind's strategy says so: [`super::strategy::annotations_bump_generation`]),
+/// its annotations changed; a write that changes nothing at all is skipped (as the apiserver does
+/// for identical bytes).
+pub(super) fn finish_update(live: &Value, mut new: Value, annotations_bump: bool) -> Plan {
     // One comparison, without copies: everything outside metadata and status, then those two.
     let spec_changed = match (live, &new) {
         (Value::Object(a), Value::Object(b)) => {
@@ -204,7 +206,9 @@ pub(super) fn finish_update(live: &Value, mut new: Value) -> Plan {
         _ if &new == live => return Plan::NoOp(new),
         _ => true,
     };
-    if spec_changed {
+    // Absent, null and empty annotations are the same (apimachinery's semantic equality).
+    let annotations = |v: &Value| v.pointer("/metadata/annotations").and_then(Value::as_object).filter(|m| !m.is_empty()).cloned();
+    if spec_changed || (annotations_bump && annotations(live) != annotations(&new)) {
         // Types without a generation have none (the update kept the live object's).
         if let Some(Value::Object(m)) = new.get_mut("metadata") {
             if let Some(generation) = m.get("generation").and_then(Value::as_i64) {

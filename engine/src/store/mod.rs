@@ -85,8 +85,8 @@ pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use strategy::namespace::{
     FINALIZER as NAMESPACE_FINALIZER, INITIAL as INITIAL_NAMESPACES, NAME_LABEL as NAMESPACE_NAME_LABEL, PROTECTED as PROTECTED_NAMESPACES,
 };
-pub use strategy::scale::{scale_of, ScaleChange, SCALABLE};
-pub use types::{type_is_named, HistoryPolicy, SchemaSource, TypeSpec};
+pub use strategy::scale::{has_scale, scale_of, ScaleChange, SCALABLE};
+pub use types::{type_is_named, HistoryPolicy, ScaleSubresource, SchemaSource, TypeSpec};
 pub use verbs::address;
 pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 

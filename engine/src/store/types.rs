@@ -82,6 +82,35 @@ pub struct TypeSpec {
     /// resources keep it; ConfigMaps, Secrets, Services and the like have none.
     #[serde(default = "yes")]
     pub generation: bool,
+    /// A custom resource's `scale` subresource (its CRD's `subresources.scale`); the built-in
+    /// kinds with one are [`super::SCALABLE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleSubresource>,
+}
+
+/// Where a custom resource keeps what its `scale` subresource shows: JSON paths such as
+/// `.spec.replicas` (a CRD's `subresources.scale`, as kube-apiserver reads it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScaleSubresource {
+    /// `specReplicasPath`: the desired replicas, which a write of the Scale sets.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath`: the observed replicas.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath`: a string holding the selector of the replicas, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector_path: Option<String>,
+}
+
+impl ScaleSubresource {
+    /// The subresource a CRD's `subresources.scale` describes, if it is well formed.
+    fn of(scale: &Value) -> Option<Self> {
+        let path = |k: &str| scale.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(ScaleSubresource {
+            spec_replicas_path: path("specReplicasPath")?,
+            status_replicas_path: path("statusReplicasPath")?,
+            label_selector_path: path("labelSelectorPath"),
+        })
+    }
 }
 
 fn yes() -> bool {
@@ -103,6 +132,7 @@ impl TypeSpec {
             history: HistoryPolicy::default(),
             short_names: Vec::new(),
             generation: true,
+            scale: None,
         }
     }
 
@@ -149,7 +179,7 @@ impl TypeSpec {
     }
 
     /// The type of a CustomResourceDefinition: its group, kind, plural and scope, its storage
-    /// version (or first version), `subresources.status` and its schema.
+    /// version (or first version), `subresources.status` and `subresources.scale`, and its schema.
     ///
     /// # Errors
     /// [`Error::Schema`] when the CRD lacks a name or version.
@@ -167,6 +197,7 @@ impl TypeSpec {
             .ok_or_else(|| schema_err("spec.versions", "empty"))?;
         let name = s(version.get("name"), "spec.versions[].name")?;
         let status = version.pointer("/subresources/status").is_some() || spec.pointer("/subresources/status").is_some();
+        let scale = version.pointer("/subresources/scale").or_else(|| spec.pointer("/subresources/scale")).and_then(ScaleSubresource::of);
         Ok(TypeSpec {
             group,
             version: name,
@@ -182,6 +213,7 @@ impl TypeSpec {
                 .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
                 .unwrap_or_default(),
             generation: true,
+            scale,
         })
     }
 

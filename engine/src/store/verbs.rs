@@ -334,7 +334,7 @@ impl Store {
             strategy::default_input(&t, &mut new, &name);
             let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
-            Ok(finish_update(live, out))
+            Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
         })
         .await
     }
@@ -387,7 +387,7 @@ impl Store {
                     fold_string_data(&t, &mut new);
                     strategy::default_input(&t, &mut new, &name);
                     strategy::prepare_update(&t, opts.status, live, &mut new)?;
-                    Ok(finish_update(live, new))
+                    Ok(finish_update(live, new, strategy::annotations_bump_generation(&t, opts.status)))
                 }
             })
             .await?;
@@ -452,7 +452,7 @@ impl Store {
             };
             let mut out = out.object;
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
-            Ok(finish_update(live, out))
+            Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
         })?;
         Ok(Written { object, warnings, created: false })
     }

@@ -56,9 +56,10 @@ pub struct WatchOptions {
     pub field_selector: Option<String>,
     /// Whether BOOKMARK events are sent (Kubernetes' `allowWatchBookmarks`).
     pub allow_bookmarks: bool,
-    /// `Some(true)`: initial events end with a bookmark annotated [`INITIAL_EVENTS_END`]
-    /// (watch-list); `Some(false)`: no initial events; `None`: initial events for an unset or
-    /// `"0"` resourceVersion.
+    /// `Some(true)`: the current state as `ADDED` events — at a revision not older than
+    /// `resource_version` when one is given (`resourceVersionMatch=NotOlderThan`) — ending with a
+    /// bookmark annotated [`INITIAL_EVENTS_END`] (watch-list); `Some(false)`: no initial events;
+    /// `None`: initial events for an unset or `"0"` resourceVersion.
     pub send_initial_events: Option<bool>,
 }
 
@@ -160,8 +161,10 @@ impl Store {
     /// Watches a collection: a resource in one namespace, or in all with no namespace.
     ///
     /// # Errors
-    /// [`Error::Expired`] when the resourceVersion is before the compacted revision;
-    /// [`Error::BadRequest`] for malformed selectors or resourceVersions.
+    /// [`Error::Expired`] when the resourceVersion is before the compacted revision (not for a
+    /// watch-list, which starts from the current state); [`Error::TooLargeResourceVersion`] when a
+    /// watch-list's resourceVersion is not reached in time; [`Error::BadRequest`] for malformed
+    /// selectors or resourceVersions.
     pub fn watch(&self, of: &Collection, opts: &WatchOptions) -> Result<Watch> {
         let t = self.resolve(&of.resource)?;
         let namespace = of.ns().filter(|s| !s.is_empty()).map(str::to_string);
@@ -175,8 +178,13 @@ impl Store {
         }
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.inner.core.clone();
-        if let Some(r) = rv.filter(|&r| r > 0) {
-            core.check_compacted(r)?;
+        // A watch-list from a resourceVersion starts from a state not older than it (client-go's
+        // reflector sends its last one when it lists again), as kube-apiserver's watch cache.
+        let watch_list_from = rv.filter(|&r| r > 0 && opts.send_initial_events == Some(true));
+        match (rv.filter(|&r| r > 0), watch_list_from) {
+            (_, Some(r)) => core.wait_for(r)?,
+            (Some(r), None) => core.check_compacted(r)?,
+            (None, None) => {}
         }
         let (id, inbox, reg) = {
             let mut hub = core.hub.lock();
@@ -201,7 +209,7 @@ impl Store {
             last_sent: Instant::now(),
             ended: false,
         };
-        match rv.filter(|&r| r > 0) {
+        match rv.filter(|&r| r > 0 && watch_list_from.is_none()) {
             Some(r) => {
                 w.last = r.max(reg);
                 if r < reg {

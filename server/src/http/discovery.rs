@@ -103,7 +103,7 @@ pub(crate) fn crd_categories(store: &Store) -> HashMap<String, Vec<String>> {
 
 /// `/api/v1` or `/apis/GROUP/VERSION`, when the group-version has types: each resource with
 /// its verbs, names, scope and categories (`crd_categories` for custom resources), and its
-/// `status` subresource.
+/// `status` and `scale` subresources.
 pub(crate) fn resource_list(
     types: &[TypeSpec],
     crd_categories: &HashMap<String, Vec<String>>,
@@ -125,9 +125,14 @@ pub(crate) fn resource_list(
             r["categories"] = json!(cats);
         }
         resources.push(r);
-        if fieldstore_engine::store::SCALABLE.contains(&t.resource().as_str()) {
-            resources.push(json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
-                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]}));
+        let scale = fieldstore_engine::store::has_scale(t).then(|| {
+            json!({"name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]})
+        });
+        // In kube-apiserver's order: a built-in's scale before its status, a custom resource's after.
+        let custom = t.scale.is_some();
+        if !custom {
+            resources.extend(scale.clone());
         }
         if t.group.is_empty() && t.kind == "Namespace" {
             resources.push(json!({"name": "namespaces/finalize", "singularName": "", "namespaced": false,
@@ -136,6 +141,9 @@ pub(crate) fn resource_list(
         if t.status_subresource {
             resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
                 "kind": t.kind, "verbs": ["get", "patch", "update"]}));
+        }
+        if custom {
+            resources.extend(scale);
         }
     }
     for (_, _, plural, kind) in super::review::REVIEWS.iter().filter(|(g, v, _, _)| *g == group && *v == version) {

@@ -1,6 +1,8 @@
-//! The `scale` subresource of Deployments, ReplicaSets, StatefulSets and ReplicationControllers
-//! (`kubectl scale`) over HTTP: GET, PUT of a Scale, and merge / JSON / strategic patches of it,
-//! translated into the request layer (the engine's `scale` strategy does the rest).
+//! The `scale` subresource of Deployments, ReplicaSets, StatefulSets, ReplicationControllers and
+//! custom resources whose CRD declares one (`kubectl scale`, HPA) over HTTP: GET, PUT of a Scale, and merge / JSON / strategic patches of it,
+//! translated into the request layer (the engine's `scale` strategy does the rest). The Scale
+//! (`autoscaling/v1`) is a built-in kind: read and answered in JSON, YAML or protobuf, as the
+//! client sends and accepts it (client-go's clientsets default to protobuf).
 
 use super::negotiate;
 use super::query::OptionErrors;
@@ -16,12 +18,13 @@ pub(crate) async fn serve(ctx: &Ctx<'_>, method: &Method, b: axum::body::Body) -
     let change = match *method {
         Method::GET => {
             let out = ctx.run(Request::GetScale { key: ctx.key() }).await?.object()?;
-            return Ok(encoded(body::encode(&out, body::JSON)?, StatusCode::OK));
+            return Ok(encoded(body::encode(&out, ctx.accept.media_type())?, StatusCode::OK));
         }
         Method::PUT => {
             ctx.admit("update")?;
+            let media = negotiate::object_body(ctx.content_type())?;
             let data = ctx.read(b).await?;
-            ScaleChange::Replace(ctx.decode(body::JSON, data, "Scale").await?.value)
+            ScaleChange::Replace(ctx.decode(&media, data, "Scale").await?.value)
         }
         Method::PATCH => {
             ctx.admit("patch")?;
@@ -39,5 +42,5 @@ pub(crate) async fn serve(ctx: &Ctx<'_>, method: &Method, b: axum::body::Body) -
     errs.check()?;
     let opts = WriteOptions::new(ctx.field_manager()).dry_run(dry_run);
     let out = ctx.run(Request::UpdateScale { key: ctx.key(), change, opts }).await?.object()?;
-    Ok(encoded(body::encode(&out, body::JSON)?, StatusCode::OK))
+    Ok(encoded(body::encode(&out, ctx.accept.media_type())?, StatusCode::OK))
 }

@@ -16,7 +16,7 @@ use crate::api::{ListForm, Request, Response};
 use axum::extract::Request as HttpRequest;
 use fieldstore_codec::k8s_protobuf;
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{DeleteOptions, FieldValidation, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written, SCALABLE};
+use fieldstore_engine::store::{has_scale, DeleteOptions, FieldValidation, GetOptions, SchemaSource, WriteOptions, WriteVerb, Written};
 use http::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -83,7 +83,7 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
                 _ => not_allowed(),
             }
         }
-        (true, Some("scale")) if SCALABLE.contains(&ctx.t.spec.resource().as_str()) => scale::serve(ctx, &method, body).await,
+        (true, Some("scale")) if has_scale(&ctx.t.spec) => scale::serve(ctx, &method, body).await,
         (true, Some("finalize")) if ctx.t.spec.resource() == "namespaces" => match method {
             Method::PUT => ctx.finalize(body).await,
             _ => not_allowed(),

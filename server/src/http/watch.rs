@@ -161,8 +161,11 @@ impl HttpWatch {
             self.columns_sent = true;
             event["object"] = t;
         }
-        if let (true, WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) = (self.partial, &ev) {
-            event["object"] = super::negotiate::partial(o);
+        // Bookmarks too, as kube-apiserver transforms every object of the stream: client-go's
+        // reflector drops an event of another kind than it expects, and in watch-list mode
+        // gives up on the stream for a LIST when the `initial-events-end` bookmark is one.
+        if self.partial && !matches!(ev, WatchEvent::Error(_)) {
+            event["object"] = super::negotiate::partial(&event["object"]);
         }
         Some((Ok(frame(&event, self.media)), self))
     }

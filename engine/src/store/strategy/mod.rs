@@ -8,6 +8,8 @@
 //! - The `scale` subresource of workloads ([`scale`]).
 //! - ConfigMaps and Secrets marked immutable ([`immutable`]); and, for every kind, no finalizer
 //!   added to an object being deleted.
+//! - Deployments, whose generation moves with their annotations too
+//!   ([`annotations_bump_generation`]).
 //!
 //! Rules every kind follows live beside the write plan in `meta.rs` (server-owned metadata,
 //! generation, the status/spec separation of kinds with a status subresource, Secret's
@@ -36,6 +38,13 @@ pub(super) fn prepare_create(t: &Registered, object: &mut Value) {
     if namespace::is(t) {
         namespace::prepare_create(object);
     }
+}
+
+/// Whether an update's change of annotations alone bumps the generation: a Deployment's, by its
+/// main resource (kube-apiserver's Deployment strategy: its annotations are copied to its
+/// ReplicaSets, so the controller must see them as a new generation); not its status.
+pub(super) fn annotations_bump_generation(t: &Registered, status_write: bool) -> bool {
+    !status_write && t.spec.group == "apps" && t.spec.kind == "Deployment"
 }
 
 /// What the kind's strategy keeps or sets on an updated object after the field manager, and the

@@ -256,7 +256,7 @@ impl Store {
                 };
             }
             // A namespace being deleted with no finalizer left goes (the commit's rule).
-            Ok(finish_update(live, out))
+            Ok(finish_update(live, out, false))
         })
     }
 

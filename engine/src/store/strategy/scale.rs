@@ -1,12 +1,14 @@
 //! The `scale` subresource of Deployments, ReplicaSets, StatefulSets and ReplicationControllers
-//! (`kubectl scale`): an `autoscaling/v1` Scale read from the object, and writes of it (a new
-//! Scale, or a patch of the current one) that set the object's `spec.replicas`.
+//! (`kubectl scale`), and of custom resources whose CRD declares one (`subresources.scale`): an
+//! `autoscaling/v1` Scale read from the object, and writes of it (a new Scale, or a patch of the
+//! current one) that set the object's `spec.replicas` (a custom resource's `specReplicasPath`).
 
 use super::super::address::ObjectKey;
 use super::super::core::now_time;
 use super::super::history_record::Who;
 use super::super::meta::{check_preconditions, finish_update, prepare_update};
 use super::super::options::{GetOptions, WriteOptions};
+use super::super::types::{ScaleSubresource, TypeSpec};
 use super::super::Store;
 use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
@@ -26,38 +28,85 @@ pub enum ScaleChange {
     Patch(PatchType, Value),
 }
 
-/// The Scale of an object.
+/// Whether objects of the type have a `scale` subresource: the [`SCALABLE`] built-in kinds and
+/// custom resources whose CRD declares one.
 #[must_use]
-pub fn scale_of(o: &Value) -> Value {
+pub fn has_scale(spec: &TypeSpec) -> bool {
+    spec.scale.is_some() || SCALABLE.contains(&spec.resource().as_str())
+}
+
+/// A JSON path of a CRD's `subresources.scale` (`.spec.replicas`) as a JSON pointer.
+fn pointer(path: &str) -> String {
+    path.split('.').filter(|s| !s.is_empty()).fold(String::new(), |mut p, s| {
+        p.push('/');
+        p.push_str(&s.replace('~', "~0").replace('/', "~1"));
+        p
+    })
+}
+
+/// The Scale of an object of type `spec`.
+#[must_use]
+pub fn scale_of(spec: &TypeSpec, o: &Value) -> Value {
     let meta = o.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
-    // The selector as a string, as kube-apiserver renders a label selector's matchLabels.
-    let selector = match o.pointer("/spec/selector/matchLabels").or_else(|| o.pointer("/spec/selector")).and_then(Value::as_object) {
-        Some(m) => m.iter().filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(","),
-        None => String::new(),
+    let (replicas, status_replicas, selector) = match &spec.scale {
+        // A custom resource's, as kube-apiserver's: 0 for a missing number, the selector as the
+        // string the path holds.
+        Some(ScaleSubresource { spec_replicas_path, status_replicas_path, label_selector_path }) => (
+            o.pointer(&pointer(spec_replicas_path)).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
+            o.pointer(&pointer(status_replicas_path)).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
+            label_selector_path.as_deref().and_then(|p| o.pointer(&pointer(p))).and_then(Value::as_str).unwrap_or("").to_string(),
+        ),
+        // The selector as a string, as kube-apiserver renders a label selector's matchLabels.
+        None => (
+            o.pointer("/spec/replicas").cloned().unwrap_or(json!(1)),
+            o.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            match o.pointer("/spec/selector/matchLabels").or_else(|| o.pointer("/spec/selector")).and_then(Value::as_object) {
+                Some(m) => m.iter().filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(","),
+                None => String::new(),
+            },
+        ),
     };
     json!({
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {"name": pick("name"), "namespace": pick("namespace"), "uid": pick("uid"),
             "resourceVersion": pick("resourceVersion"), "creationTimestamp": pick("creationTimestamp")},
-        "spec": {"replicas": o.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
-        "status": {"replicas": o.pointer("/status/replicas").cloned().unwrap_or(json!(0)), "selector": selector},
+        "spec": {"replicas": replicas},
+        "status": {"replicas": status_replicas, "selector": selector},
     })
 }
 
+/// Sets the desired replicas of `o` at `pointer`, making the objects on the way.
+fn set_replicas(o: &mut Value, pointer: &str, replicas: i32) {
+    let mut at = o;
+    let mut keys = pointer.split('/').skip(1).map(|k| k.replace("~1", "/").replace("~0", "~")).peekable();
+    while let Some(key) = keys.next() {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        let Value::Object(m) = at else { return };
+        if keys.peek().is_none() {
+            m.insert(key, Value::from(replicas));
+            return;
+        }
+        at = m.entry(key).or_insert_with(|| json!({}));
+    }
+}
+
 impl Store {
-    /// The Scale of an object of a [`SCALABLE`] resource.
+    /// The Scale of an object of a resource with a `scale` subresource ([`has_scale`]).
     ///
     /// # Errors
     /// [`Error::NotFound`] for an object that does not exist or a resource without `scale`;
     /// those of [`Store::get`].
     pub fn scale(&self, key: &ObjectKey) -> Result<Value> {
-        self.scalable(&key.resource)?;
-        Ok(scale_of(&self.get(key, &GetOptions::default())?))
+        let t = self.scalable(&key.resource)?;
+        Ok(scale_of(&t.spec, &self.get(key, &GetOptions::default())?))
     }
 
-    /// Writes an object's Scale: sets its `spec.replicas` (as `opts.manager`, an update through
-    /// the `scale` subresource: its managedFields entry says so), and answers the new Scale.
+    /// Writes an object's Scale: sets its `spec.replicas` (a custom resource's
+    /// `specReplicasPath`; as `opts.manager`, an update through the `scale` subresource: its
+    /// managedFields entry says so), and answers the new Scale.
     ///
     /// # Errors
     /// [`Error::BadRequest`] when the Scale's `spec.replicas` is not a non-negative 32-bit
@@ -80,7 +129,7 @@ impl Store {
                 }
                 ScaleChange::Patch(kind, p) => {
                     let kind = if *kind == PatchType::Strategic { PatchType::Merge } else { *kind };
-                    crate::patch::apply(kind, &scale_of(live), p, &PatchMeta::untyped())?
+                    crate::patch::apply(kind, &scale_of(&t.spec, live), p, &PatchMeta::untyped())?
                 }
             };
             let replicas = scale
@@ -90,26 +139,38 @@ impl Store {
                 .filter(|r| *r >= 0)
                 .ok_or_else(|| Error::BadRequest("spec.replicas: a non-negative 32-bit integer is required".into()))?;
             let mut new = live.clone();
-            if let Some(Value::Object(spec)) = new.get_mut("spec") {
-                spec.insert("replicas".into(), Value::from(replicas));
-            } else if let Value::Object(root) = &mut new {
-                root.insert("spec".into(), json!({ "replicas": replicas }));
-            }
+            let at = t.spec.scale.as_ref().map_or_else(|| "/spec/replicas".to_string(), |s| pointer(&s.spec_replicas_path));
+            set_replicas(&mut new, &at, replicas);
             let new = prepare_update(&t, false, live, new);
             let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
-            untimed_scale_entry(&mut out, &opts.manager);
-            Ok(finish_update(live, out))
+            if t.spec.scale.is_some() {
+                // kube-apiserver records no managedFields entry for a write to a custom
+                // resource's scale: the object keeps the ones it had.
+                keep_managed_fields(live, &mut out);
+            } else {
+                untimed_scale_entry(&mut out, &opts.manager);
+            }
+            Ok(finish_update(live, out, false))
         })?;
-        Ok(scale_of(&out))
+        Ok(scale_of(&t.spec, &out))
     }
 
     fn scalable(&self, resource: &str) -> Result<std::sync::Arc<super::super::types::Registered>> {
         let t = self.resolve(resource)?;
-        if !SCALABLE.contains(&t.spec.resource().as_str()) {
+        if !has_scale(&t.spec) {
             return Err(Error::NotFound { resource: format!("{}/scale", t.spec.resource()), name: String::new() });
         }
         Ok(t)
     }
+}
+
+/// Puts `live`'s managedFields back on `out`.
+fn keep_managed_fields(live: &Value, out: &mut Value) {
+    let Some(Value::Object(meta)) = out.get_mut("metadata") else { return };
+    match live.pointer("/metadata/managedFields") {
+        Some(entries) => meta.insert("managedFields".into(), entries.clone()),
+        None => meta.remove("managedFields"),
+    };
 }
 
 /// kube-apiserver's scale entry has no `time` (its conversion between the Scale's managedFields
