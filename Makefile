@@ -64,7 +64,8 @@ demo: setup
 # binary is the one `cargo test` built for the server's integration tests; then the HTTP
 # bad-input sweep (tests/http_sweep: malformed bodies, bombs, hostile parameters and headers,
 # thousands of requests in under a minute); a separate
-# `cargo build -p` would resolve features differently and rebuild the engine). Then the web view
+# `cargo build -p` would resolve features differently and rebuild the engine); the Go modules under
+# tests/go (controller frameworks on the HTTP API; modules from the Go proxy). Then the web view
 # in headless chromium (installed when missing; skipped with the reason when it cannot be), its
 # screenshots kept out of the tree (`docs/` holds the committed ones).
 test: setup
@@ -78,6 +79,7 @@ test: setup
 	python3 tests/python/test_grpc_client.py $(BIN)
 	python3 tests/python/test_k8s_client.py $(BIN)
 	python3 tests/http_sweep/sweep.py $(BIN)
+	bash tests/go/run.sh $(BIN)
 	sh tests/browser/ensure_browser.sh
 	python3 tests/browser/test_web_view.py $(BIN) --screenshots $${TMPDIR:-/tmp}/fieldstore-ui-screenshots
 
