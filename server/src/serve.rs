@@ -299,12 +299,16 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
     }
     println!("fieldstore: serving on {local} ({scheme}; {location}{extra})");
     tracing::info!(%local, %location, "serving");
+    let watches = metrics.clone();
     let shutdown = async move {
         signals.wait().await;
         tracing::info!("shutting down: ending watches with a bookmark");
         let _ = stop_tx.send(true);
-        // Give open watches a moment to send their last bookmark.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Give open watches a moment to send their last bookmark; with none open, stop at once
+        // (a test harness stopping a server per test waits for nothing).
+        if watches.open_watches.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
     };
     // Connections are closed when they go without a request too long (`crate::listen`); a peer
     // that does not answer a ping within 20 s (tonic's default) is gone.
