@@ -44,6 +44,10 @@ type Options struct {
 	// DataDir is the store's data directory; empty means a new temporary directory, removed by
 	// Stop. A given directory is kept (start a second server on it to see a store reopened).
 	DataDir string
+	// Template is the data directory of a prepared store (stopped): the new server starts on a
+	// copy of it, in a new temporary directory (a fork per test of a store holding CRDs and
+	// fixtures). Ignored when DataDir is given.
+	Template string
 	// Args are more arguments of `serve` (e.g. "--types", "crds.yaml").
 	Args []string
 	// ReadyTimeout bounds the wait for readiness; zero means 30 s.
@@ -122,6 +126,12 @@ func Start(opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.DataDir, s.ownsData = dir, true
+		if opts.Template != "" {
+			if err := os.CopyFS(dir, os.DirFS(opts.Template)); err != nil {
+				s.cleanData()
+				return nil, fmt.Errorf("copying the template %s: %w", opts.Template, err)
+			}
+		}
 	}
 	args := append([]string{"--data", s.DataDir, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--ui=false"}, opts.Args...)
 	s.cmd = exec.Command(bin, args...)

@@ -90,3 +90,29 @@ func TestReopenedStoreAndSideBySide(t *testing.T) {
 		t.Fatalf("after a restart on %s: %v %v", dir, got, err)
 	}
 }
+
+// Servers started from a template each get a copy: the template's objects, and their own
+// changes kept from each other.
+func TestTemplateIsCopiedPerServer(t *testing.T) {
+	dir := t.TempDir()
+	prep := fstest.ForTest(t, fstest.Options{DataDir: dir})
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "fixture"}, Data: map[string]string{"k": "v"}}
+	if _, err := kubernetes.NewForConfigOrDie(prep.Config).CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := prep.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	a := kubernetes.NewForConfigOrDie(fstest.ForTest(t, fstest.Options{Template: dir}).Config).CoreV1().ConfigMaps("default")
+	b := kubernetes.NewForConfigOrDie(fstest.ForTest(t, fstest.Options{Template: dir}).Config).CoreV1().ConfigMaps("default")
+	if err := a.Delete(ctx, "fixture", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete the fixture in the first copy: %v", err)
+	}
+	if got, err := b.Get(ctx, "fixture", metav1.GetOptions{}); err != nil || got.Data["k"] != "v" {
+		t.Errorf("the second copy's fixture: %v %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+		t.Errorf("the template itself: %v", err)
+	}
+}
