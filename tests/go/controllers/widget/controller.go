@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
 // Finalizer is the finalizer the controller puts on every Widget: it deletes the Widget's
@@ -38,6 +39,10 @@ func DeploymentName(w *Widget) string { return w.Name }
 type Reconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
+
+	// Recorder, when set, records an events.k8s.io/v1 Event on the Widget for each generation
+	// applied.
+	Recorder recorder.EventRecorder
 
 	// BeforeStatusUpdate, when set, runs just before the status write; the tests race a write
 	// of their own there to provoke a 409 Conflict.
@@ -84,6 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.applyDeployment(ctx, &w); err != nil {
 		return ctrl.Result{}, r.failed(err)
 	}
+	applied := w.Status.ObservedGeneration != w.Generation
 	w.Status.ObservedGeneration = w.Generation
 	w.Status.Phase = "Ready"
 	w.Status.ConfigMapName = ConfigMapName(&w)
@@ -101,6 +107,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A full-object update of the status subresource: a stale resourceVersion is refused (409).
 	if err := r.Status().Update(ctx, &w); err != nil {
 		return ctrl.Result{}, r.failed(err)
+	}
+	if applied && r.Recorder != nil {
+		r.Recorder.Eventf(&w, nil, corev1.EventTypeNormal, "Applied", "Reconcile", "applied generation %d", w.Generation)
 	}
 	return ctrl.Result{}, nil
 }

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,6 +167,24 @@ func TestReconcileConverges(t *testing.T) {
 	if w.ResourceVersion != before {
 		t.Errorf("an unchanged status update moved resourceVersion %s to %s", before, w.ResourceVersion)
 	}
+	// The recorder's events.k8s.io/v1 Events, one per generation applied (the broadcaster sends
+	// them in the background).
+	eventually(t, "the Applied events", func() (bool, string) {
+		var evs eventsv1.EventList
+		if err := e.direct.List(ctx, &evs, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		seen := map[string]bool{}
+		var all []string
+		for _, ev := range evs.Items {
+			all = append(all, fmt.Sprintf("%s/%s %s %q by %s", ev.Regarding.Kind, ev.Regarding.Name, ev.Reason, ev.Note, ev.ReportingController))
+			if ev.Regarding.Kind == "Widget" && ev.Regarding.Name == "alpha" && ev.Regarding.UID == w.UID &&
+				ev.Reason == "Applied" && ev.Action == "Reconcile" && ev.ReportingController == widget.FieldOwner {
+				seen[ev.Note] = true
+			}
+		}
+		return seen["applied generation 1"] && seen[fmt.Sprintf("applied generation %d", w.Generation)], strings.Join(all, "; ")
+	})
 	var list widget.WidgetList
 	if err := cached.List(ctx, &list, client.InNamespace(e.ns)); err != nil || len(list.Items) != 1 {
 		t.Errorf("cached list of Widgets: %d items, %v", len(list.Items), err)
@@ -341,5 +362,62 @@ func TestStaleStatusUpdateIsConflict(t *testing.T) {
 	d := status.Status().Details
 	if d == nil || d.Group != "example.fieldstore.io" || d.Kind != "widgets" || d.Name != "zeta" {
 		t.Errorf("conflict details %+v, want group example.fieldstore.io, kind widgets, name zeta", d)
+	}
+}
+
+// Status by Server-Side Apply (the status subresource's apply client, an unstructured apply
+// configuration): the server records the manager's fields under subresource "status". And a
+// merge patch with an optimistic lock from a stale copy is a 409.
+func TestStatusApplyAndOptimisticLock(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.direct.Create(ctx, newWidget(e.ns, "eta", map[string]string{"k": "v"}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	w := e.ready(t, "eta")
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.fieldstore.io/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "eta", "namespace": e.ns},
+		"status":   map[string]any{"deploymentName": "applied-by-test"},
+	}}
+	if err := e.direct.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("status-writer"), client.ForceOwnership); err != nil {
+		t.Fatalf("status apply: %v", err)
+	}
+	var got widget.Widget
+	if err := e.direct.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+		t.Fatal(err)
+	}
+	var entry *metav1.ManagedFieldsEntry
+	for i, mf := range got.ManagedFields {
+		if mf.Manager == "status-writer" {
+			entry = &got.ManagedFields[i]
+		}
+	}
+	if entry == nil || entry.Operation != metav1.ManagedFieldsOperationApply || entry.Subresource != "status" {
+		t.Fatalf("status-writer's managedFields entry %+v, want an Apply on subresource status", entry)
+	}
+	if !strings.Contains(string(entry.FieldsV1.Raw), `"f:deploymentName"`) {
+		t.Errorf("status-writer's fields %s lack f:status.f:deploymentName", entry.FieldsV1.Raw)
+	}
+
+	stale := got.DeepCopy()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cur widget.Widget
+		if err := e.direct.Get(ctx, client.ObjectKeyFromObject(w), &cur); err != nil {
+			return err
+		}
+		if cur.Labels == nil {
+			cur.Labels = map[string]string{}
+		}
+		cur.Labels["moved"] = "on"
+		return e.direct.Update(ctx, &cur)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	patched := stale.DeepCopy()
+	patched.Labels = map[string]string{"from": "stale"}
+	err := e.direct.Patch(ctx, patched, client.MergeFromWithOptions(stale, client.MergeFromWithOptimisticLock{}))
+	if !apierrors.IsConflict(err) {
+		t.Errorf("merge patch with a stale resourceVersion: %v, want 409 Conflict", err)
 	}
 }

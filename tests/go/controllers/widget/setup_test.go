@@ -121,7 +121,7 @@ func newEnv(t *testing.T, configure func(*widget.Reconciler)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &widget.Reconciler{Client: mgr.GetClient(), Scheme: scheme}
+	rec := &widget.Reconciler{Client: mgr.GetClient(), Scheme: scheme, Recorder: mgr.GetEventRecorder(widget.FieldOwner)}
 	if configure != nil {
 		configure(rec)
 	}
