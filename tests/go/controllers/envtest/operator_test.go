@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,7 +68,18 @@ func TestCRDsAreServed(t *testing.T) {
 func TestControllerOnEnvtest(t *testing.T) {
 	skipUnlessReady(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "envtest-"}}
+	if err := k8sClient.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// As a deployed operator runs: leader election on a Lease.
+		LeaderElection:          true,
+		LeaderElectionID:        "widget-operator",
+		LeaderElectionNamespace: ns.Name,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +95,17 @@ func TestControllerOnEnvtest(t *testing.T) {
 		}
 	})
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "envtest-"}}
-	if err := k8sClient.Create(ctx, ns); err != nil {
-		t.Fatal(err)
+	select {
+	case <-mgr.Elected():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the manager was not elected leader within 20 s")
+	}
+	var lease coordinationv1.Lease
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "widget-operator"}, &lease); err != nil {
+		t.Fatalf("the leader election Lease: %v", err)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		t.Errorf("the Lease has no holder: %+v", lease.Spec)
 	}
 	w := &widget.Widget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "w"},

@@ -15,6 +15,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -57,12 +58,13 @@ type Reconciler struct {
 }
 
 // SetupWithManager registers the controller: Widgets, and the ConfigMaps and Deployments they
-// control (a change to one requeues its Widget).
+// control (a change to one requeues its Widget; Deployments watched by their metadata only).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&Widget{}).
 		Owns(&corev1.ConfigMap{}).
-		Owns(&appsv1.Deployment{}).
+		// Deployments through a metadata-only informer (PartialObjectMetadata lists and watches).
+		Owns(&appsv1.Deployment{}, builder.OnlyMetadata).
 		// Each test runs a manager of its own; controller names are otherwise process-wide.
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)}).
 		Complete(r)

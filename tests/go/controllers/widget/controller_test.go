@@ -224,6 +224,49 @@ func TestDeletedConfigMapIsRecreated(t *testing.T) {
 	})
 }
 
+// A deleted Deployment comes back too: its Widget is requeued through the metadata-only
+// informer (PartialObjectMetadata watch) the controller keeps for Deployments.
+func TestDeletedDeploymentIsRecreated(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.direct.Create(ctx, newWidget(e.ns, "theta", nil, 2)); err != nil {
+		t.Fatal(err)
+	}
+	w := e.ready(t, "theta")
+	var old appsv1.Deployment
+	if err := e.direct.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "theta"}, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.direct.Delete(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	var fresh appsv1.Deployment
+	eventually(t, "the Deployment recreated", func() (bool, string) {
+		if err := e.direct.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "theta"}, &fresh); err != nil {
+			return false, err.Error()
+		}
+		return fresh.UID != old.UID, "uid " + string(fresh.UID)
+	})
+	controlledBy(t, &fresh, w)
+	if ptr.Deref(fresh.Spec.Replicas, 0) != 2 {
+		t.Errorf("recreated Deployment replicas %v", fresh.Spec.Replicas)
+	}
+	// The manager's cache holds Deployments as metadata only.
+	var metas metav1.PartialObjectMetadataList
+	metas.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+	eventually(t, "the metadata cache holds the new Deployment", func() (bool, string) {
+		if err := e.mgr.GetCache().List(ctx, &metas, client.InNamespace(e.ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, m := range metas.Items {
+			if m.Name == "theta" && m.UID == fresh.UID {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(metas.Items)
+	})
+}
+
 // Another writer's change to an applied field is taken back (the Owns watch requeues, the
 // forced apply wins); a field only the other writer set stays, and is still theirs.
 func TestChangedConfigMapIsTakenBack(t *testing.T) {

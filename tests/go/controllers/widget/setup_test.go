@@ -108,10 +108,12 @@ func newEnv(t *testing.T, configure func(*widget.Reconciler)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	if err := direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatalf("create namespace %s: %v", ns, err)
+	// A new namespace each run, so that the tests run again on a long-lived cluster too.
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(t.Name()) + "-"}}
+	if err := direct.Create(ctx, nsObj); err != nil {
+		t.Fatalf("create namespace: %v", err)
 	}
+	ns := nsObj.Name
 	mgr, err := ctrl.NewManager(srv.Config, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -135,6 +137,22 @@ func newEnv(t *testing.T, configure func(*widget.Reconciler)) *env {
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
+	})
+	// Runs before the manager stops (cleanups run last first): the test's Widgets are deleted
+	// while their controller still runs their finalizer, so that none is left holding its CRD's
+	// deletion on a long-lived cluster.
+	t.Cleanup(func() {
+		if err := direct.DeleteAllOf(context.Background(), &widget.Widget{}, client.InNamespace(ns)); err != nil {
+			t.Errorf("delete the Widgets: %v", err)
+			return
+		}
+		eventually(t, "the Widgets finalized", func() (bool, string) {
+			var left widget.WidgetList
+			if err := direct.List(context.Background(), &left, client.InNamespace(ns)); err != nil {
+				return false, err.Error()
+			}
+			return len(left.Items) == 0, fmt.Sprintf("%d left", len(left.Items))
+		})
 	})
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("the manager's cache did not sync")
