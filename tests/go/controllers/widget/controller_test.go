@@ -338,22 +338,27 @@ func TestDeletedWidgetIsFinalized(t *testing.T) {
 // A write that races the reconciler's makes its status update stale: the server answers 409,
 // the reconciler returns the error, controller-runtime requeues, and the next pass converges.
 func TestConflictIsRequeued(t *testing.T) {
+	// The other writer: a client of its own, its result handed over once.
+	writer, err := client.New(server(t).Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var once sync.Once
-	var raceErr error
-	var e *env
-	e = newEnv(t, func(r *widget.Reconciler) {
+	raced := make(chan error, 1)
+	e := newEnv(t, func(r *widget.Reconciler) {
 		r.BeforeStatusUpdate = func(ctx context.Context, w *widget.Widget) {
 			once.Do(func() {
 				// Another writer changes the Widget after the reconciler read it.
 				var other widget.Widget
-				if raceErr = e.direct.Get(ctx, client.ObjectKeyFromObject(w), &other); raceErr != nil {
+				if err := writer.Get(ctx, client.ObjectKeyFromObject(w), &other); err != nil {
+					raced <- err
 					return
 				}
 				if other.Annotations == nil {
 					other.Annotations = map[string]string{}
 				}
 				other.Annotations["example.fieldstore.io/touched"] = "yes"
-				raceErr = e.direct.Update(ctx, &other)
+				raced <- writer.Update(ctx, &other)
 			})
 		}
 	})
@@ -362,8 +367,13 @@ func TestConflictIsRequeued(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := e.ready(t, "epsilon")
-	if raceErr != nil {
-		t.Fatalf("the racing write: %v", raceErr)
+	select {
+	case err := <-raced:
+		if err != nil {
+			t.Fatalf("the racing write: %v", err)
+		}
+	default:
+		t.Fatal("the reconciler never reached its status update")
 	}
 	if n := e.rec.Conflicts.Load(); n < 1 {
 		t.Errorf("the reconciler saw %d conflicts, want at least 1", n)
