@@ -98,7 +98,7 @@ func ForTest(t testing.TB, opts Options) *Server {
 }
 
 // SkipMessage says why tests that need the server were skipped.
-const SkipMessage = "skipped: set FIELDSTORE_BIN to a fieldstore binary (e.g. target/release/fieldstore) to run the controller tests on `fieldstore serve`"
+const SkipMessage = "skipped: set FIELDSTORE_BIN to a fieldstore binary's absolute path (e.g. $PWD/target/release/fieldstore) to run the controller tests on `fieldstore serve`"
 
 // The first stdout line's Kubernetes API URL.
 var apiURL = regexp.MustCompile(`kubernetes API (https?://[^,)\s]+)`)
