@@ -136,6 +136,7 @@ func Start(opts Options) (*Server, error) {
 	args := append([]string{"--data", s.DataDir, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--ui=false"}, opts.Args...)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stderr = s.stderr
+	orphanProof(s.cmd)
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		s.cleanData()
