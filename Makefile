@@ -62,7 +62,8 @@ demo: setup
 # embedding example (built by `cargo test`), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
 # binary is the one `cargo test` built for the server's integration tests; then the Go
-# frameworks' tests, tests/go/run.sh: client-go's informers, apply, leader election, discovery,
+# frameworks' tests, tests/go/run.sh: client-go's informers, apply, leader election, discovery;
+# controller-runtime's manager, a reconciler and envtest (USE_EXISTING_CLUSTER) on fieldstore;
 # Go modules from the module proxy, skipped with the reason without Go >= 1.21; then the HTTP
 # bad-input sweep (tests/http_sweep: malformed bodies, bombs, hostile parameters and headers,
 # thousands of requests in under a minute); a separate

@@ -233,6 +233,9 @@ struct Server {
 
 async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Location) -> Result<(), ServeError> {
     let Server { limits, conn_limits, addrs, tls } = server;
+    // Listened for before any listener is up: a harness that stops the server as soon as it
+    // answers must find SIGTERM handled, not the process killed by its default action.
+    let signals = StopSignals::listen();
     // One count of connections per client address for both listeners.
     let conns = Connections::new(conn_limits);
     let (listen, metrics_addr) = (addrs.listen, addrs.metrics);
@@ -296,12 +299,16 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
     }
     println!("fieldstore: serving on {local} ({scheme}; {location}{extra})");
     tracing::info!(%local, %location, "serving");
+    let watches = metrics.clone();
     let shutdown = async move {
-        wait_for_signal().await;
+        signals.wait().await;
         tracing::info!("shutting down: ending watches with a bookmark");
         let _ = stop_tx.send(true);
-        // Give open watches a moment to send their last bookmark.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Give open watches a moment to send their last bookmark; with none open, stop at once
+        // (a test harness stopping a server per test waits for nothing).
+        if watches.open_watches.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
     };
     // Connections are closed when they go without a request too long (`crate::listen`); a peer
     // that does not answer a ping within 20 s (tonic's default) is gone.
@@ -356,23 +363,35 @@ fn tls_incoming(
     futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) })
 }
 
-async fn wait_for_signal() {
+/// SIGINT and SIGTERM (Ctrl-C elsewhere), handled from the moment they are listened for.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+    unix: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl StopSignals {
+    /// Installs the handlers now (within the runtime).
+    fn listen() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let unix = signal(SignalKind::interrupt()).and_then(|int| Ok((int, signal(SignalKind::terminate())?))).ok();
+            StopSignals { unix }
         }
+        #[cfg(not(unix))]
+        StopSignals {}
     }
-    #[cfg(not(unix))]
-    {
+
+    /// Until the first signal.
+    async fn wait(self) {
+        #[cfg(unix)]
+        if let Some((mut int, mut term)) = self.unix {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
         let _ = tokio::signal::ctrl_c().await;
     }
 }

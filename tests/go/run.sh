@@ -24,6 +24,8 @@ if [ ! -x "$bin" ]; then
     exit 2
 fi
 
+# Go's own installer puts it in /usr/local/go, which a non-login shell may not have on PATH.
+command -v go >/dev/null 2>&1 || PATH=$PATH:/usr/local/go/bin
 if ! command -v go >/dev/null 2>&1; then
     echo "skipped: the Go tests (client-go, controller-runtime): no go command; install Go >= 1.21 (https://go.dev/dl/)"
     exit 0

@@ -44,12 +44,26 @@ pub fn decode(body: Option<&Body>, what: &str, max_depth: usize) -> Result<Docum
         // Built-in kinds in their Kubernetes protobuf encoding, custom resources as JSON in `raw`;
         // a bad body is a 400 naming the field path.
         PROTOBUF => {
-            let value = k8s_protobuf::object_of_envelope(&body.data).map_err(|e| Error::BadRequest(format!("{what}: {e}")))?;
+            let value = match k8s_protobuf::object_of_envelope(&body.data) {
+                Err(fieldstore_codec::Error::NotBuiltIn { kind, .. }) if kind.ends_with("Options") => meta_options(&body.data, &kind),
+                decoded => decoded,
+            }
+            .map_err(|e| Error::BadRequest(format!("{what}: {e}")))?;
             return Ok(Document { value, duplicates: Vec::new() });
         }
         other => return Err(Error::BadRequest(format!("unsupported content type {other:?} for {what}: use {JSON}, {YAML} or {PROTOBUF}"))),
     };
     document::parse(&body.data, syntax, max_depth).map_err(|e| Error::BadRequest(format!("{what}: {e}")))
+}
+
+/// An options kind of meta/v1 (`DeleteOptions`, …) in an envelope whose typeMeta names a group
+/// version without protos here: a custom resource's, where client-go encodes the DeleteOptions of
+/// a delete. kube-apiserver registers the options in every group version
+/// (`metav1.AddToGroupVersion`), custom resources' included, and decodes them alike.
+fn meta_options(data: &[u8], kind: &str) -> fieldstore_codec::Result<Value> {
+    let message = k8s_protobuf::MessageType::for_kind("meta.k8s.io/v1", kind)?;
+    let json = k8s_protobuf::decode_envelope_as(message, data, k8s_protobuf::JsonStyle::Compact)?;
+    Ok(serde_json::from_slice(&json)?)
 }
 
 /// Encodes a response object as `accept` asks (JSON when empty).
