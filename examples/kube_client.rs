@@ -35,7 +35,9 @@ async fn session() -> Result<()> {
     println!("kube-rs client in process on {}: server {}", dir.path().display(), client.apiserver_version().await?.git_version);
 
     let config_maps: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    // A watcher starts when first polled: its streaming list (nothing yet) ends with InitDone.
     let mut watch = watcher::watcher(config_maps.clone(), watcher::Config::default().streaming_lists()).boxed();
+    while !matches!(tokio::time::timeout(Duration::from_secs(10), watch.next()).await?.ok_or("watch ended")??, watcher::Event::InitDone) {}
     let cm = serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"color": "blue"}}))?;
     let created = config_maps.create(&PostParams::default(), &cm).await?;
     println!("created default/settings, resourceVersion {}", created.metadata.resource_version.unwrap_or_default());
@@ -51,11 +53,11 @@ async fn session() -> Result<()> {
     let managers: Vec<_> = forced.metadata.managed_fields.unwrap_or_default().into_iter().filter_map(|m| m.manager).collect();
     println!("bob forced: data {:?}, managers {managers:?}", forced.data.unwrap_or_default());
 
-    // The watch saw the object come and change (the streaming list's initial events first).
+    // The watch saw the object come and change.
     let mut sizes = Vec::new();
     while sizes.last().map(String::as_str) != Some("large") {
         let event = tokio::time::timeout(Duration::from_secs(10), watch.next()).await?.ok_or("watch ended")??;
-        if let watcher::Event::Apply(cm) | watcher::Event::InitApply(cm) = event {
+        if let watcher::Event::Apply(cm) = event {
             sizes.push(cm.data.unwrap_or_default().remove("size").unwrap_or_else(|| "-".into()));
         }
     }
@@ -63,18 +65,20 @@ async fn session() -> Result<()> {
     Ok(())
 }
 
-/// Times `runs` starts of `start` (after one unmeasured), printing the median and the largest.
-async fn measure<F, Fut>(what: &str, runs: usize, mut start: F) -> Result<()>
+/// Times `runs` runs of `start` (after one unmeasured), printing the median and the largest;
+/// what a run answers (the server) is dropped after its time is taken.
+async fn measure<T, F, Fut>(what: &str, runs: usize, mut start: F) -> Result<()>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<()>>,
+    Fut: std::future::Future<Output = Result<T>>,
 {
-    start().await?;
+    drop(start().await?);
     let mut took = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
-        start().await?;
+        let kept = start().await?;
         took.push(t.elapsed());
+        drop(kept);
     }
     took.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -103,25 +107,25 @@ async fn figures() -> Result<()> {
     measure("empty (no built-in kinds)", RUNS, || async {
         let server = TestServer::builder().builtin_types(false).start()?;
         server.client().apiserver_version().await?;
-        Ok(())
+        Ok(server)
     })
     .await?;
     measure(&format!("{kinds} built-in kinds, 4 namespaces"), RUNS, || async {
         let server = TestServer::start()?;
         server.client().apiserver_version().await?;
-        Ok(())
+        Ok(server)
     })
     .await?;
     measure(&format!("{kinds} built-in kinds and 10 CRDs"), RUNS, || async {
         let server = (0..10).fold(TestServer::builder(), |b, i| b.crd(crd(i))).start()?;
         server.client().apiserver_version().await?;
-        Ok(())
+        Ok(server)
     })
     .await?;
     measure(&format!("{kinds} built-in kinds, served on a loopback port"), RUNS, || async {
         let mut server = TestServer::start()?;
         server.http_client().await?.apiserver_version().await?;
-        Ok(())
+        Ok(server)
     })
     .await?;
     measure("a test: start, create, get, drop (dir removed)", RUNS, || async {

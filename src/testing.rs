@@ -5,7 +5,8 @@
 //! kubeconfig: `fieldstore kubeconfig --server URL`).
 //!
 //! Each test starts its own [`TestServer`]: a fresh store, isolated from every other test, gone
-//! (directory and all) when the server is dropped. It behaves as `fieldstore serve` does: the
+//! (directory and all) when the server is dropped; its writes are not fsynced (`Options::sync`
+//! off), as a test's store need not survive a crash. It behaves as `fieldstore serve` does: the
 //! same request layer and HTTP API, namespaces with their lifecycle (a namespace must exist
 //! before objects go in it; a deleted one takes its contents with it). As with kube-apiserver
 //! alone, nothing runs the other controllers of kube-controller-manager: no garbage collector
@@ -76,7 +77,9 @@ impl Builder {
     /// as an [`io::Error`] carrying the store's error).
     pub fn start(self) -> io::Result<TestServer> {
         let dir = tempfile::Builder::new().prefix("fieldstore-test").tempdir()?;
-        let options = Options::default().builtin_types(self.builtin_types).namespace_lifecycle(self.builtin_types);
+        // A test's store need not survive a crash: writes are not fsynced (the directory goes
+        // with the server anyway).
+        let options = Options::default().sync(false).builtin_types(self.builtin_types).namespace_lifecycle(self.builtin_types);
         let store = Store::open(dir.path(), options).map_err(io::Error::other)?;
         for crd in &self.crds {
             store.register(TypeSpec::from_crd(crd).map_err(io::Error::other)?).map_err(io::Error::other)?;
