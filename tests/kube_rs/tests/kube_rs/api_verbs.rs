@@ -116,3 +116,34 @@ async fn apply_conflict_and_force(door: Door) {
     assert_eq!(owns("bob"), ["f:b", "f:owner"]);
     assert_eq!(owns("alice"), ["f:a"], "forcing took .data.owner from alice");
 }
+
+/// kube-rs's discovery, both ways it asks (the group documents, and aggregated discovery), finds
+/// the built-in kinds and a CRD with their capabilities; a dynamic `Api` over what it found works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_and_dynamic_objects() {
+    use kube::core::{DynamicObject, GroupVersionKind};
+    use kube::discovery::{Discovery, Scope};
+    let (_server, client) = server(Door::InProcess).await;
+    crate::support::install_widget_crd(&client).await;
+    let widget = GroupVersionKind::gvk("example.fieldstore.io", "v1", "Widget");
+    let deployment = GroupVersionKind::gvk("apps", "v1", "Deployment");
+    for aggregated in [false, true] {
+        let discovery = Discovery::new(client.clone());
+        let discovery = if aggregated { discovery.run_aggregated().await } else { discovery.run().await }.unwrap();
+        let (resource, caps) = discovery.resolve_gvk(&widget).unwrap_or_else(|| panic!("Widget (aggregated: {aggregated})"));
+        assert_eq!((resource.plural.as_str(), caps.scope.clone()), ("widgets", Scope::Namespaced));
+        assert!(caps.subresources.iter().any(|(r, _)| r.plural == "widgets/status" || r.plural == "status"), "{:?}", caps.subresources);
+        let (resource, caps) = discovery.resolve_gvk(&deployment).unwrap();
+        assert_eq!((resource.plural.as_str(), caps.scope), ("deployments", Scope::Namespaced));
+        assert!(discovery.has_group("") && discovery.has_group("events.k8s.io"));
+
+        let (widgets, _) = discovery.resolve_gvk(&widget).unwrap();
+        let api: Api<DynamicObject> = Api::default_namespaced_with(client.clone(), &widgets);
+        let name = format!("dyn-{aggregated}");
+        let obj = DynamicObject::new(&name, &widgets).data(json!({"spec": {"replicas": 1, "image": "x"}}));
+        api.create(&PostParams::default(), &obj).await.unwrap();
+        let got = api.get(&name).await.unwrap();
+        assert_eq!(got.data["spec"]["replicas"], 1);
+        assert_eq!(got.types.map(|t| t.kind), Some("Widget".to_string()));
+    }
+}

@@ -97,3 +97,30 @@ async fn controller_converges_and_finalizes(door: Door) {
     owned_by_widget(deployments.get("shop").await.unwrap().owner_references());
     controller.abort();
 }
+
+/// The status subresource through Server-Side Apply (`patch_status` with `Patch::Apply`, as many
+/// kube-rs controllers write it): the status changes, the spec and generation do not; a status
+/// sent to the main resource is ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_through_apply() {
+    let (_server, client) = server(Door::InProcess).await;
+    install_widget_crd(&client).await;
+    let widgets: Api<Widget> = Api::default_namespaced(client);
+    let spec = WidgetSpec { replicas: 1, image: "busybox".into(), settings: BTreeMap::new() };
+    widgets.create(&PostParams::default(), &Widget::new("w", spec)).await.unwrap();
+    let status = json!({"apiVersion": "example.fieldstore.io/v1", "kind": "Widget",
+        "status": {"ready": true, "configMaps": 7, "observedGeneration": 1}});
+    let pp = PatchParams::apply(MANAGER).force();
+    let patched = widgets.patch_status("w", &pp, &Patch::Apply(&status)).await.unwrap();
+    let s = patched.status.as_ref().unwrap();
+    assert_eq!((s.ready, s.config_maps, s.observed_generation), (true, 7, Some(1)));
+    assert_eq!((patched.metadata.generation, patched.spec.replicas), (Some(1), 1));
+    let entry = patched.managed_fields().iter().find(|m| m.manager.as_deref() == Some(MANAGER)).unwrap();
+    assert_eq!(entry.subresource.as_deref(), Some("status"));
+
+    let main = json!({"apiVersion": "example.fieldstore.io/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"replicas": 2, "image": "busybox"}, "status": {"ready": false, "configMaps": 0}});
+    let applied = widgets.patch("w", &PatchParams::apply("someone").force(), &Patch::Apply(&main)).await.unwrap();
+    assert_eq!((applied.metadata.generation, applied.spec.replicas), (Some(2), 2));
+    assert_eq!(applied.status.as_ref().map(|s| (s.ready, s.config_maps)), Some((true, 7)), "status unchanged by the main resource");
+}

@@ -28,10 +28,15 @@ pub async fn server(door: Door) -> (TestServer, Client) {
     (server, client)
 }
 
-/// Creates the Widget CRD through the API, as an operator's installation does.
+/// Creates the Widget CRD through the API, as an operator's installation does, and waits for it
+/// to be established (kube-rs's `await_condition`).
 pub async fn install_widget_crd(client: &Client) {
+    use kube::runtime::wait::{await_condition, conditions};
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &Widget::crd()).await.unwrap();
+    let crd = crds.create(&PostParams::default(), &Widget::crd()).await.unwrap();
+    let name = crd.metadata.name.unwrap();
+    let established = await_condition(crds, &name, conditions::is_crd_established());
+    tokio::time::timeout(Duration::from_secs(30), established).await.expect("the CRD established in time").unwrap();
 }
 
 /// Polls `probe` until it answers `Some`, failing the test with `what` after 30 s (a bound for a
