@@ -59,7 +59,9 @@ demo: setup
 # All tests, in the release profile (CI then builds a single profile, the one the binary and the
 # benches use); the store suites (`store_*`) a second time on etcd (a single-member etcd each test
 # process starts; skipped, with the reason, only when no etcd binary can be installed); the
-# embedding example (built by `cargo test`), then independent clients against a
+# embedding examples (built by `cargo test`; `kube_client`, kube-rs in process and the test
+# server's start-up figures, needs the `testing` feature, which the workspace's `tests/kube_rs`
+# turns on, so it runs as `cargo test` built it), then independent clients against a
 # live server: Python grpcio, and the official Kubernetes Python client on the HTTP API (the
 # binary is the one `cargo test` built for the server's integration tests; then the Go
 # frameworks' tests, tests/go/run.sh: client-go's informers, apply, leader election, discovery;
@@ -77,6 +79,7 @@ test: setup
 	  FIELDSTORE_TEST_BACKEND=etcd $(CARGO) test --workspace --release --test 'store_*'; \
 	else echo "skipped: the store suites on etcd (no etcd binary)"; fi
 	$(CARGO) run --release --example embed
+	$(TARGET)/release/examples/kube_client
 	sh tests/python/ensure_packages.sh
 	python3 tests/python/test_grpc_client.py $(BIN)
 	python3 tests/python/test_k8s_client.py $(BIN)

@@ -8,7 +8,10 @@
 //! - [`engine`]: schemas, Server-Side Apply, patches, field history, and the store.
 //!
 //! The store (RocksDB) is the default `store` feature; without it (`default-features = false`)
-//! only the pure SSA, patch and codec parts build.
+//! only the pure SSA, patch and codec parts build. Two more features bring the Kubernetes API in
+//! process: `kube` (`in_process`: a kube-rs `Client` on an embedded store, without a socket,
+//! through the server's HTTP API as a tower service) and `testing` (`testing`: a fresh store per
+//! controller test, ready in milliseconds, in process or on a loopback port).
 //!
 //! # Embedding the store
 //!
@@ -76,6 +79,11 @@
 //! `examples/embed.rs` runs the same session and prints what it does
 //! (`cargo run --release --example embed`).
 #![deny(missing_docs)]
+
+#[cfg(feature = "kube")]
+pub mod in_process;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use fieldstore_codec as codec;
 pub use fieldstore_engine as engine;

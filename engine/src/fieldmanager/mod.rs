@@ -81,7 +81,7 @@ pub struct FieldManager<'s> {
     max_update_managers: usize,
     strict_reset_fields: bool,
     strip: Set,
-    atomic_index: reconcile::AtomicIndex,
+    atomic_index: std::sync::Arc<reconcile::AtomicIndex>,
 }
 
 /// The outcome of a successful apply.
@@ -138,23 +138,42 @@ fn current_operation() -> ManagerKey {
     ManagerKey { manager: String::new(), operation: Operation::Update, api_version: String::new(), subresource: String::new() }
 }
 
+impl FieldManager<'static> {
+    /// As [`FieldManager::new`], over a schema that lives for the rest of the process (a store's
+    /// registered types): what the walk needs of the schema is computed once per schema and
+    /// shared by every field manager over it.
+    #[must_use]
+    pub(crate) fn over_static_schema(schema: &'static Schema, root: &'static TypeRef, api_version: impl Into<String>) -> Self {
+        FieldManager::with_index(schema, root, api_version.into(), reconcile::AtomicIndex::shared(schema))
+    }
+}
+
 impl<'s> FieldManager<'s> {
     /// A field manager for objects of type `root` in `schema`, written at `api_version` through
     /// the main resource, with no reset fields, at most [`DEFAULT_MAX_UPDATE_MANAGERS`] Update
     /// entries and strict reset-field mode off.
     #[must_use]
     pub fn new(schema: &'s Schema, root: &'s TypeRef, api_version: impl Into<String>) -> Self {
+        FieldManager::with_index(schema, root, api_version.into(), std::sync::Arc::new(reconcile::AtomicIndex::new(schema)))
+    }
+
+    fn with_index(
+        schema: &'s Schema,
+        root: &'s TypeRef,
+        api_version: String,
+        atomic_index: std::sync::Arc<reconcile::AtomicIndex>,
+    ) -> Self {
         FieldManager {
             schema,
             root,
-            api_version: api_version.into(),
+            api_version,
             kind: None,
             subresource: String::new(),
             reset_fields: BTreeMap::new(),
             max_update_managers: DEFAULT_MAX_UPDATE_MANAGERS,
             strict_reset_fields: false,
             strip: strip::strip_set(),
-            atomic_index: reconcile::AtomicIndex::new(schema),
+            atomic_index,
         }
     }
 

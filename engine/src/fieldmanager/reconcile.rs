@@ -5,7 +5,8 @@ use crate::merge::ManagedFields;
 use crate::schema::{Atom, ElementRelationship, List, Map, Scalar, Schema, TypeRef, DEDUCED_TYPE};
 use crate::{Error, Result};
 use fieldstore_codec::{PathElement, Set};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Rewrites every manager's set to fit the current schema, where a field changed topology since
 /// the set was written; returns whether any set changed.
@@ -102,6 +103,17 @@ impl AtomicIndex {
             }
             index.0.extend(found);
         }
+    }
+
+    /// The index of a schema that lives for the rest of the process, computed once and shared
+    /// by every field manager over it: the store's types keep their schemas so, and the
+    /// built-in kinds (tens of them, two field managers each with a status) share one large
+    /// schema, whose index is most of what opening a store costs when computed for each.
+    pub(crate) fn shared(schema: &'static Schema) -> Arc<AtomicIndex> {
+        // Keyed by address: a `'static` schema is never freed, so its address is never reused.
+        static SHARED: OnceLock<Mutex<HashMap<usize, Arc<AtomicIndex>>>> = OnceLock::new();
+        let mut shared = SHARED.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        shared.entry(std::ptr::from_ref(schema) as usize).or_insert_with(|| Arc::new(AtomicIndex::new(schema))).clone()
     }
 
     /// Whether the walk can meet an atomic container at or below a node of type `tr`.
@@ -327,6 +339,17 @@ mod tests {
         managers.insert(ManagerKey::apply("a"), VersionedSet::new(old, "v1", true));
         assert!(reconcile_managed_fields(&schema, &root, &mut managers).unwrap());
         assert_eq!(managers[&ManagerKey::apply("a")].set, fixed);
+    }
+
+    #[test]
+    fn a_static_schema_has_one_shared_index() {
+        let schema: &'static Schema = Box::leak(Box::new(parse_smd_yaml(ATOMIC).unwrap()));
+        let other: &'static Schema = Box::leak(Box::new(parse_smd_yaml(ATOMIC).unwrap()));
+        let shared = AtomicIndex::shared(schema);
+        assert!(std::sync::Arc::ptr_eq(&shared, &AtomicIndex::shared(schema)));
+        assert!(!std::sync::Arc::ptr_eq(&shared, &AtomicIndex::shared(other)), "one index per schema");
+        assert_eq!(shared.0, AtomicIndex::new(schema).0);
+        assert!(shared.reaches_atomic(&schema.named("root").unwrap()));
     }
 
     #[test]

@@ -373,14 +373,14 @@ impl Registered {
         let root = schema.named(&root_name).ok_or_else(|| Error::UnknownType(root_name.clone()))?;
         let root: &'static TypeRef = Box::leak(Box::new(root));
         let api_version = spec.api_version();
-        let mut main = FieldManager::new(schema, root, api_version.clone()).with_kind(spec.kind.clone());
+        let mut main = FieldManager::over_static_schema(schema, root, api_version.clone()).with_kind(spec.kind.clone());
         let mut status = None;
         if spec.status_subresource {
             let status_set = Set::from_paths([&Path::fields(["status"])]);
             let spec_set = Set::from_paths([&Path::fields(["spec"])]);
             main = main.with_reset_fields(api_version.clone(), "", status_set);
             status = Some(
-                FieldManager::new(schema, root, api_version.clone())
+                FieldManager::over_static_schema(schema, root, api_version.clone())
                     .with_kind(spec.kind.clone())
                     .with_subresource("status")
                     .with_reset_fields(api_version.clone(), "status", spec_set),
