@@ -47,6 +47,11 @@ async fn watch_streams_and_ends_with_the_service() {
     assert_eq!(created.status(), 201);
 
     let mut buf = Vec::new();
+    // No initial objects: first the bookmark that ends the initial events (kube-apiserver 1.37
+    // sends it whenever bookmarks are allowed), then the create.
+    let end = next_event(&mut body, &mut buf).await.expect("an event");
+    assert_eq!(end["type"], "BOOKMARK", "{end}");
+    assert_eq!(end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true", "{end}");
     let added = next_event(&mut body, &mut buf).await.expect("an event");
     assert_eq!((added["type"].as_str(), added["object"]["metadata"]["name"].as_str()), (Some("ADDED"), Some("a")));
 
