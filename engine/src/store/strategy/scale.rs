@@ -12,6 +12,7 @@ use super::super::types::{ScaleSubresource, TypeSpec};
 use super::super::Store;
 use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
+use crate::typed::{ValidationError, ValidationErrors};
 use crate::{Error, Result};
 use serde_json::{json, Value};
 
@@ -109,8 +110,8 @@ impl Store {
     /// managedFields entry says so), and answers the new Scale.
     ///
     /// # Errors
-    /// [`Error::BadRequest`] when the Scale's `spec.replicas` is not a non-negative 32-bit
-    /// integer; [`Error::Patch`]; [`Error::Precondition`] for a stale resourceVersion; those of
+    /// [`Error::BadRequest`] when the Scale's `spec.replicas` is not a 32-bit integer,
+    /// [`Error::Invalid`] when it is negative; [`Error::Patch`]; [`Error::Precondition`] for a stale resourceVersion; those of
     /// [`Store::update`].
     pub fn update_scale(&self, key: &ObjectKey, change: &ScaleChange, opts: &WriteOptions) -> Result<Value> {
         let t = self.scalable(&key.resource)?;
@@ -136,8 +137,14 @@ impl Store {
                 .pointer("/spec/replicas")
                 .and_then(Value::as_i64)
                 .and_then(|r| i32::try_from(r).ok())
-                .filter(|r| *r >= 0)
                 .ok_or_else(|| Error::BadRequest("spec.replicas: a non-negative 32-bit integer is required".into()))?;
+            // kube-apiserver's Scale validation: 422 naming the field.
+            if replicas < 0 {
+                return Err(Error::Invalid(ValidationErrors(vec![ValidationError {
+                    path: "spec.replicas".into(),
+                    message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+                }])));
+            }
             let mut new = live.clone();
             let at = t.spec.scale.as_ref().map_or_else(|| "/spec/replicas".to_string(), |s| pointer(&s.spec_replicas_path));
             set_replicas(&mut new, &at, replicas);
