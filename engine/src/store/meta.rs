@@ -207,7 +207,9 @@ pub(super) fn finish_update(live: &Value, mut new: Value, annotations_bump: bool
         _ => true,
     };
     // Absent, null and empty annotations are the same (apimachinery's semantic equality).
-    let annotations = |v: &Value| v.pointer("/metadata/annotations").and_then(Value::as_object).filter(|m| !m.is_empty()).cloned();
+    fn annotations(v: &Value) -> Option<&Map<String, Value>> {
+        v.pointer("/metadata/annotations").and_then(Value::as_object).filter(|m| !m.is_empty())
+    }
     if spec_changed || (annotations_bump && annotations(live) != annotations(&new)) {
         // Types without a generation have none (the update kept the live object's).
         if let Some(Value::Object(m)) = new.get_mut("metadata") {

@@ -180,11 +180,12 @@ impl Store {
         let core = self.inner.core.clone();
         // A watch-list from a resourceVersion starts from a state not older than it (client-go's
         // reflector sends its last one when it lists again), as kube-apiserver's watch cache.
-        let watch_list_from = rv.filter(|&r| r > 0 && opts.send_initial_events == Some(true));
-        match (rv.filter(|&r| r > 0), watch_list_from) {
-            (_, Some(r)) => core.wait_for(r)?,
-            (Some(r), None) => core.check_compacted(r)?,
-            (None, None) => {}
+        let start = rv.filter(|&r| r > 0);
+        let watch_list = opts.send_initial_events == Some(true);
+        match start {
+            Some(r) if watch_list => core.wait_for(r)?,
+            Some(r) => core.check_compacted(r)?,
+            None => {}
         }
         let (id, inbox, reg) = {
             let mut hub = core.hub.lock();
@@ -209,7 +210,7 @@ impl Store {
             last_sent: Instant::now(),
             ended: false,
         };
-        match rv.filter(|&r| r > 0 && watch_list_from.is_none()) {
+        match start.filter(|_| !watch_list) {
             Some(r) => {
                 w.last = r.max(reg);
                 if r < reg {

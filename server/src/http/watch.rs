@@ -29,11 +29,12 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         let by_name = format!("metadata.name={name}");
         field_selector = Some(field_selector.map_or(by_name.clone(), |f| format!("{f},{by_name}")));
     }
+    let allow_bookmarks = ctx.q.flag("allowWatchBookmarks");
     let opts = WatchOptions {
         resource_version: ctx.q.string("resourceVersion"),
         label_selector: ctx.q.string("labelSelector"),
         field_selector,
-        allow_bookmarks: ctx.q.flag("allowWatchBookmarks"),
+        allow_bookmarks,
         send_initial_events: ctx.q.opt_flag("sendInitialEvents"),
     };
     let timeout = ctx.q.number("timeoutSeconds")?.map_or(DEFAULT_TIMEOUT, Duration::from_secs);
@@ -59,7 +60,7 @@ pub(crate) async fn serve(ctx: &Ctx<'_>) -> Reply {
         _slot: opened.slot,
         shutdown: ctx.h.shutdown.clone(),
         store: ctx.h.api.store().clone(),
-        allow_bookmarks: ctx.q.flag("allowWatchBookmarks"),
+        allow_bookmarks,
         end,
         api_version,
         kind,

@@ -240,6 +240,8 @@ impl Store {
         self.write_loop(&t, "", name, opts.dry_run, &who, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: "namespaces".into(), name: name.into() })?;
             check_preconditions(&t, name, live, object)?;
+            // Keeps the live status (a Namespace has a status subresource), as the finalize
+            // strategy does.
             let mut new = prepare_meta(&t, false, live, object.clone());
             default_input(&mut new, name);
             // No finalizers is no `finalizers` (Go's omitempty): nobody owns an empty list.
@@ -248,13 +250,7 @@ impl Store {
                     spec.remove("finalizers");
                 }
             }
-            let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
-            if let Value::Object(root) = &mut out {
-                match live.get("status") {
-                    Some(s) => root.insert("status".into(), s.clone()),
-                    None => root.remove("status"),
-                };
-            }
+            let out = manager.update(Some(live), new, &opts.manager, &now)?.object;
             // A namespace being deleted with no finalizer left goes (the commit's rule).
             Ok(finish_update(live, out, false))
         })

@@ -36,13 +36,14 @@ pub fn has_scale(spec: &TypeSpec) -> bool {
     spec.scale.is_some() || SCALABLE.contains(&spec.resource().as_str())
 }
 
-/// A JSON path of a CRD's `subresources.scale` (`.spec.replicas`) as a JSON pointer.
-fn pointer(path: &str) -> String {
-    path.split('.').filter(|s| !s.is_empty()).fold(String::new(), |mut p, s| {
-        p.push('/');
-        p.push_str(&s.replace('~', "~0").replace('/', "~1"));
-        p
-    })
+/// The fields of a JSON path of a CRD's `subresources.scale` (`.spec.replicas`).
+fn fields(path: &str) -> impl Iterator<Item = &str> {
+    path.split('.').filter(|s| !s.is_empty())
+}
+
+/// What `o` holds at `path`.
+fn at<'v>(o: &'v Value, path: &str) -> Option<&'v Value> {
+    fields(path).try_fold(o, |v, f| v.get(f))
 }
 
 /// The Scale of an object of type `spec`.
@@ -54,9 +55,9 @@ pub fn scale_of(spec: &TypeSpec, o: &Value) -> Value {
         // A custom resource's, as kube-apiserver's: 0 for a missing number, the selector as the
         // string the path holds.
         Some(ScaleSubresource { spec_replicas_path, status_replicas_path, label_selector_path }) => (
-            o.pointer(&pointer(spec_replicas_path)).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
-            o.pointer(&pointer(status_replicas_path)).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
-            label_selector_path.as_deref().and_then(|p| o.pointer(&pointer(p))).and_then(Value::as_str).unwrap_or("").to_string(),
+            at(o, spec_replicas_path).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
+            at(o, status_replicas_path).filter(|v| v.is_i64()).cloned().unwrap_or(json!(0)),
+            label_selector_path.as_deref().and_then(|p| at(o, p)).and_then(Value::as_str).unwrap_or("").to_string(),
         ),
         // The selector as a string, as kube-apiserver renders a label selector's matchLabels.
         None => (
@@ -77,21 +78,21 @@ pub fn scale_of(spec: &TypeSpec, o: &Value) -> Value {
     })
 }
 
-/// Sets the desired replicas of `o` at `pointer`, making the objects on the way.
-fn set_replicas(o: &mut Value, pointer: &str, replicas: i32) {
-    let mut at = o;
-    let mut keys = pointer.split('/').skip(1).map(|k| k.replace("~1", "/").replace("~0", "~")).peekable();
-    while let Some(key) = keys.next() {
-        if !at.is_object() {
-            *at = json!({});
-        }
-        let Value::Object(m) = at else { return };
-        if keys.peek().is_none() {
-            m.insert(key, Value::from(replicas));
-            return;
-        }
-        at = m.entry(key).or_insert_with(|| json!({}));
+/// Sets the desired replicas of `o` at `path` (a JSON path), making the objects on the way.
+fn set_replicas(o: &mut Value, path: &str, replicas: i32) {
+    // A path naming no field names nothing to set (never the object itself).
+    if fields(path).next().is_none() {
+        return;
     }
+    let mut here = o;
+    for f in fields(path) {
+        if !here.is_object() {
+            *here = json!({});
+        }
+        let Value::Object(m) = here else { return };
+        here = m.entry(f).or_insert(Value::Null);
+    }
+    *here = Value::from(replicas);
 }
 
 impl Store {
@@ -146,8 +147,8 @@ impl Store {
                 }])));
             }
             let mut new = live.clone();
-            let at = t.spec.scale.as_ref().map_or_else(|| "/spec/replicas".to_string(), |s| pointer(&s.spec_replicas_path));
-            set_replicas(&mut new, &at, replicas);
+            let path = t.spec.scale.as_ref().map_or(".spec.replicas", |s| s.spec_replicas_path.as_str());
+            set_replicas(&mut new, path, replicas);
             let new = prepare_update(&t, false, live, new);
             let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
             if t.spec.scale.is_some() {
