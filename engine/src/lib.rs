@@ -6,6 +6,7 @@
 //! - [`replay`]: the scenario replayer that checks agreement with structured-merge-diff.
 #![deny(missing_docs)]
 
+pub mod crd;
 mod error;
 pub mod fieldmanager;
 pub mod history;

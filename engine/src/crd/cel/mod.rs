@@ -1,0 +1,1 @@
+//! CEL validation rules of custom resources (`x-kubernetes-validations`).

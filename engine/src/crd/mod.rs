@@ -1,0 +1,8 @@
+//! Custom resources as kube-apiserver serves them (apiextensions): the structural schema of a
+//! CustomResourceDefinition's version, the checks of a definition itself, and what every write
+//! of a custom resource goes through — defaulting, pruning of unknown fields, validation of the
+//! OpenAPI v3 keywords and of the CEL rules (`x-kubernetes-validations`).
+//!
+//! Pure logic over JSON values: no storage. The store calls it from its write and read paths.
+
+pub mod cel;
