@@ -6,3 +6,9 @@
 //! Pure logic over JSON values: no storage. The store calls it from its write and read paths.
 
 pub mod cel;
+pub mod defaults;
+pub mod formats;
+pub mod structural;
+pub mod validation;
+
+pub use structural::Structural;
