@@ -2,6 +2,7 @@
 //! formats; go-openapi's `strfmt` checks them). A format outside the list is not checked, as
 //! kube-apiserver strips it; numeric formats (`int32`, `double`, …) are not checked either.
 
+use crate::names::{is_dns1123_label, is_dns1123_subdomain};
 use regex::Regex;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::LazyLock;
@@ -33,8 +34,8 @@ pub fn valid(format: &str, s: &str) -> bool {
         "date" => date(s),
         "duration" => duration(s),
         "datetime" => date_time(s),
-        "k8sshortname" => dns_label(s),
-        "k8slongname" => s.len() <= 253 && s.split('.').all(dns_label),
+        "k8sshortname" => is_dns1123_label(s),
+        "k8slongname" => is_dns1123_subdomain(s),
         _ => true,
     }
 }
@@ -71,12 +72,6 @@ pattern!(
     SCALA_DURATION,
     r"^\d+\s*(ns|nano|nanos|nanosecond|nanoseconds|us|micro|micros|microsecond|microseconds|ms|milli|millis|millisecond|milliseconds|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|wk|wks|week|weeks)$"
 );
-
-fn dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty() && b.len() <= 63 && b.first().is_some_and(alnum) && b.last().is_some_and(alnum) && b.iter().all(|c| alnum(c) || *c == b'-')
-}
 
 /// An IP as Go's `net.ParseIP` reads it (IPv4 dotted quads without leading zeros, IPv6).
 fn ip(s: &str) -> Option<IpAddr> {

@@ -7,7 +7,11 @@
 
 pub mod cel;
 pub mod defaults;
+pub mod definition;
 pub mod formats;
+mod list_types;
+mod rule_shapes;
+pub mod schema_checks;
 pub mod structural;
 pub mod validation;
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 /// `apiVersion` and `kind` at the root are the store's to check, not the schema's.
 #[must_use]
 pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec<ValidationError> {
-    let mut w = Walk { errors: Vec::new() };
+    let mut w = Walk { errors: Vec::new(), base: String::new() };
     if let Value::Object(m) = object {
         w.object(schema, m, old.and_then(Value::as_object), "");
         w.object_checks(schema, m, "");
@@ -24,8 +24,20 @@ pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec
     w.errors
 }
 
+/// Every problem of `v` against `schema`, a value at the field path `base` (a CRD's `default`):
+/// errors name `base` and the fields below it; messages name the fields relative to `v`, as
+/// kube-apiserver's validation of a default names them.
+#[must_use]
+pub fn validate_value(schema: &Structural, v: &Value, base: &str) -> Vec<ValidationError> {
+    let mut w = Walk { errors: Vec::new(), base: base.to_string() };
+    w.node(schema, v, None, "");
+    w.errors
+}
+
 struct Walk {
     errors: Vec<ValidationError>,
+    /// The field path errors are below.
+    base: String,
 }
 
 /// How kube-apiserver's field errors print a value: numbers and booleans plainly, strings
@@ -87,7 +99,13 @@ fn child(path: &str, key: &str) -> String {
 
 impl Walk {
     fn push(&mut self, path: &str, message: String) {
-        self.errors.push(ValidationError { path: path.to_string(), message });
+        let path = match (self.base.is_empty(), path.is_empty()) {
+            (true, _) => path.to_string(),
+            (false, true) => self.base.clone(),
+            (false, false) if path.starts_with('[') => format!("{}{path}", self.base),
+            (false, false) => format!("{}.{path}", self.base),
+        };
+        self.errors.push(ValidationError { path, message });
     }
 
     /// `Invalid value: <value>: <path> in body <detail>`, kube-openapi's default error.
@@ -204,8 +222,9 @@ impl Walk {
     /// `allOf`, `anyOf`, `oneOf` and `not`: their schemas check the same value.
     fn composition(&mut self, s: &Structural, v: &Value, path: &str) {
         let c = &s.checks;
+        let base = self.base.clone();
         let passes = |sub: &Structural| {
-            let mut w = Walk { errors: Vec::new() };
+            let mut w = Walk { errors: Vec::new(), base: base.clone() };
             w.node(sub, v, None, path);
             w.errors
         };
