@@ -14,7 +14,11 @@ pub const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case
 pub fn is_dns1123_label(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty() && b.len() <= 63 && b.first().is_some_and(alnum) && b.last().is_some_and(alnum) && b.iter().all(|c| alnum(c) || *c == b'-')
+    !b.is_empty()
+        && b.len() <= 63
+        && b.first().is_some_and(alnum)
+        && b.last().is_some_and(alnum)
+        && b.iter().all(|c| alnum(c) || *c == b'-')
 }
 
 /// Whether `s` is a DNS-1123 subdomain: at most 253 characters of dot-separated labels.

@@ -100,7 +100,10 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
     }
     let empty = Vec::new();
     let versions = spec.get("versions").and_then(Value::as_array).unwrap_or(&empty);
-    let hoisted = |key: &str| !versions.is_empty() && versions.iter().all(|v| v.get(key).is_some_and(|x| !x.is_null() && x != &json!([])) && v.get(key) == versions[0].get(key));
+    let hoisted = |key: &str| {
+        !versions.is_empty()
+            && versions.iter().all(|v| v.get(key).is_some_and(|x| !x.is_null() && x != &json!([])) && v.get(key) == versions[0].get(key))
+    };
     let (schema_top, subresources_top, columns_top) = (hoisted("schema"), hoisted("subresources"), hoisted("additionalPrinterColumns"));
     if !versions.iter().all(|v| schema_of(v).is_some()) {
         for (i, v) in versions.iter().enumerate() {
@@ -128,7 +131,11 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
         }
         if let Some(w) = v.get("deprecationWarning").and_then(Value::as_str) {
             if v.get("deprecated") != Some(&Value::Bool(true)) {
-                err(out, format!("{at}.deprecationWarning"), format!("Invalid value: {}: can only be set for deprecated versions", quoted(w)));
+                err(
+                    out,
+                    format!("{at}.deprecationWarning"),
+                    format!("Invalid value: {}: can only be set for deprecated versions", quoted(w)),
+                );
             } else if w.len() > 256 {
                 err(out, format!("{at}.deprecationWarning"), format!("Invalid value: {}: must be <= 256 characters long", quoted(w)));
             }
@@ -150,7 +157,11 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
         err(out, "spec.versions", format!("Invalid value: {}: must contain unique version names", versions_shown(versions)));
     }
     if storage != 1 {
-        err(out, "spec.versions", format!("Invalid value: {}: must have exactly one version marked as storage version", versions_shown(versions)));
+        err(
+            out,
+            "spec.versions",
+            format!("Invalid value: {}: must have exactly one version marked as storage version", versions_shown(versions)),
+        );
     }
     names(spec, out);
     if schema_top {
@@ -184,7 +195,9 @@ fn status_on(v: &Value) -> bool {
 }
 
 fn names(spec: &Value, out: &mut Vec<ValidationError>) {
-    for (key, pointer) in [("plural", "/names/plural"), ("singular", "/names/singular"), ("kind", "/names/kind"), ("listKind", "/names/listKind")] {
+    for (key, pointer) in
+        [("plural", "/names/plural"), ("singular", "/names/singular"), ("kind", "/names/kind"), ("listKind", "/names/listKind")]
+    {
         if text(spec, pointer).is_empty() {
             err(out, format!("spec.names.{key}"), "Required value".into());
         }
@@ -201,7 +214,11 @@ fn names(spec: &Value, out: &mut Vec<ValidationError>) {
         let v = text(names, &format!("/{key}"));
         let errs = dns1035_errors(&v.to_lowercase());
         if !v.is_empty() && !errs.is_empty() {
-            err(out, format!("spec.names.{key}"), format!("Invalid value: {}: may have mixed case, but should otherwise match: {}", quoted(v), errs.join(",")));
+            err(
+                out,
+                format!("spec.names.{key}"),
+                format!("Invalid value: {}: may have mixed case, but should otherwise match: {}", quoted(v), errs.join(",")),
+            );
         }
     }
     for key in ["shortNames", "categories"] {
@@ -283,7 +300,9 @@ fn conversion(spec: &Value, out: &mut Vec<ValidationError>) {
     match strategy {
         "" => err(out, "spec.conversion.strategy", "Required value".into()),
         "None" | "Webhook" => {}
-        other => err(out, "spec.conversion.strategy", format!("Unsupported value: {}: supported values: \"None\", \"Webhook\"", quoted(other))),
+        other => {
+            err(out, "spec.conversion.strategy", format!("Unsupported value: {}: supported values: \"None\", \"Webhook\"", quoted(other)))
+        }
     }
     let has = |k: &str| c.get(k).is_some_and(|x| !x.is_null() && x != &json!([]));
     if strategy == "Webhook" {

@@ -96,7 +96,14 @@ const ROOT_WITH_STATUS: [&str; 22] = [
 
 fn root_with_status(m: &Map<String, Value>, path: &str, out: &mut Vec<ValidationError>) {
     if let Some(t) = s(m, "type").filter(|t| !t.is_empty() && *t != "object") {
-        err(out, format!("{path}.type"), format!("Invalid value: {}: only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled", validation::quoted(t)));
+        err(
+            out,
+            format!("{path}.type"),
+            format!(
+                "Invalid value: {}: only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled",
+                validation::quoted(t)
+            ),
+        );
         return;
     }
     if m.keys().any(|k| !ROOT_WITH_STATUS.contains(&k.as_str())) {
@@ -112,7 +119,8 @@ fn structural(m: &Map<String, Value>, lvl: Level, path: &str, out: &mut Vec<Vali
         return;
     }
     let t = s(m, "type").unwrap_or("");
-    let (ios, preserve, embedded) = (b(m, "x-kubernetes-int-or-string"), b(m, "x-kubernetes-preserve-unknown-fields"), b(m, "x-kubernetes-embedded-resource"));
+    let (ios, preserve, embedded) =
+        (b(m, "x-kubernetes-int-or-string"), b(m, "x-kubernetes-preserve-unknown-fields"), b(m, "x-kubernetes-embedded-resource"));
     if t == "array" && !m.get("items").is_some_and(Value::is_object) {
         err(out, format!("{path}.items"), "Required value: must be specified".into());
     }
@@ -135,10 +143,18 @@ fn structural(m: &Map<String, Value>, lvl: Level, path: &str, out: &mut Vec<Vali
         }
     }
     if ios && preserve {
-        err(out, format!("{path}.x-kubernetes-preserve-unknown-fields"), "Invalid value: true: must be false if x-kubernetes-int-or-string is true".into());
+        err(
+            out,
+            format!("{path}.x-kubernetes-preserve-unknown-fields"),
+            "Invalid value: true: must be false if x-kubernetes-int-or-string is true".into(),
+        );
     }
     if ios && embedded {
-        err(out, format!("{path}.x-kubernetes-embedded-resource"), "Invalid value: true: must be false if x-kubernetes-int-or-string is true".into());
+        err(
+            out,
+            format!("{path}.x-kubernetes-embedded-resource"),
+            "Invalid value: true: must be false if x-kubernetes-int-or-string is true".into(),
+        );
     }
     let int_or_string_any_of = ios && is_int_or_string_any_of(m.get("anyOf"));
     for key in ["allOf", "anyOf", "oneOf"] {
@@ -160,14 +176,22 @@ fn structural(m: &Map<String, Value>, lvl: Level, path: &str, out: &mut Vec<Vali
     if let Some(p) = s(m, "pattern") {
         if let Err(e) = regex::Regex::new(p) {
             let first = e.to_string().lines().last().unwrap_or("").trim().to_string();
-            err(out, format!("{path}.pattern"), format!("Invalid value: {}: must be a valid regular expression, but isn't: {first}", validation::quoted(p)));
+            err(
+                out,
+                format!("{path}.pattern"),
+                format!("Invalid value: {}: must be a valid regular expression, but isn't: {first}", validation::quoted(p)),
+            );
         }
     }
     if embedded && t != "object" {
         if t.is_empty() {
             err(out, format!("{path}.type"), "Required value: must be object if x-kubernetes-embedded-resource is true".into());
         } else {
-            err(out, format!("{path}.type"), format!("Invalid value: {}: must be object if x-kubernetes-embedded-resource is true", validation::quoted(t)));
+            err(
+                out,
+                format!("{path}.type"),
+                format!("Invalid value: {}: must be object if x-kubernetes-embedded-resource is true", validation::quoted(t)),
+            );
         }
     } else if t.is_empty() && !ios && !preserve {
         let words = match lvl {
@@ -197,14 +221,27 @@ fn structural(m: &Map<String, Value>, lvl: Level, path: &str, out: &mut Vec<Vali
     if let Some(Value::Object(meta)) = props.and_then(|p| p.get("metadata")) {
         let mpath = format!("{path}.properties[metadata]");
         if (lvl == Level::Root || embedded) && s(meta, "type") != Some("object") {
-            err(out, format!("{mpath}.type"), format!("Invalid value: {}: must be object", validation::quoted(s(meta, "type").unwrap_or(""))));
+            err(
+                out,
+                format!("{mpath}.type"),
+                format!("Invalid value: {}: must be object", validation::quoted(s(meta, "type").unwrap_or(""))),
+            );
         }
         if lvl == Level::Root && !root_metadata_is_implicit(meta) {
-            err(out, mpath, "Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified".into());
+            err(
+                out,
+                mpath,
+                "Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified".into(),
+            );
         }
     }
     if embedded && !preserve && props.is_none_or(Map::is_empty) {
-        err(out, format!("{path}.properties"), "Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields".into());
+        err(
+            out,
+            format!("{path}.properties"),
+            "Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"
+                .into(),
+        );
     }
 }
 
@@ -305,7 +342,13 @@ fn defaults(s: &Structural, raw: &Value, path: &str, root: bool, out: &mut Vec<V
         if root && k == "metadata" {
             continue;
         }
-        defaults(p, raw.pointer(&format!("/properties/{}", k.replace('~', "~0").replace('/', "~1"))).unwrap_or(&Value::Null), &format!("{path}.properties[{k}]"), false, out);
+        defaults(
+            p,
+            raw.pointer(&format!("/properties/{}", k.replace('~', "~0").replace('/', "~1"))).unwrap_or(&Value::Null),
+            &format!("{path}.properties[{k}]"),
+            false,
+            out,
+        );
     }
 }
 
@@ -346,7 +389,11 @@ fn openapi(m: &Map<String, Value>, path: &str, cx: &Context, root: bool, out: &m
         err(out, format!("{path}.x-kubernetes-embedded-resource"), "Forbidden: must not be used inside of resource meta".into());
     }
     if b(m, "uniqueItems") {
-        err(out, format!("{path}.uniqueItems"), "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic".into());
+        err(
+            out,
+            format!("{path}.uniqueItems"),
+            "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic".into(),
+        );
     }
     let props = m.get("properties").and_then(Value::as_object);
     if let Some(a) = m.get("additionalProperties") {
@@ -408,7 +455,10 @@ impl Structural {
         match v {
             Value::Object(m) if !self.preserve_unknown => m.iter().any(|(k, x)| match self.field(k) {
                 Some(f) => f.has_unknown(x),
-                None => !(self.embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata")) && !matches!(self.additional, Some(super::structural::Additional::Allowed(true))),
+                None => {
+                    !(self.embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+                        && !matches!(self.additional, Some(super::structural::Additional::Allowed(true)))
+                }
             }),
             Value::Object(m) => m.iter().any(|(k, x)| self.properties.get(k).is_some_and(|f| f.has_unknown(x))),
             Value::Array(items) => self.items.as_ref().is_some_and(|i| items.iter().any(|x| i.has_unknown(x))),

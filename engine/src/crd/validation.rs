@@ -44,7 +44,11 @@ struct Walk {
 /// quoted, anything else as JSON.
 pub(crate) fn shown(v: &Value) -> String {
     match v {
-        Value::Number(n) => n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())).unwrap_or_else(|| go_float(n.as_f64().unwrap_or(0.0))),
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.to_string())
+            .or_else(|| n.as_u64().map(|u| u.to_string()))
+            .unwrap_or_else(|| go_float(n.as_f64().unwrap_or(0.0))),
         Value::String(s) => quoted(s),
         Value::Bool(b) => b.to_string(),
         Value::Null => "\"null\"".into(),
@@ -279,7 +283,8 @@ impl Walk {
     /// The fields of an object, each against its property or `additionalProperties`.
     fn object(&mut self, s: &Structural, m: &Map<String, Value>, old: Option<&Map<String, Value>>, path: &str) {
         // At the root, `metadata`, `apiVersion` and `kind` are the store's to check.
-        let mut keys: Vec<&String> = m.keys().filter(|k| !path.is_empty() || !matches!(k.as_str(), "metadata" | "apiVersion" | "kind")).collect();
+        let mut keys: Vec<&String> =
+            m.keys().filter(|k| !path.is_empty() || !matches!(k.as_str(), "metadata" | "apiVersion" | "kind")).collect();
         keys.sort();
         for k in keys {
             let v = &m[k.as_str()];
@@ -322,7 +327,8 @@ impl Walk {
             _ if keyed => {
                 for (i, v) in items.iter().enumerate() {
                     if items[..i].iter().any(|x| same_keys(&s.list_map_keys, x, v)) {
-                        let keys: Map<String, Value> = s.list_map_keys.iter().filter_map(|k| Some((k.clone(), v.get(k)?.clone()))).collect();
+                        let keys: Map<String, Value> =
+                            s.list_map_keys.iter().filter_map(|k| Some((k.clone(), v.get(k)?.clone()))).collect();
                         self.push(&format!("{path}[{i}]"), format!("Duplicate value: {}", Value::Object(keys)));
                     }
                 }

@@ -13,7 +13,7 @@ use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
 use super::selectors::{parse_rv, FieldSelector, LabelSelector, ObjectFilter};
 use super::types::Registered;
-use super::{object, validate, view, Store};
+use super::{object, strategy, validate, view, Store};
 use crate::{Error, Result};
 use serde_json::{json, Value};
 
@@ -95,8 +95,10 @@ impl Store {
     /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
     /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
     pub fn list(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList> {
+        let t = self.resolve(&of.resource)?;
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
-            let obj = object::decode(record, revision)?;
+            let mut obj = object::decode(record, revision)?;
+            strategy::default_read(&t, &mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -108,20 +110,21 @@ impl Store {
     /// # Errors
     /// As [`Store::list`].
     pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
-        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| match labels {
-            // Label selectors (and field selectors beyond the name) read the object.
-            Some(l) => {
-                let obj = object::decode(record, revision)?;
-                if !l.matches(&obj) {
+        let t = self.resolve(&of.resource)?;
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
+            // Label selectors (and field selectors beyond the name) read the object; so do the
+            // defaults of a custom resource's schema.
+            if labels.is_some() || t.custom_defaults {
+                let mut obj = object::decode(record, revision)?;
+                strategy::default_read(&t, &mut obj);
+                if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
                 }
-                serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
+                return serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")));
             }
-            None => {
-                let mut out = Vec::with_capacity(record.len() + 512);
-                view::write_json(record, revision, &mut out)?;
-                Ok(Some(out))
-            }
+            let mut out = Vec::with_capacity(record.len() + 512);
+            view::write_json(record, revision, &mut out)?;
+            Ok(Some(out))
         })
     }
 

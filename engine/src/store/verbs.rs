@@ -222,7 +222,7 @@ impl Store {
                     m.remove("status");
                 }
             }
-            strategy::default_input(&t, &mut obj, &name);
+            strategy::prepare_input(&t, None, &mut obj, &name)?;
             let mut out = t.main.update(None, obj, &opts.manager, &now)?.object;
             strategy::prepare_create(&t, &mut out);
             Ok(Plan::Put(out, EventType::Added))
@@ -307,7 +307,10 @@ impl Store {
             })
         })?;
         match found {
-            Some((_, Some(object))) => object,
+            Some((_, Some(object))) => object.map(|mut o| {
+                strategy::default_read(&t, &mut o);
+                o
+            }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
         }
     }
@@ -331,7 +334,7 @@ impl Store {
             check_preconditions(&t, &name, live, object)?;
             let mut new = prepare_update(&t, opts.status, live, object.clone());
             fold_string_data(&t, &mut new);
-            strategy::default_input(&t, &mut new, &name);
+            strategy::prepare_input(&t, Some(live), &mut new, &name)?;
             let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
@@ -368,7 +371,7 @@ impl Store {
                     // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
                     fold_string_data(&t, &mut out);
                     init_new(&t, &mut out, &ns, &name, &now);
-                    strategy::default_input(&t, &mut out, &name);
+                    strategy::prepare_input(&t, None, &mut out, &name)?;
                     strategy::prepare_create(&t, &mut out);
                     Ok(Plan::Put(out, EventType::Added))
                 }
@@ -385,7 +388,7 @@ impl Store {
                     }
                     let mut new = prepare_update(&t, opts.status, live, outcome.object);
                     fold_string_data(&t, &mut new);
-                    strategy::default_input(&t, &mut new, &name);
+                    strategy::prepare_input(&t, Some(live), &mut new, &name)?;
                     strategy::prepare_update(&t, opts.status, live, &mut new)?;
                     Ok(finish_update(live, new, strategy::annotations_bump_generation(&t, opts.status)))
                 }
@@ -436,7 +439,7 @@ impl Store {
             let update = |patched: Value| {
                 let mut new = prepare_update(&t, opts.status, live, patched);
                 fold_string_data(&t, &mut new);
-                strategy::default_input(&t, &mut new, name);
+                strategy::prepare_input(&t, Some(live), &mut new, name)?;
                 fm.update(Some(live), new, &opts.manager, &now)
             };
             warnings.clear();

@@ -37,7 +37,10 @@ fn a_good_definition_passes_and_is_defaulted() {
 fn the_name_must_be_plural_dot_group() {
     let mut c = crd(spec_schema(json!({"type": "object"})));
     c["metadata"]["name"] = json!("wrong.example.com");
-    assert_eq!(problems(&c), vec![("metadata.name".into(), "Invalid value: \"wrong.example.com\": must be spec.names.plural+\".\"+spec.group".into())]);
+    assert_eq!(
+        problems(&c),
+        vec![("metadata.name".into(), "Invalid value: \"wrong.example.com\": must be spec.names.plural+\".\"+spec.group".into())]
+    );
 }
 
 #[test]
@@ -53,32 +56,66 @@ fn names_group_scope_and_versions_are_checked() {
     assert!(paths.contains(&"spec.group"), "{p:?}");
     assert!(paths.contains(&"spec.scope"), "{p:?}");
     assert!(paths.contains(&"spec.names.plural"), "{p:?}");
-    assert!(p.iter().any(|(path, m)| path == "spec.versions" && m.ends_with("must have exactly one version marked as storage version")), "{p:?}");
+    assert!(
+        p.iter().any(|(path, m)| path == "spec.versions" && m.ends_with("must have exactly one version marked as storage version")),
+        "{p:?}"
+    );
 }
 
 #[test]
 fn non_structural_schemas_are_refused() {
     let p = problems(&crd(spec_schema(json!({"type": "object", "properties": {"x": {"description": "untyped"}}}))));
-    assert_eq!(p, vec![("spec.validation.openAPIV3Schema.properties[spec].properties[x].type".into(), "Required value: must not be empty for specified object fields".into())]);
-    let p = problems(&crd(spec_schema(json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}))));
-    assert_eq!(p, vec![("spec.validation.openAPIV3Schema.properties[spec].additionalProperties".into(), "Forbidden: additionalProperties and properties are mutual exclusive".into())]);
+    assert_eq!(
+        p,
+        vec![(
+            "spec.validation.openAPIV3Schema.properties[spec].properties[x].type".into(),
+            "Required value: must not be empty for specified object fields".into()
+        )]
+    );
+    let p = problems(&crd(spec_schema(
+        json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}),
+    )));
+    assert_eq!(
+        p,
+        vec![(
+            "spec.validation.openAPIV3Schema.properties[spec].additionalProperties".into(),
+            "Forbidden: additionalProperties and properties are mutual exclusive".into()
+        )]
+    );
     let p = problems(&crd(spec_schema(json!({"type": "string", "x-kubernetes-int-or-string": true}))));
     assert!(p.is_empty(), "an int-or-string may carry a type in v1? {p:?}");
     let p = problems(&crd(spec_schema(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": false}))));
-    assert_eq!(p, vec![("spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-preserve-unknown-fields".into(), "Invalid value: false: must be true or undefined".into())]);
+    assert_eq!(
+        p,
+        vec![(
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-preserve-unknown-fields".into(),
+            "Invalid value: false: must be true or undefined".into()
+        )]
+    );
     let p = problems(&crd(spec_schema(json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}}))));
     assert_eq!(p[0].1, "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic");
 }
 
 #[test]
 fn defaults_must_validate_and_be_pruned() {
-    let p = problems(&crd(spec_schema(json!({"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 0, "default": -1}}}))));
+    let p = problems(&crd(spec_schema(
+        json!({"type": "object", "properties": {"replicas": {"type": "integer", "minimum": 0, "default": -1}}}),
+    )));
     assert_eq!(p.len(), 1, "{p:?}");
     assert_eq!(p[0].0, "spec.validation.openAPIV3Schema.properties[spec].properties[replicas].default");
     let p = problems(&crd(spec_schema(json!({"type": "object", "default": {"unknown": 1}, "properties": {"a": {"type": "string"}}}))));
-    assert_eq!(p, vec![("spec.validation.openAPIV3Schema.properties[spec].default".into(), "Invalid value: {\"unknown\":1}: must not have unknown fields".into())]);
+    assert_eq!(
+        p,
+        vec![(
+            "spec.validation.openAPIV3Schema.properties[spec].default".into(),
+            "Invalid value: {\"unknown\":1}: must not have unknown fields".into()
+        )]
+    );
     let p = problems(&crd(json!({"type": "object", "properties": {"metadata": {"type": "object", "default": {"name": "x"}}}})));
-    assert!(p.iter().any(|(path, m)| path.ends_with("properties[metadata].default") && m == "Forbidden: must not be set in top-level metadata"), "{p:?}");
+    assert!(
+        p.iter().any(|(path, m)| path.ends_with("properties[metadata].default") && m == "Forbidden: must not be set in top-level metadata"),
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -86,7 +123,8 @@ fn list_types_subresources_and_columns_are_checked() {
     let mut c = crd(spec_schema(json!({"type": "object", "properties": {
         "l": {"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object", "properties": {"k": {"type": "string"}}}}
     }})));
-    c["spec"]["versions"][0]["subresources"] = json!({"scale": {"specReplicasPath": ".status.replicas", "statusReplicasPath": "status.replicas"}});
+    c["spec"]["versions"][0]["subresources"] =
+        json!({"scale": {"specReplicasPath": ".status.replicas", "statusReplicasPath": "status.replicas"}});
     c["spec"]["versions"][0]["additionalPrinterColumns"] = json!([{"name": "R", "type": "float", "jsonPath": ".spec.r"}]);
     let p = problems(&c);
     let has = |path: &str| p.iter().any(|(x, _)| x == path);
@@ -99,7 +137,10 @@ fn list_types_subresources_and_columns_are_checked() {
 #[test]
 fn cel_rule_shapes_are_checked() {
     let p = problems(&crd(spec_schema(json!({"type": "object", "x-kubernetes-validations": [{"rule": " ", "reason": "Nope"}]}))));
-    assert!(p.iter().any(|(x, m)| x.ends_with("x-kubernetes-validations[0].rule") && m == "Required value: rule is not specified"), "{p:?}");
+    assert!(
+        p.iter().any(|(x, m)| x.ends_with("x-kubernetes-validations[0].rule") && m == "Required value: rule is not specified"),
+        "{p:?}"
+    );
     assert!(p.iter().any(|(x, _)| x.ends_with("x-kubernetes-validations[0].reason")), "{p:?}");
 }
 

@@ -54,8 +54,14 @@ fn a_valid_object_has_no_errors() {
 
 #[test]
 fn numbers_are_checked_with_kube_openapi_messages() {
-    assert_eq!(one(json!({"replicas": -1})), ("spec.replicas".into(), "Invalid value: -1: spec.replicas in body should be greater than or equal to 0".into()));
-    assert_eq!(one(json!({"replicas": 11})), ("spec.replicas".into(), "Invalid value: 11: spec.replicas in body should be less than or equal to 10".into()));
+    assert_eq!(
+        one(json!({"replicas": -1})),
+        ("spec.replicas".into(), "Invalid value: -1: spec.replicas in body should be greater than or equal to 0".into())
+    );
+    assert_eq!(
+        one(json!({"replicas": 11})),
+        ("spec.replicas".into(), "Invalid value: 11: spec.replicas in body should be less than or equal to 10".into())
+    );
     assert_eq!(one(json!({"ratio": 0})).1, "Invalid value: 0: spec.ratio in body should be greater than 0");
     assert_eq!(one(json!({"ratio": 0.7})).1, "Invalid value: 0.7: spec.ratio in body should be a multiple of 0.5");
     assert_eq!(one(json!({"replicas": 1.5})).1, "Invalid value: \"number\": spec.replicas in body must be of type integer: \"number\"");
@@ -77,7 +83,10 @@ fn arrays_are_checked_with_list_type_uniqueness() {
     assert_eq!(one(json!({"tags": ["a", "b", "c"]})).1, "Too many: 3: must have at most 2 items");
     assert_eq!(one(json!({"tags": []})).1, "Invalid value: 0: spec.tags in body should have at least 1 items");
     assert_eq!(one(json!({"tags": ["a", "a"]})), ("spec.tags[1]".into(), "Duplicate value: \"a\"".into()));
-    assert_eq!(one(json!({"ports": [{"name": "a"}, {"name": "a", "port": 1}]})), ("spec.ports[1]".into(), "Duplicate value: {\"name\":\"a\"}".into()));
+    assert_eq!(
+        one(json!({"ports": [{"name": "a"}, {"name": "a", "port": 1}]})),
+        ("spec.ports[1]".into(), "Duplicate value: {\"name\":\"a\"}".into())
+    );
     assert_eq!(one(json!({"ports": [{"port": 1}]})), ("spec.ports[0].name".into(), "Required value".into()));
 }
 
