@@ -10,6 +10,7 @@ pub mod defaults;
 pub mod definition;
 pub mod formats;
 mod list_types;
+pub mod naming;
 mod rule_shapes;
 pub mod schema_checks;
 pub mod structural;

@@ -153,7 +153,15 @@ struct Planned {
 /// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
 /// it (its metadata only when a client writes it), and for a CustomResourceDefinition the
 /// type it defines, registered by its commit.
-fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool, live: Option<&Value>) -> Result<Option<Registered>> {
+fn admit(
+    core: &Core,
+    t: &Registered,
+    ns: &str,
+    who: &Who,
+    object: &mut Value,
+    tombstone: bool,
+    live: Option<&Value>,
+) -> Result<Option<Registered>> {
     if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
         m.insert("namespace".into(), Value::String(ns.to_string()));
     }
@@ -162,7 +170,10 @@ fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: boo
         meta.and_then(|()| validate::encodable(t, object))?;
     }
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
-        (false, true) => Some(definitions::prepare(object, live)?),
+        (false, true) => {
+            let specs = core.registry.read().specs();
+            definitions::prepare(object, live, &definitions::others_of_group(object, &specs))?
+        }
         _ => None,
     })
 }
@@ -222,7 +233,7 @@ impl Store {
                 && event == EventType::Deleted
                 && !ns.is_empty()
                 && read.live.as_ref().is_some_and(|l| l.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
-            let defines = match admit(t, ns, who, &mut object, tombstone, read.live.as_ref()) {
+            let defines = match admit(core, t, ns, who, &mut object, tombstone, read.live.as_ref()) {
                 Ok(defines) => defines,
                 Err(e) => {
                     read.put_back(core, &prefix);

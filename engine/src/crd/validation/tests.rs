@@ -95,7 +95,7 @@ fn objects_are_checked() {
     assert_eq!(errors(json!({"spec": {}})), vec![("spec.image".into(), "Required value".into())]);
     assert_eq!(one(json!({"labels": {"a": "1", "b": "2"}})).1, "Too many: 2: must have at most 1 item");
     assert_eq!(one(json!({"labels": {"a": 1}})).0, "spec.labels.a");
-    assert_eq!(one(json!({"template": {"kind": "Pod"}})), ("spec.template.apiVersion".into(), "Required value: must not be empty".into()));
+    assert_eq!(one(json!({"template": {"kind": "Pod"}})), ("spec.template.apiVersion".into(), "Required value".into()));
 }
 
 #[test]

@@ -36,6 +36,9 @@ pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut V
     if namespace::is(t) {
         namespace::default_input(object, name);
     }
+    if t.spec.resource() == super::definitions::CRDS {
+        crate::crd::definition::default(object);
+    }
     if let Some(schema) = &t.custom {
         crate::crd::defaults::apply(schema, object);
         let errs = crate::crd::validation::validate(schema, object, live);
