@@ -11,6 +11,7 @@ pub mod definition;
 pub mod formats;
 mod list_types;
 pub mod naming;
+pub mod prune;
 mod rule_shapes;
 pub mod schema_checks;
 pub mod structural;

@@ -209,7 +209,10 @@ impl Store {
         for _ in 0..1000 {
             let core = self.core();
             let mut read = Read::latest(core, &prefix)?;
-            let (mut object, event, tombstone) = match plan(read.live.as_ref()) {
+            // A custom resource stored under an older schema is planned on as it reads now.
+            let mut normalised = read.live.clone().filter(|_| t.spec.reshaped);
+            let normalised = normalised.as_mut().is_some_and(|l| super::strategy::default_read(t, l)).then_some(normalised).flatten();
+            let (mut object, event, tombstone) = match plan(normalised.as_ref().or(read.live.as_ref())) {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
                     return Ok(v);

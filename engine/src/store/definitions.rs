@@ -67,6 +67,19 @@ pub(crate) fn others_of_group<'a>(object: &Value, specs: &'a [TypeSpec]) -> Vec<
         .collect()
 }
 
+/// The schema of a custom resource type's version (None for other types).
+fn schema_of(spec: &TypeSpec) -> Option<&Value> {
+    match &spec.schema {
+        super::types::SchemaSource::Crd(crd) => crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)?
+            .iter()
+            .find(|v| v.get("name").and_then(Value::as_str) == Some(spec.version.as_str()))?
+            .pointer("/schema/openAPIV3Schema"),
+        _ => None,
+    }
+}
+
 /// The registration of the type a definition's commit defines: its id (the registered type's,
 /// or a new one reserved for it), its record, and the compiled type the committer registers
 /// once the commit is durable.
@@ -83,12 +96,16 @@ impl Registration {
     /// # Errors
     /// [`Error::BadRequest`] when the type does not serialise.
     pub(crate) fn of(core: &Core, mut compiled: Registered) -> Result<Registration> {
-        let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
         let mut registry = core.registry.write();
         let (id, new) = match registry.get(&compiled.spec.resource()) {
-            Some(t) => (t.id, false),
+            Some(t) => {
+                // Objects written under another schema are normalised when read from now on.
+                compiled.spec.reshaped |= t.spec.reshaped || schema_of(&t.spec) != schema_of(&compiled.spec);
+                (t.id, false)
+            }
             None => (registry.reserve_id(), true),
         };
+        let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
         compiled.id = id;
         Ok(Registration { id, record, new, compiled })
     }

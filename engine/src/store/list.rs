@@ -98,7 +98,7 @@ impl Store {
         let t = self.resolve(&of.resource)?;
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let mut obj = object::decode(record, revision)?;
-            strategy::default_read(&t, &mut obj);
+            let _ = strategy::default_read(&t, &mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -114,9 +114,9 @@ impl Store {
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             // Label selectors (and field selectors beyond the name) read the object; so do the
             // defaults of a custom resource's schema.
-            if labels.is_some() || t.custom_defaults {
+            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) {
                 let mut obj = object::decode(record, revision)?;
-                strategy::default_read(&t, &mut obj);
+                let _ = strategy::default_read(&t, &mut obj);
                 if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
                 }

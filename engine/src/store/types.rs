@@ -86,6 +86,11 @@ pub struct TypeSpec {
     /// kinds with one are [`super::SCALABLE`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleSubresource>,
+    /// Whether a custom resource's schema changed while objects of it were stored (its CRD was
+    /// updated with another schema): objects are then pruned and defaulted by the current
+    /// schema as they are read, as kube-apiserver decodes stored objects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reshaped: bool,
 }
 
 /// Where a custom resource keeps what its `scale` subresource shows: JSON paths such as
@@ -133,6 +138,7 @@ impl TypeSpec {
             short_names: Vec::new(),
             generation: true,
             scale: None,
+            reshaped: false,
         }
     }
 
@@ -214,6 +220,7 @@ impl TypeSpec {
                 .unwrap_or_default(),
             generation: true,
             scale,
+            reshaped: false,
         })
     }
 
@@ -337,10 +344,8 @@ pub(crate) struct Registered {
     /// object stored must encode as it.
     pub protobuf: Option<fieldstore_codec::k8s_protobuf::MessageType>,
     /// A custom resource's structural schema (its CRD's version), which defaults, validates and
-    /// ratchets its objects ([`crate::crd`]); and whether it declares any default (objects read
-    /// from storage are then defaulted too).
+    /// ratchets its objects ([`crate::crd`]).
     pub custom: Option<Arc<crate::crd::Structural>>,
-    pub custom_defaults: bool,
 }
 
 impl Registered {
@@ -406,8 +411,7 @@ impl Registered {
                 .map(|s| Arc::new(crate::crd::Structural::read(s))),
             _ => None,
         };
-        let custom_defaults = custom.as_ref().is_some_and(|c| c.has_defaults());
-        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status, protobuf, custom, custom_defaults })
+        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status, protobuf, custom })
     }
 }
 

@@ -311,7 +311,7 @@ impl Store {
         })?;
         match found {
             Some((_, Some(object))) => object.map(|mut o| {
-                strategy::default_read(&t, &mut o);
+                let _ = strategy::default_read(&t, &mut o);
                 o
             }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
