@@ -25,7 +25,7 @@ const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
 /// A schema with the usual keywords: bounds, enums, patterns, formats, defaults, a map list.
 fn schema() -> Value {
     json!({"type": "object", "properties": {
-        "spec": {"type": "object", "default": {}, "required": ["image"], "properties": {
+        "spec": {"type": "object", "required": ["image"], "properties": {
             "replicas": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 1},
             "image": {"type": "string", "maxLength": 256, "pattern": "^[a-z0-9./:-]+$"},
             "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
