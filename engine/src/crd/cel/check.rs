@@ -106,8 +106,9 @@ impl Walker {
             Expr::Ident(name) => match self.lookup(name) {
                 Some(t) => (t.clone(), 1),
                 None => match name.as_str() {
-                    "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map" | "null_type"
-                    | "type" | "dyn" => (Ty::Type, 1),
+                    "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map" | "null_type" | "type" | "dyn" => {
+                        (Ty::Type, 1)
+                    }
                     _ => {
                         self.issue(e.id, format!("undeclared reference to '{name}' (in container '')"));
                         (Ty::Dyn(0), 1)
@@ -157,14 +158,7 @@ impl Walker {
                         }
                     }
                 }
-                (
-                    Ty::Map(
-                        Arc::new(kt.unwrap_or(Ty::Null)),
-                        Arc::new(vt.unwrap_or(Ty::Null)),
-                        m.entries.len() as u64,
-                    ),
-                    cost,
-                )
+                (Ty::Map(Arc::new(kt.unwrap_or(Ty::Null)), Arc::new(vt.unwrap_or(Ty::Null)), m.entries.len() as u64), cost)
             }
             Expr::Struct(s) => {
                 self.issue(e.id, format!("undeclared reference to '{}' (in container '')", s.type_name));
@@ -242,7 +236,7 @@ impl Walker {
                 for a in &call.args {
                     let (t, c) = self.walk(a);
                     if !is_bool(&t) {
-                        self.no_overload(id, name, &[t.clone()]);
+                        self.no_overload(id, name, std::slice::from_ref(&t));
                     }
                     cost = add(cost, c);
                 }
@@ -323,9 +317,7 @@ impl Walker {
                 match (x, y) {
                     (Ty::String(n), Ty::String(m)) => (Ty::String(add(*n, *m)), add(1, strf(add(*n, *m)))),
                     (Ty::Bytes(n), Ty::Bytes(m)) => (Ty::Bytes(add(*n, *m)), add(1, strf(add(*n, *m)))),
-                    (Ty::List(e1, n), Ty::List(e2, m)) => {
-                        (Ty::List(Arc::new(e1.join(e2)), add(*n, *m)), add(1, strf(add(*n, *m))))
-                    }
+                    (Ty::List(e1, n), Ty::List(e2, m)) => (Ty::List(Arc::new(e1.join(e2)), add(*n, *m)), add(1, strf(add(*n, *m)))),
                     (Ty::Dyn(n), other) | (other, Ty::Dyn(n)) => {
                         let s = add(*n, other.json_size());
                         (Ty::Dyn(s), add(1, strf(s)))
@@ -342,7 +334,9 @@ impl Walker {
             }
             ("_-_" | "_*_" | "_/_" | "_%_", false) if args.len() == 2 => {
                 let (x, y) = (&args[0].0, &args[1].0);
-                let ok = x.is_dyn() || y.is_dyn() || x == y && matches!(x, Ty::Int | Ty::Uint | Ty::Double | Ty::Duration)
+                let ok = x.is_dyn()
+                    || y.is_dyn()
+                    || x == y && matches!(x, Ty::Int | Ty::Uint | Ty::Double | Ty::Duration)
                     || name == "_-_" && matches!((x, y), (Ty::Timestamp, Ty::Timestamp | Ty::Duration));
                 if !ok {
                     let (x, y) = (x.clone(), y.clone());
@@ -372,15 +366,11 @@ impl Walker {
                 (if opt { Ty::Optional(Arc::new(t)) } else { t }, 1)
             }
             ("_?._", false) if args.len() == 2 => {
-                let field = match call_literal_string(&args[1].0) {
-                    Some(()) => Ty::Dyn(args[0].0.json_size()),
-                    None => Ty::Dyn(0),
-                };
                 let t = match &args[0].0 {
                     Ty::Object(o) => o.any_field(),
                     Ty::Map(_, v, _) => (**v).clone(),
                     Ty::Optional(inner) => inner.iteration().2,
-                    _ => field,
+                    other => Ty::Dyn(other.json_size()),
                 };
                 (Ty::Optional(Arc::new(t)), 1)
             }
@@ -415,8 +405,8 @@ impl Walker {
             ("duration", false) => (Ty::Duration, add(1, strf(size(a(0))))),
             ("timestamp", false) => (Ty::Timestamp, add(1, strf(size(a(0))))),
             (
-                "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate" | "getDayOfWeek" | "getHours"
-                | "getMinutes" | "getSeconds" | "getMilliseconds",
+                "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate" | "getDayOfWeek" | "getHours" | "getMinutes"
+                | "getSeconds" | "getMilliseconds",
                 true,
             ) => (Ty::Int, 1),
             ("matches", _) => {
@@ -467,26 +457,20 @@ impl Walker {
             }
             // Kubernetes regex library.
             ("find", true) => (Ty::String(rs), add(1, mul(strf(rs), scaled(size(a(0)), 0.25)))),
-            ("findAll", true) => {
-                (Ty::List(Arc::new(Ty::String(rs)), add(rs, 1)), add(1, mul(strf(rs), scaled(size(a(0)), 0.25))))
-            }
+            ("findAll", true) => (Ty::List(Arc::new(Ty::String(rs)), add(rs, 1)), add(1, mul(strf(rs), scaled(size(a(0)), 0.25)))),
             // Kubernetes URL library.
             ("url", false) => (Ty::Opaque(super::net::URL_TYPE, size(a(0))), add(1, strf(size(a(0))))),
             ("isURL" | "isIP" | "isCIDR" | "isQuantity", false) => (Ty::Bool, add(1, strf(size(a(0))))),
             ("getScheme" | "getHost" | "getHostname" | "getPort" | "getEscapedPath", true) => (Ty::String(rs), add(1, strf(rs))),
-            ("getQuery", true) => (
-                Ty::Map(Arc::new(Ty::String(rs)), Arc::new(Ty::List(Arc::new(Ty::String(rs)), rs)), rs),
-                add(1, strf(rs)),
-            ),
+            ("getQuery", true) => {
+                (Ty::Map(Arc::new(Ty::String(rs)), Arc::new(Ty::List(Arc::new(Ty::String(rs)), rs)), rs), add(1, strf(rs)))
+            }
             // Kubernetes IP and CIDR libraries.
             ("ip", false) => (Ty::Opaque(super::net::IP_TYPE, size(a(0))), add(1, strf(size(a(0))))),
             ("ip.isCanonical", false) => (Ty::Bool, add(1, strf(size(a(0))))),
             ("cidr", false) => (Ty::Opaque(super::net::CIDR_TYPE, size(a(0))), add(1, strf(size(a(0))))),
             ("family" | "prefixLength", true) => (Ty::Int, 1),
-            (
-                "isUnspecified" | "isLoopback" | "isLinkLocalMulticast" | "isLinkLocalUnicast" | "isGlobalUnicast",
-                true,
-            ) => (Ty::Bool, 1),
+            ("isUnspecified" | "isLoopback" | "isLinkLocalMulticast" | "isLinkLocalUnicast" | "isGlobalUnicast", true) => (Ty::Bool, 1),
             ("containsIP" | "containsCIDR", true) => (Ty::Bool, add(1, strf(size(a(0))))),
             ("ip", true) => (Ty::Opaque(super::net::IP_TYPE, rs), 1),
             ("masked", true) => (Ty::Opaque(super::net::CIDR_TYPE, rs), 1),
@@ -497,20 +481,13 @@ impl Walker {
             ("asApproximateFloat", true) => (Ty::Double, 1),
             ("add" | "sub", true) => (Ty::Opaque(super::quantity::QUANTITY_TYPE, add(rs, 24)), 1),
             // Kubernetes format library.
-            ("format.named", false) => {
-                (Ty::Optional(Arc::new(Ty::Opaque(super::library::FORMAT_TYPE, 0))), add(1, strf(size(a(0)))))
-            }
+            ("format.named", false) => (Ty::Optional(Arc::new(Ty::Opaque(super::library::FORMAT_TYPE, 0))), add(1, strf(size(a(0))))),
             (f, false) if f.starts_with("format.") && super::library::FORMATS.contains(&&f[7..]) => {
                 (Ty::Opaque(super::library::FORMAT_TYPE, 0), 1)
             }
-            ("validate", true) => (
-                Ty::Optional(Arc::new(Ty::List(Arc::new(Ty::String(add(rs, 256))), 4))),
-                add(1, strf(size(a(0)))),
-            ),
+            ("validate", true) => (Ty::Optional(Arc::new(Ty::List(Arc::new(Ty::String(add(rs, 256))), 4))), add(1, strf(size(a(0))))),
             // Optionals.
-            ("optional.of" | "optional.ofNonZeroValue", false) => {
-                (Ty::Optional(Arc::new(a(0).cloned().unwrap_or(Ty::Dyn(0)))), 1)
-            }
+            ("optional.of" | "optional.ofNonZeroValue", false) => (Ty::Optional(Arc::new(a(0).cloned().unwrap_or(Ty::Dyn(0)))), 1),
             ("optional.none", false) => (Ty::Optional(Arc::new(Ty::Null)), 1),
             ("hasValue", true) => (Ty::Bool, 1),
             ("value", true) => (
@@ -536,10 +513,7 @@ impl Walker {
                 (Ty::Bool, add(1, mul(mul(x, y), add(1, strf(e)))))
             }
             _ => {
-                let described = if member { format!("undeclared reference to '{name}' (in container '')") } else {
-                    format!("undeclared reference to '{name}' (in container '')")
-                };
-                self.issue(id, described);
+                self.issue(id, format!("undeclared reference to '{name}' (in container '')"));
                 (Ty::Dyn(0), 1)
             }
         };
@@ -551,13 +525,16 @@ impl Walker {
 fn is_namespaced_function(qualified: &str) -> bool {
     matches!(
         qualified,
-        "format.named" | "optional.of" | "optional.ofNonZeroValue" | "optional.none" | "sets.contains"
-            | "sets.intersects" | "sets.equivalent" | "strings.quote" | "ip.isCanonical"
+        "format.named"
+            | "optional.of"
+            | "optional.ofNonZeroValue"
+            | "optional.none"
+            | "sets.contains"
+            | "sets.intersects"
+            | "sets.equivalent"
+            | "strings.quote"
+            | "ip.isCanonical"
     ) || qualified.strip_prefix("format.").is_some_and(|f| super::library::FORMATS.contains(&f))
-}
-
-fn call_literal_string(_t: &Ty) -> Option<()> {
-    None
 }
 
 fn literal(l: &LiteralValue) -> Ty {
@@ -575,9 +552,7 @@ fn literal(l: &LiteralValue) -> Ty {
 /// The accumulator after `n` iterations that each take it from `init` to `step`.
 fn grow(init: &Ty, step: &Ty, n: u64) -> Ty {
     match (init, step) {
-        (Ty::List(e0, n0), Ty::List(e1, n1)) => {
-            Ty::List(Arc::new(e0.join(e1)), add(*n0, mul(n, n1.saturating_sub(*n0))))
-        }
+        (Ty::List(e0, n0), Ty::List(e1, n1)) => Ty::List(Arc::new(e0.join(e1)), add(*n0, mul(n, n1.saturating_sub(*n0)))),
         (Ty::String(n0), Ty::String(n1)) => Ty::String(add(*n0, mul(n, n1.saturating_sub(*n0)))),
         (Ty::Map(k0, v0, n0), Ty::Map(k1, v1, n1)) => {
             Ty::Map(Arc::new(k0.join(k1)), Arc::new(v0.join(v1)), add(*n0, mul(n, n1.saturating_sub(*n0))))

@@ -72,10 +72,7 @@ impl ParsedRule {
         if let Some(reason) = &self.reason_text {
             if !REASONS.contains(&reason.as_str()) {
                 let supported: Vec<String> = REASONS.iter().map(|r| go_quote(r)).collect();
-                errs.push(e(
-                    "reason",
-                    format!("Unsupported value: {}: supported values: {}", go_quote(reason), supported.join(", ")),
-                ));
+                errs.push(e("reason", format!("Unsupported value: {}: supported values: {}", go_quote(reason), supported.join(", "))));
             }
         }
         if let Some(fp) = &self.field_path {

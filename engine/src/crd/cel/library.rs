@@ -88,9 +88,9 @@ fn compare(function: &str, a: &Value, b: &Value) -> Result<Ordering, ExecutionEr
         (Value::List(_), _) | (Value::Map(_), _) | (Value::Null, _) => {
             Err(ExecutionError::no_such_overload(function, vec![a.type_of().to_string(), b.type_of().to_string()]))
         }
-        _ => a.partial_cmp(b).ok_or_else(|| {
-            ExecutionError::no_such_overload(function, vec![a.type_of().to_string(), b.type_of().to_string()])
-        }),
+        _ => a
+            .partial_cmp(b)
+            .ok_or_else(|| ExecutionError::no_such_overload(function, vec![a.type_of().to_string(), b.type_of().to_string()])),
     }
 }
 
@@ -114,12 +114,8 @@ fn sum(args: &[Value]) -> Result<Value, ExecutionError> {
             (Some(Value::Int(a)), Value::Int(b)) => Value::Int(a.checked_add(*b).ok_or_else(overflow)?),
             (Some(Value::UInt(a)), Value::UInt(b)) => Value::UInt(a.checked_add(*b).ok_or_else(overflow)?),
             (Some(Value::Float(a)), Value::Float(b)) => Value::Float(a + b),
-            (Some(Value::Duration(a)), Value::Duration(b)) => {
-                Value::Duration(a.checked_add(b).ok_or_else(overflow)?)
-            }
-            (Some(a), b) => {
-                return Err(ExecutionError::no_such_overload("sum", vec![a.type_of().to_string(), b.type_of().to_string()]))
-            }
+            (Some(Value::Duration(a)), Value::Duration(b)) => Value::Duration(a.checked_add(b).ok_or_else(overflow)?),
+            (Some(a), b) => return Err(ExecutionError::no_such_overload("sum", vec![a.type_of().to_string(), b.type_of().to_string()])),
         });
     }
     Ok(acc.unwrap_or(Value::Int(0)))
@@ -164,10 +160,7 @@ fn list_last_index_of(args: &[Value]) -> Result<Value, ExecutionError> {
 }
 
 fn regex(function: &str, pattern: &str) -> Result<regex::Regex, ExecutionError> {
-    regex::RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| fail(function, format!("error parsing regexp: {e}")))
+    regex::RegexBuilder::new(pattern).size_limit(1 << 20).build().map_err(|e| fail(function, format!("error parsing regexp: {e}")))
 }
 
 fn find(args: &[Value]) -> Result<Value, ExecutionError> {
@@ -244,9 +237,7 @@ fn format_validate(args: &[Value]) -> Result<Value, ExecutionError> {
 
 macro_rules! format_fn {
     ($name:literal) => {
-        overload!(|_: &[Value]| -> Result<Value, ExecutionError> {
-            format_value($name).ok_or_else(|| fail($name, "unknown format"))
-        })
+        overload!(|_: &[Value]| -> Result<Value, ExecutionError> { format_value($name).ok_or_else(|| fail($name, "unknown format")) })
     };
 }
 
@@ -256,13 +247,7 @@ fn add_kubernetes(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_member_overload("min", "list_min", LIST_TYPE, vec![], overload!(list_min))?;
     env.add_member_overload("max", "list_max", LIST_TYPE, vec![], overload!(list_max))?;
     env.add_member_overload("indexOf", "list_index_of", LIST_TYPE, vec![DYN_TYPE], overload!(list_index_of))?;
-    env.add_member_overload(
-        "lastIndexOf",
-        "list_last_index_of",
-        LIST_TYPE,
-        vec![DYN_TYPE],
-        overload!(list_last_index_of),
-    )?;
+    env.add_member_overload("lastIndexOf", "list_last_index_of", LIST_TYPE, vec![DYN_TYPE], overload!(list_last_index_of))?;
     env.add_member_overload("find", "string_find", STRING_TYPE, vec![STRING_TYPE], overload!(find))?;
     env.add_member_overload("findAll", "string_find_all", STRING_TYPE, vec![STRING_TYPE], overload!(find_all))?;
     env.add_member_overload(
@@ -282,24 +267,9 @@ fn add_kubernetes(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_overload("format.dns1123Subdomain", "format_dns1123Subdomain", vec![], format_fn!("dns1123Subdomain"))?;
     env.add_overload("format.dns1035Label", "format_dns1035Label", vec![], format_fn!("dns1035Label"))?;
     env.add_overload("format.qualifiedName", "format_qualifiedName", vec![], format_fn!("qualifiedName"))?;
-    env.add_overload(
-        "format.dns1123LabelPrefix",
-        "format_dns1123LabelPrefix",
-        vec![],
-        format_fn!("dns1123LabelPrefix"),
-    )?;
-    env.add_overload(
-        "format.dns1123SubdomainPrefix",
-        "format_dns1123SubdomainPrefix",
-        vec![],
-        format_fn!("dns1123SubdomainPrefix"),
-    )?;
-    env.add_overload(
-        "format.dns1035LabelPrefix",
-        "format_dns1035LabelPrefix",
-        vec![],
-        format_fn!("dns1035LabelPrefix"),
-    )?;
+    env.add_overload("format.dns1123LabelPrefix", "format_dns1123LabelPrefix", vec![], format_fn!("dns1123LabelPrefix"))?;
+    env.add_overload("format.dns1123SubdomainPrefix", "format_dns1123SubdomainPrefix", vec![], format_fn!("dns1123SubdomainPrefix"))?;
+    env.add_overload("format.dns1035LabelPrefix", "format_dns1035LabelPrefix", vec![], format_fn!("dns1035LabelPrefix"))?;
     env.add_overload("format.labelValue", "format_labelValue", vec![], format_fn!("labelValue"))?;
     env.add_overload("format.uri", "format_uri", vec![], format_fn!("uri"))?;
     env.add_overload("format.uuid", "format_uuid", vec![], format_fn!("uuid"))?;

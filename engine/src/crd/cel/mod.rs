@@ -28,9 +28,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use cost::{
-    cost_error_message, CrdCost, RUNTIME_CEL_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT,
-};
+pub use cost::{cost_error_message, CrdCost, RUNTIME_CEL_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 
 use crate::typed::ValidationError;
 use errors::{go_quote, rule_struct, ParsedRule};
@@ -135,17 +133,19 @@ pub mod cardinality {
 
     /// The cardinality of the items of the array schema `array`.
     pub fn items(parent: u64, array: &Value) -> u64 {
-        let n = array.get("maxItems").and_then(Value::as_u64).unwrap_or_else(|| {
-            super::types::unbounded_items(array.get("items").unwrap_or(&Value::Null))
-        });
+        let n = array
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| super::types::unbounded_items(array.get("items").unwrap_or(&Value::Null)));
         parent.saturating_mul(n)
     }
 
     /// The cardinality of the values of the map schema `map` (`additionalProperties`).
     pub fn additional_properties(parent: u64, map: &Value) -> u64 {
-        let n = map.get("maxProperties").and_then(Value::as_u64).unwrap_or_else(|| {
-            super::types::unbounded_entries(map.get("additionalProperties").unwrap_or(&Value::Null))
-        });
+        let n = map
+            .get("maxProperties")
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| super::types::unbounded_entries(map.get("additionalProperties").unwrap_or(&Value::Null)));
         parent.saturating_mul(n)
     }
 }
@@ -202,13 +202,30 @@ fn parse(source: &str) -> Result<cel::Program, String> {
     if nesting(source) > MAX_NESTING {
         return Err(format!("ERROR: <input>:-1:0: expression nesting exceeds limit of {MAX_NESTING}"));
     }
-    library::ENV.compile(source).map_err(|errs| {
-        errs.errors
-            .iter()
-            .map(|e| errors::located(source, e.pos.0.max(1) as usize, e.pos.1.max(1) as usize, &e.msg))
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
+    // cel-rust's parser is ANTLR's recursive descent, whose frames are large (a dozen rules per
+    // bracket level): it runs on a thread of its own with a stack far deeper than the nesting
+    // limit needs, so neither a server's small worker stacks nor a deep rule can overflow; a
+    // panic in it is an error too.
+    let owned = source.to_owned();
+    let parsed = std::thread::Builder::new()
+        .name("cel-parse".into())
+        .stack_size(PARSE_STACK_BYTES)
+        .spawn(move || parse_on_this_thread(&owned))
+        .map_err(|e| format!("ERROR: <input>:-1:0: parser unavailable: {e}"))?
+        .join()
+        .map_err(|_| "ERROR: <input>:-1:0: internal parser error".to_owned())?;
+    parsed.map_err(|errs| errs.iter().map(|(line, col, msg)| errors::located(source, *line, *col, msg)).collect::<Vec<_>>().join("\n"))
+}
+
+/// The stack of the parsing thread (reserved, touched only as deep as a parse goes).
+const PARSE_STACK_BYTES: usize = 256 << 20;
+
+type ParseIssues = Vec<(usize, usize, String)>;
+
+fn parse_on_this_thread(source: &str) -> Result<cel::Program, ParseIssues> {
+    library::ENV
+        .compile(source)
+        .map_err(|errs| errs.errors.iter().map(|e| (e.pos.0.max(1) as usize, e.pos.1.max(1) as usize, e.msg.clone())).collect())
 }
 
 /// What a strict check of `program` found, positioned.
@@ -220,11 +237,8 @@ fn issues(source: &str, program: &cel::Program, outcome: &check::Outcome) -> Opt
         .issues
         .iter()
         .map(|i| {
-            let (line, col) = program
-                .source_info()
-                .offset_for(i.id)
-                .map(|(start, _)| errors::line_col(source, start as usize))
-                .unwrap_or((1, 1));
+            let (line, col) =
+                program.source_info().offset_for(i.id).map(|(start, _)| errors::line_col(source, start as usize)).unwrap_or((1, 1));
             errors::located(source, line, col, &i.message)
         })
         .collect();
@@ -254,11 +268,7 @@ impl Rules {
     }
 
     /// [`Rules::compile`] with the node's cardinality and root-ness given.
-    pub fn compile_with(
-        schema: &Value,
-        path: &str,
-        options: CompileOptions,
-    ) -> Result<Option<Rules>, Vec<ValidationError>> {
+    pub fn compile_with(schema: &Value, path: &str, options: CompileOptions) -> Result<Option<Rules>, Vec<ValidationError>> {
         let Some(list) = schema.get("x-kubernetes-validations") else { return Ok(None) };
         let Some(list) = list.as_array() else {
             return Err(vec![err(path.to_owned(), "Invalid value: \"\": must be a list of validation rules".into())]);
@@ -315,8 +325,7 @@ impl Rules {
             }
             let mut message_expression = None;
             if let Some(src) = r.message_expression.as_deref().filter(|s| !s.trim().is_empty()) {
-                let invalid_msg =
-                    |detail: String| err(at("messageExpression"), format!("Invalid value: {}: {detail}", rule_struct(r)));
+                let invalid_msg = |detail: String| err(at("messageExpression"), format!("Invalid value: {}: {detail}", rule_struct(r)));
                 match parse(src) {
                     Err(e) => errors.push(invalid_msg(format!("messageExpression compilation failed: {e}"))),
                     Ok(p) => {
@@ -332,11 +341,7 @@ impl Rules {
                                     at("messageExpression"),
                                     format!(
                                         "Forbidden: {}",
-                                        cost_error_message(
-                                            "estimated messageExpression cost",
-                                            cost,
-                                            STATIC_ESTIMATED_COST_LIMIT
-                                        )
+                                        cost_error_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
                                     ),
                                 ));
                             }
@@ -428,10 +433,9 @@ impl Rules {
             let rule_text = rule.message.as_deref().unwrap_or(rule.source.trim());
             if bound > budget.remaining {
                 budget.exhausted = true;
-                out.push(self.invalid(
-                    path,
-                    "validation failed due to running out of cost budget, no further validation rules will be run",
-                ));
+                out.push(
+                    self.invalid(path, "validation failed due to running out of cost budget, no further validation rules will be run"),
+                );
                 return out;
             }
             if bound > PER_CALL_LIMIT {

@@ -108,7 +108,7 @@ fn percent_decode(s: &str) -> String {
     while i < bytes.len() {
         match bytes[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() + 0 && i + 2 <= bytes.len() - 1 || (b'%' == bytes[i] && i + 2 < bytes.len()) => {
+            b'%' if i + 2 < bytes.len() => {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
                     Some(b) => {
@@ -199,7 +199,9 @@ fn parse_ip(s: &str) -> Result<IpAddr, String> {
     if s.contains('%') {
         return Err(format!("IP address with zone value is not allowed: {s}"));
     }
-    let ip: IpAddr = s.parse().map_err(|_| format!("IP Address {s:?} parse error during conversion from string: ParseAddr({s:?}): unable to parse IP"))?;
+    let ip: IpAddr = s
+        .parse()
+        .map_err(|_| format!("IP Address {s:?} parse error during conversion from string: ParseAddr({s:?}): unable to parse IP"))?;
     if let IpAddr::V6(v6) = ip {
         if v6.to_ipv4_mapped().is_some() {
             return Err(format!("IPv4-mapped IPv6 address {s:?} is not allowed"));
@@ -209,14 +211,15 @@ fn parse_ip(s: &str) -> Result<IpAddr, String> {
 }
 
 fn parse_cidr(s: &str) -> Result<Cidr, String> {
-    let (addr, len) = s.split_once('/').ok_or_else(|| format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): no '/'"))?;
+    let (addr, len) = s
+        .split_once('/')
+        .ok_or_else(|| format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): no '/'"))?;
     let ip = parse_ip(addr)?;
     let max = if ip.is_ipv4() { 32 } else { 128 };
-    let len: u8 = len
-        .parse()
-        .ok()
-        .filter(|l| *l <= max && !len.starts_with('+') && (len == "0" || !len.starts_with('0')))
-        .ok_or_else(|| format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): bad bits after slash: {len:?}"))?;
+    let len: u8 =
+        len.parse().ok().filter(|l| *l <= max && !len.starts_with('+') && (len == "0" || !len.starts_with('0'))).ok_or_else(|| {
+            format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): bad bits after slash: {len:?}")
+        })?;
     Ok(Cidr(ip, len))
 }
 
@@ -235,7 +238,7 @@ fn masked(ip: IpAddr, len: u8) -> IpAddr {
     }
 }
 
-fn get_ip<'a>(function: &str, args: &'a [Value], i: usize) -> Result<IpAddr, ExecutionError> {
+fn get_ip(function: &str, args: &[Value], i: usize) -> Result<IpAddr, ExecutionError> {
     match args.get(i) {
         Some(Value::Opaque(o)) => o.downcast_ref::<Ip>().map(|ip| ip.0).ok_or_else(|| fail(function, "not an IP")),
         Some(Value::String(s)) => parse_ip(s).map_err(|e| fail(function, e)),
@@ -303,9 +306,7 @@ fn is_link_local_unicast(args: &[Value]) -> Result<Value, ExecutionError> {
 fn is_global_unicast(args: &[Value]) -> Result<Value, ExecutionError> {
     let ip = get_ip("isGlobalUnicast", args, 0)?;
     let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
-    Ok(Value::Bool(
-        !(ip.is_unspecified() || ip.is_loopback() || ip.is_multicast() || link_local_unicast(ip) || broadcast),
-    ))
+    Ok(Value::Bool(!(ip.is_unspecified() || ip.is_loopback() || ip.is_multicast() || link_local_unicast(ip) || broadcast)))
 }
 
 fn ip_string(args: &[Value]) -> Result<Value, ExecutionError> {
@@ -374,20 +375,8 @@ pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_member_overload("family", "ip_family", ip_t(), vec![], overload!(family))?;
     env.add_member_overload("isUnspecified", "ip_is_unspecified", ip_t(), vec![], overload!(is_unspecified))?;
     env.add_member_overload("isLoopback", "ip_is_loopback", ip_t(), vec![], overload!(is_loopback))?;
-    env.add_member_overload(
-        "isLinkLocalMulticast",
-        "ip_is_link_local_multicast",
-        ip_t(),
-        vec![],
-        overload!(is_link_local_multicast),
-    )?;
-    env.add_member_overload(
-        "isLinkLocalUnicast",
-        "ip_is_link_local_unicast",
-        ip_t(),
-        vec![],
-        overload!(is_link_local_unicast),
-    )?;
+    env.add_member_overload("isLinkLocalMulticast", "ip_is_link_local_multicast", ip_t(), vec![], overload!(is_link_local_multicast))?;
+    env.add_member_overload("isLinkLocalUnicast", "ip_is_link_local_unicast", ip_t(), vec![], overload!(is_link_local_unicast))?;
     env.add_member_overload("isGlobalUnicast", "ip_is_global_unicast", ip_t(), vec![], overload!(is_global_unicast))?;
     env.add_overload("string", "ip_to_string", vec![ip_t()], overload!(ip_string))?;
 
@@ -395,26 +384,11 @@ pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_overload("isCIDR", "is_cidr", vec![STRING_TYPE], overload!(is_cidr))?;
     env.add_member_overload("containsIP", "cidr_contains_ip_ip", cidr_t(), vec![ip_t()], overload!(contains_ip))?;
     env.add_member_overload("containsIP", "cidr_contains_ip_string", cidr_t(), vec![STRING_TYPE], overload!(contains_ip))?;
-    env.add_member_overload(
-        "containsCIDR",
-        "cidr_contains_cidr",
-        cidr_t(),
-        vec![cidr_t()],
-        overload!(contains_cidr),
-    )?;
-    env.add_member_overload(
-        "containsCIDR",
-        "cidr_contains_cidr_string",
-        cidr_t(),
-        vec![STRING_TYPE],
-        overload!(contains_cidr),
-    )?;
+    env.add_member_overload("containsCIDR", "cidr_contains_cidr", cidr_t(), vec![cidr_t()], overload!(contains_cidr))?;
+    env.add_member_overload("containsCIDR", "cidr_contains_cidr_string", cidr_t(), vec![STRING_TYPE], overload!(contains_cidr))?;
     env.add_member_overload("ip", "cidr_ip", cidr_t(), vec![], overload!(cidr_ip))?;
     env.add_member_overload("masked", "cidr_masked", cidr_t(), vec![], overload!(cidr_masked))?;
     env.add_member_overload("prefixLength", "cidr_prefix_length", cidr_t(), vec![], overload!(prefix_length))?;
     env.add_overload("string", "cidr_to_string", vec![cidr_t()], overload!(cidr_string))?;
     Ok(())
 }
-
-#[allow(dead_code)]
-fn _assert_types(_: CowVal<'_, '_>, _: &dyn Val) {}

@@ -30,8 +30,7 @@ impl Opaque for Quantity {
     }
 }
 
-const PARSE_ERROR: &str =
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const PARSE_ERROR: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 impl Quantity {
     fn new(mut mantissa: i128, mut exponent: i32) -> Quantity {
@@ -165,10 +164,7 @@ fn is_integer(args: &[Value]) -> Result<Value, ExecutionError> {
 }
 
 fn as_integer(args: &[Value]) -> Result<Value, ExecutionError> {
-    get("asInteger", args.first())?
-        .as_i64()
-        .map(Value::Int)
-        .ok_or_else(|| fail("asInteger", "cannot convert value to integer"))
+    get("asInteger", args.first())?.as_i64().map(Value::Int).ok_or_else(|| fail("asInteger", "cannot convert value to integer"))
 }
 
 fn as_approximate_float(args: &[Value]) -> Result<Value, ExecutionError> {
@@ -210,25 +206,13 @@ pub(crate) fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_member_overload("sign", "quantity_sign", q(), vec![], overload!(sign))?;
     env.add_member_overload("isInteger", "quantity_is_integer", q(), vec![], overload!(is_integer))?;
     env.add_member_overload("asInteger", "quantity_as_integer", q(), vec![], overload!(as_integer))?;
-    env.add_member_overload(
-        "asApproximateFloat",
-        "quantity_as_approximate_float",
-        q(),
-        vec![],
-        overload!(as_approximate_float),
-    )?;
+    env.add_member_overload("asApproximateFloat", "quantity_as_approximate_float", q(), vec![], overload!(as_approximate_float))?;
     for (name, f) in [("add", overload!(add) as cel::common::functions::Function), ("sub", overload!(sub))] {
         env.add_member_overload(name, &format!("quantity_{name}"), q(), vec![q()], f)?;
         env.add_member_overload(name, &format!("quantity_{name}_int"), q(), vec![INT_TYPE], f)?;
     }
     env.add_member_overload("compareTo", "quantity_compare_to", q(), vec![q()], overload!(compare_to))?;
-    env.add_member_overload(
-        "isGreaterThan",
-        "quantity_is_greater_than",
-        q(),
-        vec![q()],
-        overload!(is_greater_than),
-    )?;
+    env.add_member_overload("isGreaterThan", "quantity_is_greater_than", q(), vec![q()], overload!(is_greater_than))?;
     env.add_member_overload("isLessThan", "quantity_is_less_than", q(), vec![q()], overload!(is_less_than))?;
     Ok(())
 }

@@ -71,8 +71,7 @@ impl Obj {
 
     /// The join of every field's type: what `obj[k]` is for an unknown `k`.
     pub(crate) fn any_field(&self) -> Ty {
-        self.fields.values().fold(None, |acc: Option<Ty>, t| Some(acc.map_or_else(|| t.clone(), |a| a.join(t))))
-            .unwrap_or(Ty::Dyn(0))
+        self.fields.values().fold(None, |acc: Option<Ty>, t| Some(acc.map_or_else(|| t.clone(), |a| a.join(t)))).unwrap_or(Ty::Dyn(0))
     }
 }
 
@@ -96,12 +95,8 @@ impl Ty {
             Ty::Duration | Ty::Timestamp | Ty::Type => 40,
             Ty::String(n) | Ty::Bytes(n) | Ty::Opaque(_, n) => n.saturating_mul(4).saturating_add(2),
             Ty::List(e, n) => n.saturating_mul(e.json_size().saturating_add(1)).saturating_add(2),
-            Ty::Map(k, v, n) => {
-                n.saturating_mul(k.json_size().saturating_add(v.json_size()).saturating_add(2)).saturating_add(2)
-            }
-            Ty::Object(o) => o.fields.iter().fold(2u64, |acc, (k, t)| {
-                acc.saturating_add(k.len() as u64 + 4).saturating_add(t.json_size())
-            }),
+            Ty::Map(k, v, n) => n.saturating_mul(k.json_size().saturating_add(v.json_size()).saturating_add(2)).saturating_add(2),
+            Ty::Object(o) => o.fields.iter().fold(2u64, |acc, (k, t)| acc.saturating_add(k.len() as u64 + 4).saturating_add(t.json_size())),
             Ty::Optional(t) => t.json_size(),
             Ty::Dyn(n) => *n,
         }
@@ -283,8 +278,27 @@ pub(crate) fn unbounded_entries(values: &Value) -> u64 {
 
 /// The CEL keywords a property may not be named as is (escaped `__name__`).
 const RESERVED: &[&str] = &[
-    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if",
-    "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
 ];
 
 /// A property name as CEL names the field (kube's `cel.Escape`); `None` when it can't be escaped.
@@ -430,9 +444,9 @@ fn to_cel_at(value: &Value, schema: Option<&Value>, root: bool, depth: usize) ->
                 return str_val(s);
             }
             match schema.and_then(|s| kw(s, "format")).and_then(Value::as_str) {
-                Some("date-time") | Some("datetime") => chrono::DateTime::parse_from_rfc3339(s)
-                    .map(CelValue::Timestamp)
-                    .unwrap_or_else(|_| str_val(s)),
+                Some("date-time") | Some("datetime") => {
+                    chrono::DateTime::parse_from_rfc3339(s).map(CelValue::Timestamp).unwrap_or_else(|_| str_val(s))
+                }
                 Some("date") => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
                     .ok()
                     .and_then(|d| d.and_hms_opt(0, 0, 0))
@@ -451,9 +465,7 @@ fn to_cel_at(value: &Value, schema: Option<&Value>, root: bool, depth: usize) ->
             let Some(schema) = schema else {
                 // Unknown territory (preserve-unknown-fields): everything, as is.
                 return map_val(
-                    obj.iter()
-                        .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel_at(v, None, false, depth + 1)))
-                        .collect(),
+                    obj.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel_at(v, None, false, depth + 1))).collect(),
                 );
             };
             let props = kw(schema, "properties").and_then(Value::as_object);
@@ -462,9 +474,7 @@ fn to_cel_at(value: &Value, schema: Option<&Value>, root: bool, depth: usize) ->
             if props.is_none() && ap.is_none() && !embedded {
                 // No declared structure: a dyn map of everything.
                 return map_val(
-                    obj.iter()
-                        .map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel_at(v, None, false, depth + 1)))
-                        .collect(),
+                    obj.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), to_cel_at(v, None, false, depth + 1))).collect(),
                 );
             }
             let mut out = HashMap::new();
