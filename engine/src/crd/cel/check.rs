@@ -135,6 +135,10 @@ impl Walker {
                         }
                     }
                     cost = add(cost, c);
+                    if !self.strict {
+                        // cel-rust copies an element into the list it builds.
+                        cost = add(cost, scaled(t.json_size(), STR_FACTOR));
+                    }
                     elem = Some(elem.map_or(t.clone(), |a| a.join(&t)));
                 }
                 (Ty::List(Arc::new(elem.unwrap_or(Ty::Null)), l.elements.len() as u64), cost)
@@ -149,6 +153,9 @@ impl Walker {
                             let (k, kc) = self.walk(&me.key);
                             let (v, vc) = self.walk(&me.value);
                             cost = add(cost, add(kc, vc));
+                            if !self.strict {
+                                cost = add(cost, scaled(v.json_size(), STR_FACTOR));
+                            }
                             kt = Some(kt.map_or(k.clone(), |a| a.join(&k)));
                             vt = Some(vt.map_or(v.clone(), |a| a.join(&v)));
                         }
@@ -384,7 +391,12 @@ impl Walker {
                 (Ty::Bool, cost)
             }
             // Standard functions.
-            ("size", _) => (Ty::Int, 1),
+            // cel-go charges 1; cel-rust counts a string's characters, which the runtime bound
+            // must cover.
+            ("size", _) => match recv {
+                Some(Ty::String(n)) if !self.strict => (Ty::Int, add(1, strf(*n))),
+                _ => (Ty::Int, 1),
+            },
             ("type", false) | ("dyn", false) => (a(0).cloned().map_or(Ty::Type, |t| if name == "dyn" { t } else { Ty::Type }), 1),
             ("int", false) => (Ty::Int, add(1, strf(size(a(0))))),
             ("uint", false) => (Ty::Uint, add(1, strf(size(a(0))))),
@@ -412,7 +424,7 @@ impl Walker {
             ("matches", _) => {
                 let s = if member { rs } else { size(a(0)) };
                 let re = if member { size(a(0)) } else { size(a(1)) };
-                (Ty::Bool, add(1, mul(strf(s), scaled(re, 0.25))))
+                (Ty::Bool, add(1, mul(strf(s).max(1), scaled(re, 0.25).max(1))))
             }
             ("contains" | "startsWith" | "endsWith", true) => (Ty::Bool, add(1, strf(add(rs, size(a(0)))))),
             // The strings extension.
@@ -456,8 +468,10 @@ impl Walker {
                 (if name == "isSorted" { Ty::Bool } else { e }, cost)
             }
             // Kubernetes regex library.
-            ("find", true) => (Ty::String(rs), add(1, mul(strf(rs), scaled(size(a(0)), 0.25)))),
-            ("findAll", true) => (Ty::List(Arc::new(Ty::String(rs)), add(rs, 1)), add(1, mul(strf(rs), scaled(size(a(0)), 0.25)))),
+            ("find", true) => (Ty::String(rs), add(1, mul(strf(rs).max(1), scaled(size(a(0)), 0.25).max(1)))),
+            ("findAll", true) => {
+                (Ty::List(Arc::new(Ty::String(rs)), add(rs, 1)), add(1, mul(strf(rs).max(1), scaled(size(a(0)), 0.25).max(1))))
+            }
             // Kubernetes URL library.
             ("url", false) => (Ty::Opaque(super::net::URL_TYPE, size(a(0))), add(1, strf(size(a(0))))),
             ("isURL" | "isIP" | "isCIDR" | "isQuantity", false) => (Ty::Bool, add(1, strf(size(a(0))))),

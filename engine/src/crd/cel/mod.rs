@@ -420,7 +420,8 @@ impl Rules {
         let self_ty = Ty::of_value(&self_val);
         let old_val = old.filter(|o| !o.is_null()).map(|o| types::to_cel(o, &self.schema, self.root));
         let old_ty = old_val.as_ref().map_or(Ty::Null, Ty::of_value);
-        let Some(ctx) = Context::new(&self_val, old_val.as_ref()) else {
+        let with_optional = self.rules.iter().any(|r| r.optional_old_self);
+        let Some(ctx) = Context::new(&self_val, old_val.as_ref(), with_optional) else {
             out.push(self.invalid(path, "rule compiler initialization error: value not representable"));
             return out;
         };
@@ -503,37 +504,43 @@ impl Rules {
     }
 }
 
-/// The two activations of a node's rules: `oldSelf` plain, and `oldSelf` an optional.
+/// The activations of a node's rules: `oldSelf` plain, and (built only when a rule has
+/// `optionalOldSelf`) `oldSelf` an optional.
 struct Context {
     plain: cel::Context<'static, 'static>,
-    optional: cel::Context<'static, 'static>,
+    optional: Option<cel::Context<'static, 'static>>,
+}
+
+fn boxed(v: cel::Value) -> Option<Box<dyn cel::common::value::Val>> {
+    Box::<dyn cel::common::value::Val>::try_from(v).ok()
 }
 
 impl Context {
-    fn new(self_val: &cel::Value, old: Option<&cel::Value>) -> Option<Context> {
-        use cel::common::value::Val;
-        use cel::objects::OptionalValue;
-        let boxed = |v: cel::Value| -> Option<Box<dyn Val>> { Box::<dyn Val>::try_from(v).ok() };
+    fn new(self_val: &cel::Value, old: Option<&cel::Value>, with_optional: bool) -> Option<Context> {
         let mut plain = cel::Context::with_env(library::ENV.clone());
-        let mut optional = cel::Context::with_env(library::ENV.clone());
         plain.add_variable_as_val("self", boxed(self_val.clone())?);
-        optional.add_variable_as_val("self", boxed(self_val.clone())?);
         if let Some(old) = old {
             plain.add_variable_as_val("oldSelf", boxed(old.clone())?);
         }
-        let opt = match old {
-            Some(o) => OptionalValue::of(o.clone()),
-            None => OptionalValue::none(),
+        let optional = if with_optional {
+            let mut optional = cel::Context::with_env(library::ENV.clone());
+            optional.add_variable_as_val("self", boxed(self_val.clone())?);
+            let opt = match old {
+                Some(o) => cel::objects::OptionalValue::of(o.clone()),
+                None => cel::objects::OptionalValue::none(),
+            };
+            optional.add_variable_as_val("oldSelf", boxed(cel::Value::Opaque(Arc::new(opt)))?);
+            Some(optional)
+        } else {
+            None
         };
-        optional.add_variable_as_val("oldSelf", boxed(cel::Value::Opaque(Arc::new(opt)))?);
         Some(Context { plain, optional })
     }
 
     fn get(&self, optional: bool) -> &cel::Context<'static, 'static> {
-        if optional {
-            &self.optional
-        } else {
-            &self.plain
+        match (&self.optional, optional) {
+            (Some(o), true) => o,
+            _ => &self.plain,
         }
     }
 }
