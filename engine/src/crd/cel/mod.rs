@@ -44,6 +44,7 @@ pub const MAX_NESTING: usize = 32;
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
 
 /// The compiled `x-kubernetes-validations` of one schema node.
+#[derive(Debug)]
 pub struct Rules {
     rules: Vec<Rule>,
     /// The node's schema: its values are converted to CEL values by it.
@@ -56,6 +57,7 @@ pub struct Rules {
     estimated: u64,
 }
 
+#[derive(Debug)]
 struct Rule {
     source: String,
     program: cel::Program,
@@ -432,13 +434,6 @@ impl Rules {
             let vars = vars(&self_ty, &old_ty, rule.optional_old_self);
             let bound = check::check(rule.program.expression(), &vars, false).cost;
             let rule_text = rule.message.as_deref().unwrap_or(rule.source.trim());
-            if bound > budget.remaining {
-                budget.exhausted = true;
-                out.push(
-                    self.invalid(path, "validation failed due to running out of cost budget, no further validation rules will be run"),
-                );
-                return out;
-            }
             if bound > PER_CALL_LIMIT {
                 budget.exhausted = true;
                 out.push(self.invalid(
@@ -449,8 +444,15 @@ impl Rules {
                 ));
                 return out;
             }
+            if bound > budget.remaining {
+                budget.exhausted = true;
+                out.push(
+                    self.invalid(path, "validation failed due to running out of cost budget, no further validation rules will be run"),
+                );
+                return out;
+            }
             budget.remaining -= bound;
-            let result = rule.program.execute(ctx.get(rule.optional_old_self));
+            let result = execute(&rule.program, ctx.get(rule.optional_old_self));
             match result {
                 Ok(cel::Value::Bool(true)) => continue,
                 Err(e) => {
@@ -481,7 +483,7 @@ impl Rules {
                     return out;
                 }
                 budget.remaining -= bound;
-                if let Ok(cel::Value::String(s)) = program.execute(ctx.get(rule.optional_old_self)) {
+                if let Ok(cel::Value::String(s)) = execute(program, ctx.get(rule.optional_old_self)) {
                     let t = s.trim();
                     if !t.is_empty() && !t.contains(['\n', '\r']) && t.len() <= cost::MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES {
                         detail = Some(t.to_owned());
@@ -502,6 +504,13 @@ impl Rules {
         }
         out
     }
+}
+
+/// Runs `program`; a panic inside the interpreter (none is known) is an evaluation error, not
+/// the request's end.
+fn execute(program: &cel::Program, ctx: &cel::Context<'static, 'static>) -> cel::ResolveResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program.execute(ctx)))
+        .unwrap_or_else(|_| Err(cel::ExecutionError::InternalError("the interpreter failed".into())))
 }
 
 /// The activations of a node's rules: `oldSelf` plain, and (built only when a rule has

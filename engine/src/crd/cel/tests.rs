@@ -743,3 +743,100 @@ fn rules_are_send_and_sync() {
     assert_send_sync::<Rules>();
     assert_send_sync::<Budget>();
 }
+
+/// The messages of kube-apiserver's documentation, to the column and caret.
+#[test]
+fn compile_errors_match_kube_documentation() {
+    let prefix = |rule: &str| {
+        format!(
+            "Invalid value: apiextensions.ValidationRule{{Rule:\"{rule}\", Message:\"\", MessageExpression:\"\", \
+             Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}}: "
+        )
+    };
+    let e = compile_err(with_rule(json!({"type": "integer"}), json!({"rule": "self == true"})));
+    assert_eq!(
+        e[0].message,
+        format!(
+            "{}compilation failed: ERROR: <input>:1:6: found no matching overload for '_==_' applied to '(int, bool)'\n | self == true\n | .....^",
+            prefix("self == true")
+        )
+    );
+    let e = compile_err(with_rule(obj(json!({"replicas": {"type": "integer"}})), json!({"rule": "self.nonExistingField > 0"})));
+    assert_eq!(
+        e[0].message,
+        format!(
+            "{}compilation failed: ERROR: <input>:1:5: undefined field 'nonExistingField'\n | self.nonExistingField > 0\n | ....^",
+            prefix("self.nonExistingField > 0")
+        )
+    );
+    let e = compile_err(with_rule(obj(json!({})), json!({"rule": "self.a ="})));
+    assert!(
+        e[0].message.contains("compilation failed: ERROR: <input>:1:8: Syntax error: token recognition error at: '='"),
+        "{}",
+        e[0].message
+    );
+    let e = compile_err(with_rule(string_list(), json!({"rule": "self.all(x, y)"})));
+    assert!(e[0]
+        .message
+        .ends_with("ERROR: <input>:1:13: undeclared reference to 'y' (in container '')\n | self.all(x, y)\n | ............^"));
+}
+
+#[test]
+fn message_expression_cost_is_limited() {
+    let schema = json!({"type": "array", "items": {"type": "string"}});
+    let errs = compile_err(with_rule(schema, json!({"rule": "self.size() < 100", "messageExpression": "self.join(', ')"})));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].path, format!("{AT}[0].messageExpression"));
+    assert!(errs[0].message.starts_with("Forbidden: estimated messageExpression cost exceeds budget by factor of"), "{}", errs[0].message);
+}
+
+#[test]
+fn preserve_unknown_fields_is_dyn() {
+    let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    assert!(eval(schema.clone(), "self.a.b == 1 && self.c[0] == 'x'", json!({"a": {"b": 1}, "c": ["x"]})));
+    assert!(eval(schema.clone(), "!has(self.z)", json!({"a": 1})));
+    // Declared properties of a preserving object are typed; the others are not visible.
+    let typed = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"a": {"type": "integer"}}});
+    assert!(eval(typed.clone(), "self.a == 1", json!({"a": 1, "other": 2})));
+    assert!(Rules::compile(&with_rule(typed, json!({"rule": "self.other == 2"})), AT).is_err());
+}
+
+#[test]
+fn transition_rule_on_fields() {
+    let schema = with_rule(
+        obj(json!({"replicas": {"type": "integer"}})),
+        json!({"rule": "self.replicas >= oldSelf.replicas", "message": "replicas may not decrease", "fieldPath": ".replicas"}),
+    );
+    let rules = compile(schema);
+    let mut b = Budget::new();
+    assert!(rules.check(&json!({"replicas": 3}), Some(&json!({"replicas": 2})), "spec", &mut b).is_empty());
+    assert_eq!(
+        messages(&rules.check(&json!({"replicas": 1}), Some(&json!({"replicas": 2})), "spec", &mut b)),
+        vec!["spec.replicas: Invalid value: \"object\": replicas may not decrease"]
+    );
+}
+
+/// cel-rust counts a string's characters for `size()`: the runtime bound covers it, so a loop
+/// calling it on a long string is refused before running (kube-apiserver, whose `size()` is
+/// constant, would run it).
+#[test]
+fn runtime_bound_covers_string_size_in_loops() {
+    let schema = with_rule(
+        obj(json!({"l": {"type": "array", "maxItems": 1000, "items": {"type": "integer"}}, "s": {"type": "string", "maxLength": 100000}})),
+        json!({"rule": "self.l.all(x, self.s.size() > x)"}),
+    );
+    let rules = compile(schema);
+    let small = json!({"l": (0..1000).collect::<Vec<i32>>(), "s": "a".repeat(2000)});
+    assert!(check(&rules, small).is_empty());
+    let big = json!({"l": (0..1000).collect::<Vec<i32>>(), "s": "a".repeat(100000)});
+    let errs = check(&rules, big);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].message.contains("call cost exceeds limit"), "{}", errs[0].message);
+}
+
+#[test]
+fn invalid_formatted_strings_stay_strings() {
+    let schema = obj(json!({"t": {"type": "string", "format": "date-time"}}));
+    // A malformed date-time (the schema walker reports its format) is still a value to CEL.
+    assert!(eval(schema, "has(self.t)", json!({"t": "yesterday"})));
+}
