@@ -324,7 +324,11 @@ impl Walker {
                 match (x, y) {
                     (Ty::String(n), Ty::String(m)) => (Ty::String(add(*n, *m)), add(1, strf(add(*n, *m)))),
                     (Ty::Bytes(n), Ty::Bytes(m)) => (Ty::Bytes(add(*n, *m)), add(1, strf(add(*n, *m)))),
-                    (Ty::List(e1, n), Ty::List(e2, m)) => (Ty::List(Arc::new(e1.join(e2)), add(*n, *m)), add(1, strf(add(*n, *m)))),
+                    (Ty::List(e1, n), Ty::List(e2, m)) => {
+                        // O(1) in cel-go's model; cel-rust copies, which the runtime bound covers.
+                        let copy = if self.strict { 0 } else { strf(add(*n, *m)) };
+                        (Ty::List(Arc::new(e1.join(e2)), add(*n, *m)), add(1, copy))
+                    }
                     (Ty::Dyn(n), other) | (other, Ty::Dyn(n)) => {
                         let s = add(*n, other.json_size());
                         (Ty::Dyn(s), add(1, strf(s)))
@@ -424,9 +428,13 @@ impl Walker {
             ("matches", _) => {
                 let s = if member { rs } else { size(a(0)) };
                 let re = if member { size(a(0)) } else { size(a(1)) };
-                (Ty::Bool, add(1, mul(strf(s).max(1), scaled(re, 0.25).max(1))))
+                // cel-go: (0.1 × (len + 1)) × (0.25 × regex length).
+                (Ty::Bool, add(1, mul(strf(add(s, 1)), scaled(re, 0.25).max(1))))
             }
-            ("contains" | "startsWith" | "endsWith", true) => (Ty::Bool, add(1, strf(add(rs, size(a(0)))))),
+            // cel-go: contains is (0.1 × len) × (0.1 × substring length), the prefix and suffix
+            // tests 0.1 × their argument's length.
+            ("contains", true) => (Ty::Bool, add(1, mul(strf(rs).max(1), strf(size(a(0))).max(1)))),
+            ("startsWith" | "endsWith", true) => (Ty::Bool, add(1, strf(size(a(0))))),
             // The strings extension.
             ("charAt", true) => (Ty::String(1), add(1, strf(rs))),
             ("indexOf" | "lastIndexOf", true) => match recv {
