@@ -475,6 +475,37 @@ impl Walker {
                 let cost = add(1, mul(n, add(1, strf(e.json_size()))));
                 (if name == "isSorted" { Ty::Bool } else { e }, cost)
             }
+            // cel-go's lists extension.
+            ("slice" | "distinct" | "sort", true) if matches!(recv, Some(Ty::List(..))) => {
+                let (e, n) = match recv {
+                    Some(Ty::List(e, n)) => ((**e).clone(), *n),
+                    _ => (Ty::Dyn(0), 0),
+                };
+                let each = add(1, strf(e.json_size()));
+                let cost = match name {
+                    "distinct" => mul(mul(n, n), each),
+                    "sort" => mul(mul(n, 64 - n.leading_zeros() as u64), each),
+                    _ => add(1, strf(n)),
+                };
+                (Ty::List(Arc::new(e), n), add(1, cost))
+            }
+            ("flatten", true) => {
+                let t = match recv {
+                    Some(Ty::List(e, n)) if args.is_empty() => match &**e {
+                        Ty::List(inner, m) => Ty::List(inner.clone(), mul(*n, *m)),
+                        other => Ty::List(Arc::new(other.clone()), *n),
+                    },
+                    Some(other) => Ty::Dyn(other.json_size()),
+                    None => Ty::Dyn(0),
+                };
+                let n = t.size();
+                (t, add(1, strf(n)))
+            }
+            ("first" | "last", true) => (Ty::Optional(Arc::new(recv.map_or(Ty::Dyn(0), |t| t.iteration().0))), 1),
+            // Kubernetes semver library.
+            ("semver", false) => (Ty::Opaque(super::semver::SEMVER_TYPE, size(a(0))), add(1, strf(size(a(0))))),
+            ("isSemver", false) => (Ty::Bool, add(1, strf(size(a(0))))),
+            ("major" | "minor" | "patch", true) => (Ty::Int, 1),
             // Kubernetes regex library.
             ("find", true) => (Ty::String(rs), add(1, mul(strf(rs).max(1), scaled(size(a(0)), 0.25).max(1)))),
             ("findAll", true) => {

@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
-use cel::common::types::{Type, DYN_TYPE, LIST_TYPE, STRING_TYPE};
+use cel::common::types::{Type, DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::objects::{Opaque, OptionalValue};
 use cel::{Env, ExecutionError, Value};
@@ -62,6 +62,7 @@ fn build() -> Env {
     let _ = add_kubernetes(&mut env);
     let _ = super::net::register(&mut env);
     let _ = super::quantity::register(&mut env);
+    let _ = super::semver::register(&mut env);
     env
 }
 
@@ -198,6 +199,101 @@ fn sets_equivalent(args: &[Value]) -> Result<Value, ExecutionError> {
     Ok(Value::Bool(b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x))))
 }
 
+fn int_arg(function: &str, args: &[Value], i: usize) -> Result<i64, ExecutionError> {
+    match args.get(i) {
+        Some(Value::Int(n)) => Ok(*n),
+        Some(other) => Err(ExecutionError::no_such_overload(function, vec![other.type_of().to_string()])),
+        None => Err(ExecutionError::invalid_argument_count(i + 1, args.len())),
+    }
+}
+
+fn list_of(items: Vec<Value>) -> Value {
+    Value::List(Arc::new(items))
+}
+
+fn slice(args: &[Value]) -> Result<Value, ExecutionError> {
+    let list = arg_list("slice", args, 0)?;
+    let (start, end) = (int_arg("slice", args, 1)?, int_arg("slice", args, 2)?);
+    let err = |why: &str| fail("slice", format!("cannot slice({start}, {end}), {why}"));
+    if start < 0 || end < 0 {
+        return Err(err("negative indexes not supported"));
+    }
+    if start > end {
+        return Err(err("start index must be less than or equal to end index"));
+    }
+    if end as u64 > list.len() as u64 {
+        return Err(err(&format!("list is length {}", list.len())));
+    }
+    Ok(list_of(list[start as usize..end as usize].to_vec()))
+}
+
+fn flatten_into(out: &mut Vec<Value>, items: &[Value], depth: i64) {
+    for v in items {
+        match v {
+            Value::List(inner) if depth > 0 => flatten_into(out, inner, depth - 1),
+            other => out.push(other.clone()),
+        }
+    }
+}
+
+fn flatten(args: &[Value]) -> Result<Value, ExecutionError> {
+    let list = arg_list("flatten", args, 0)?;
+    let depth = if args.len() > 1 { int_arg("flatten", args, 1)? } else { 1 };
+    if depth < 0 {
+        return Err(fail("flatten", "level must be non-negative"));
+    }
+    let mut out = Vec::new();
+    // Values nest no deeper than the conversion bound: a larger level changes nothing.
+    flatten_into(&mut out, list, depth.min(300));
+    Ok(list_of(out))
+}
+
+fn distinct(args: &[Value]) -> Result<Value, ExecutionError> {
+    let list = arg_list("distinct", args, 0)?;
+    let mut out: Vec<Value> = Vec::new();
+    for v in list {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    Ok(list_of(out))
+}
+
+fn list_reverse(args: &[Value]) -> Result<Value, ExecutionError> {
+    let list = arg_list("reverse", args, 0)?;
+    Ok(list_of(list.iter().rev().cloned().collect()))
+}
+
+fn sort(args: &[Value]) -> Result<Value, ExecutionError> {
+    let mut items = arg_list("sort", args, 0)?.to_vec();
+    let mut failure = None;
+    items.sort_by(|a, b| {
+        compare("sort", a, b).unwrap_or_else(|e| {
+            failure.get_or_insert(e);
+            Ordering::Equal
+        })
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(list_of(items)),
+    }
+}
+
+fn optional(v: Option<&Value>) -> Value {
+    Value::Opaque(Arc::new(match v {
+        Some(v) => OptionalValue::of(v.clone()),
+        None => OptionalValue::none(),
+    }))
+}
+
+fn first(args: &[Value]) -> Result<Value, ExecutionError> {
+    Ok(optional(arg_list("first", args, 0)?.first()))
+}
+
+fn last(args: &[Value]) -> Result<Value, ExecutionError> {
+    Ok(optional(arg_list("last", args, 0)?.last()))
+}
+
 /// A named format (`format.dns1123Label()`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct NamedFormat(pub &'static str);
@@ -248,15 +344,17 @@ fn add_kubernetes(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_member_overload("max", "list_max", LIST_TYPE, vec![], overload!(list_max))?;
     env.add_member_overload("indexOf", "list_index_of", LIST_TYPE, vec![DYN_TYPE], overload!(list_index_of))?;
     env.add_member_overload("lastIndexOf", "list_last_index_of", LIST_TYPE, vec![DYN_TYPE], overload!(list_last_index_of))?;
+    env.add_member_overload("slice", "list_slice", LIST_TYPE, vec![INT_TYPE, INT_TYPE], overload!(slice))?;
+    env.add_member_overload("flatten", "list_flatten", LIST_TYPE, vec![], overload!(flatten))?;
+    env.add_member_overload("flatten", "list_flatten_int", LIST_TYPE, vec![INT_TYPE], overload!(flatten))?;
+    env.add_member_overload("distinct", "list_distinct", LIST_TYPE, vec![], overload!(distinct))?;
+    env.add_member_overload("reverse", "list_reverse", LIST_TYPE, vec![], overload!(list_reverse))?;
+    env.add_member_overload("sort", "list_sort", LIST_TYPE, vec![], overload!(sort))?;
+    env.add_member_overload("first", "list_first", LIST_TYPE, vec![], overload!(first))?;
+    env.add_member_overload("last", "list_last", LIST_TYPE, vec![], overload!(last))?;
     env.add_member_overload("find", "string_find", STRING_TYPE, vec![STRING_TYPE], overload!(find))?;
     env.add_member_overload("findAll", "string_find_all", STRING_TYPE, vec![STRING_TYPE], overload!(find_all))?;
-    env.add_member_overload(
-        "findAll",
-        "string_find_all_n",
-        STRING_TYPE,
-        vec![STRING_TYPE, cel::common::types::INT_TYPE],
-        overload!(find_all),
-    )?;
+    env.add_member_overload("findAll", "string_find_all_n", STRING_TYPE, vec![STRING_TYPE, INT_TYPE], overload!(find_all))?;
     env.add_overload("sets.contains", "sets_contains", vec![LIST_TYPE, LIST_TYPE], overload!(sets_contains))?;
     env.add_overload("sets.intersects", "sets_intersects", vec![LIST_TYPE, LIST_TYPE], overload!(sets_intersects))?;
     env.add_overload("sets.equivalent", "sets_equivalent", vec![LIST_TYPE, LIST_TYPE], overload!(sets_equivalent))?;

@@ -20,6 +20,7 @@ mod formats;
 mod library;
 mod net;
 mod quantity;
+mod semver;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -481,6 +481,41 @@ fn list_library() {
 }
 
 #[test]
+fn lists_extension() {
+    let ints = json!({"type": "array", "maxItems": 10, "items": {"type": "integer"}});
+    for rule in [
+        "self.slice(1, 3) == [1, 1]",
+        "self.distinct() == [3, 1, 2]",
+        "self.sort() == [1, 1, 2, 3]",
+        "self.reverse() == [2, 1, 1, 3]",
+        "[[1], [2, 3]].flatten() == [1, 2, 3]",
+        "self.first().value() == 3 && self.last().value() == 2",
+        "![].first().hasValue()",
+    ] {
+        assert!(eval(ints.clone(), rule, json!([3, 1, 1, 2])), "{rule}");
+    }
+    let rules = compile(with_rule(ints, json!({"rule": "self.slice(2, 1) == []"})));
+    let errs = check(&rules, json!([1, 2, 3]));
+    assert!(errs[0].message.contains("start index must be less than or equal to end index"), "{}", errs[0].message);
+}
+
+#[test]
+fn semver_library() {
+    let s = strings();
+    for (rule, value) in [
+        ("isSemver(self) && semver(self).major() == 1 && semver(self).minor() == 2 && semver(self).patch() == 3", "1.2.3"),
+        ("semver(self).isGreaterThan(semver('1.2.3-rc.1'))", "1.2.3"),
+        ("semver(self).isLessThan(semver('1.10.0'))", "1.9.0"),
+        ("semver(self).compareTo(semver('1.0.0+build')) == 0", "1.0.0"),
+        ("semver(self).isLessThan(semver('1.0.0-alpha.beta'))", "1.0.0-alpha.1"),
+        ("!isSemver(self)", "01.2.3"),
+        ("!isSemver(self)", "1.2"),
+    ] {
+        assert!(eval(s.clone(), rule, json!(value)), "{rule} on {value}");
+    }
+}
+
+#[test]
 fn regex_library() {
     let s = strings();
     assert!(eval(s.clone(), "self.find('[0-9]+') == '123'", json!("abc123def456")));
