@@ -425,7 +425,7 @@ impl Walker {
                 | "getSeconds" | "getMilliseconds",
                 true,
             ) => (Ty::Int, 1),
-            ("matches", _) => {
+            ("matches", _) | (super::library::MATCHES, false) => {
                 let s = if member { rs } else { size(a(0)) };
                 let re = if member { size(a(0)) } else { size(a(1)) };
                 // cel-go: (0.1 × (len + 1)) × (0.25 × regex length).

@@ -60,6 +60,7 @@ fn build() -> Env {
     // Declarations only fail on duplicates, which this fixed set doesn't have.
     let _ = env.add_extension(cel::extensions::strings);
     let _ = add_kubernetes(&mut env);
+    let _ = matches_macros(&mut env);
     let _ = super::net::register(&mut env);
     let _ = super::quantity::register(&mut env);
     let _ = super::semver::register(&mut env);
@@ -160,8 +161,64 @@ fn list_last_index_of(args: &[Value]) -> Result<Value, ExecutionError> {
     Ok(Value::Int(list.iter().rposition(|v| v == x).map_or(-1, |i| i as i64)))
 }
 
-fn regex(function: &str, pattern: &str) -> Result<regex::Regex, ExecutionError> {
-    regex::RegexBuilder::new(pattern).size_limit(1 << 20).build().map_err(|e| fail(function, format!("error parsing regexp: {e}")))
+/// The compiled size limit of a regular expression: compiling one stays cheap whatever
+/// repetitions the pattern nests.
+const REGEX_SIZE_LIMIT: usize = 1 << 18;
+/// How many compiled patterns are kept (all dropped when full).
+const REGEX_CACHE_ENTRIES: usize = 512;
+
+type RegexCache = std::sync::Mutex<std::collections::HashMap<String, Arc<regex::Regex>>>;
+
+static REGEX_CACHE: LazyLock<RegexCache> = LazyLock::new(Default::default);
+
+/// `pattern` compiled (cached by its text), as RE2 patterns read in the regex crate.
+fn regex(function: &str, pattern: &str) -> Result<Arc<regex::Regex>, ExecutionError> {
+    if let Ok(cache) = REGEX_CACHE.lock() {
+        if let Some(re) = cache.get(pattern) {
+            return Ok(re.clone());
+        }
+    }
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| fail(function, format!("error parsing regexp: {e}")))?;
+    if let Ok(mut cache) = REGEX_CACHE.lock() {
+        if cache.len() >= REGEX_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(pattern.to_owned(), re.clone());
+    }
+    Ok(re)
+}
+
+/// `s.matches(re)` and `matches(s, re)`, rewritten by [`matches_macros`] to call this: the
+/// pattern compiled once (cached) and size-limited, where cel-rust's own `matches` compiles it
+/// on every call with the regex crate's default (40 times larger) limit.
+fn matches(args: &[Value]) -> Result<Value, ExecutionError> {
+    let s = arg_str("matches", args, 0)?;
+    let re = regex("matches", arg_str("matches", args, 1)?)?;
+    Ok(Value::Bool(re.is_match(s)))
+}
+
+/// The name `matches` calls are rewritten to (not writable in a rule: `@` starts no
+/// identifier).
+pub(crate) const MATCHES: &str = "@k8s_matches";
+
+fn matches_macros(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    use cel::common::ast::{CallExpr, Expr};
+    use cel::parser::Macro;
+    env.add_macro(Macro::receiver("matches", 1, |helper, target, args| {
+        let (Some(t), Some(re)) = (target.take(), args.pop()) else { return Ok(None) };
+        Ok(Some(helper.next_expr(Expr::Call(CallExpr { func_name: MATCHES.into(), target: None, args: vec![t, re] }))))
+    }))?;
+    env.add_macro(Macro::global("matches", 2, |helper, _target, args| {
+        let re = args.pop();
+        let s = args.pop();
+        let (Some(s), Some(re)) = (s, re) else { return Ok(None) };
+        Ok(Some(helper.next_expr(Expr::Call(CallExpr { func_name: MATCHES.into(), target: None, args: vec![s, re] }))))
+    }))?;
+    env.add_overload(MATCHES, "k8s_matches", vec![STRING_TYPE, STRING_TYPE], overload!(matches))
 }
 
 fn find(args: &[Value]) -> Result<Value, ExecutionError> {
@@ -266,17 +323,20 @@ fn list_reverse(args: &[Value]) -> Result<Value, ExecutionError> {
 
 fn sort(args: &[Value]) -> Result<Value, ExecutionError> {
     let mut items = arg_list("sort", args, 0)?.to_vec();
-    let mut failure = None;
-    items.sort_by(|a, b| {
-        compare("sort", a, b).unwrap_or_else(|e| {
-            failure.get_or_insert(e);
-            Ordering::Equal
-        })
-    });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(list_of(items)),
+    // One comparable kind, so the order is total (Rust's sort may panic on one that isn't);
+    // doubles by their total order (NaN last).
+    if let Some(first) = items.first() {
+        let kind = std::mem::discriminant(first);
+        if let Some(other) = items.iter().find(|v| std::mem::discriminant(*v) != kind) {
+            return Err(ExecutionError::no_such_overload("sort", vec![first.type_of().to_string(), other.type_of().to_string()]));
+        }
+        compare("sort", first, first)?;
     }
+    items.sort_by(|a, b| match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.total_cmp(y),
+        _ => compare("sort", a, b).unwrap_or(Ordering::Equal),
+    });
+    Ok(list_of(items))
 }
 
 fn optional(v: Option<&Value>) -> Value {

@@ -740,6 +740,32 @@ fn bad_regex_at_runtime_is_an_error() {
     assert!(errs[0].message.contains("evaluating rule: self.matches(self)"), "{}", errs[0].message);
 }
 
+/// `matches` runs the pattern compiled once and size-limited: a pattern whose program is huge
+/// is an evaluation error, not seconds of compiling per call.
+#[test]
+fn oversized_regex_is_an_error() {
+    let rules = compile(with_rule(string_list(), json!({"rule": "self.all(x, x.matches('(?:a{1000}){1000}'))"})));
+    let errs = check(&rules, json!(["a", "b"]));
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].message.contains("error parsing regexp"), "{}", errs[0].message);
+    assert!(eval(strings(), "matches(self, '^a+$') && self.matches('a')", json!("aaa")));
+}
+
+#[test]
+fn sort_of_mixed_kinds_is_an_error() {
+    let rules = compile(with_rule(
+        json!({"type": "array", "maxItems": 4, "items": {"x-kubernetes-int-or-string": true}}),
+        json!({"rule": "self.sort() == self"}),
+    ));
+    let errs = check(&rules, json!([1, "a", 2]));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(eval(
+        json!({"type": "array", "maxItems": 4, "items": {"type": "number"}}),
+        "self.sort() == [0.5, 1.5, 2.0]",
+        json!([2.0, 0.5, 1.5])
+    ));
+}
+
 #[test]
 fn escaping_of_property_names() {
     assert_eq!(types::escape("foo").as_deref(), Some("foo"));
