@@ -11,6 +11,19 @@
 //! checker reports for the common mistakes and to bound its cost — from the schema's bounds at
 //! compile time, from the actual sizes of the values before each evaluation, so a rule never runs
 //! unless its cost bound fits the remaining budget.
+//!
+//! What rules can use: `self`, `oldSelf` (transition rules; an optional under `optionalOldSelf`),
+//! `has()`, the macros `all`, `exists`, `exists_one`, `map` (2 and 3 arguments), `filter`; CEL's
+//! standard functions and operators (`size`, `in`, conversions, `duration`/`timestamp` and
+//! their getters, `matches`, `contains`, `startsWith`, `endsWith`, `type`, `dyn`, optionals);
+//! cel-go's strings extension (`charAt`, `indexOf`, `lastIndexOf`, `lowerAscii`, `upperAscii`,
+//! `replace`, `split`, `substring`, `trim`, `join`, `format`, `strings.quote`, `reverse`), lists
+//! extension (`slice`, `flatten`, `distinct`, `reverse`, `sort`, `first`, `last`) and sets
+//! (`sets.contains`, `sets.intersects`, `sets.equivalent`); Kubernetes' lists (`isSorted`, `sum`,
+//! `min`, `max`, `indexOf`, `lastIndexOf`), regex (`find`, `findAll`), URL, IP, CIDR, quantity,
+//! semver and format libraries. Not available: two-variable comprehensions
+//! (`all(k, v, …)`, `transformList`, `transformMap`), `lists.range`, `sortBy`; the equality and
+//! concatenation of `x-kubernetes-list-type: set`/`map` lists are a plain list's (ordered).
 
 mod check;
 pub mod cost;
