@@ -910,3 +910,70 @@ fn invalid_formatted_strings_stay_strings() {
     // A malformed date-time (the schema walker reports its format) is still a value to CEL.
     assert!(eval(schema, "has(self.t)", json!({"t": "yesterday"})));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The schemas and objects of Kubernetes' conformance tests (test/e2e/apimachinery/
+// crd_validation_rules.go), with the outcomes they require.
+
+fn conformance_spec() -> Value {
+    json!({
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.x + self.y > 0"},
+            {"rule": "self.firstArray.isSorted() && self.secondArray.isSorted() && ((self.firstArray.sum() + self.secondArray.sum()) % 2 == 0)"},
+            {"rule": "self.largeArray.all(x, self.largeArray.all(y, y == x))"}
+        ],
+        "properties": {
+            "x": {"type": "integer"},
+            "y": {"type": "integer"},
+            "firstArray": {"type": "array", "maxItems": 1000, "items": {"type": "integer"}},
+            "secondArray": {"type": "array", "maxItems": 1000, "items": {"type": "integer"}},
+            "largeArray": {"type": "array", "maxItems": 725, "items": {"type": "integer"}}
+        }
+    })
+}
+
+#[test]
+fn conformance_rules_pass_and_fail() {
+    let rules = compile(conformance_spec());
+    let ok = json!({"x": 1, "y": 0, "firstArray": [3, 4], "secondArray": [5, 10], "largeArray": [2, 2]});
+    assert!(check(&rules, ok).is_empty());
+    let errs = check(&rules, json!({"x": 0, "y": 0}));
+    assert!(errs.iter().any(|e| e.message.contains("failed rule")), "{errs:?}");
+}
+
+#[test]
+fn conformance_runtime_cost_limit() {
+    let rules = compile(conformance_spec());
+    let spec = json!({"largeArray": vec![20; 725]});
+    let errs = check(&rules, spec);
+    assert!(errs.iter().any(|e| e.message.contains("call cost exceeds limit")), "{errs:?}");
+}
+
+#[test]
+fn conformance_estimated_cost_limit_with_cardinality() {
+    let inner = json!({"type": "array", "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(s, s == 'string constant')"}]});
+    let outer = json!({"type": "array", "items": inner.clone()});
+    let path = "spec.validation.openAPIV3Schema.properties[spec].properties[x].items.x-kubernetes-validations";
+    let options = CompileOptions { cardinality: cardinality::items(1, &outer), root: false };
+    let errs = match Rules::compile_with(&inner, path, options) {
+        Err(e) => e,
+        Ok(_) => panic!("compiled"),
+    };
+    assert!(errs[0].message.contains("exceeds budget"), "{}", errs[0].message);
+}
+
+#[test]
+fn conformance_compile_errors_and_transition() {
+    let errs = compile_err(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.z == 100"}],
+        "properties": {"x": {"type": "integer"}}}));
+    assert!(errs[0].message.contains("undefined field 'z'"));
+    let errs = compile_err(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self = 42"}]}));
+    assert!(errs[0].message.contains("Syntax error"), "{}", errs[0].message);
+    let rules = compile(json!({"type": "integer", "x-kubernetes-validations": [{"rule": "self > oldSelf"}]}));
+    let mut b = Budget::new();
+    assert!(rules.check(&json!(10), None, "spec.num", &mut b).is_empty());
+    let errs = rules.check(&json!(9), Some(&json!(10)), "spec.num", &mut b);
+    assert_eq!(messages(&errs), vec!["spec.num: Invalid value: \"integer\": failed rule: self > oldSelf"]);
+}
