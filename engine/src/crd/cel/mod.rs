@@ -423,7 +423,8 @@ impl Rules {
 
     /// Evaluates the rules on `value` (the node's value) with `old` the correlated old value
     /// (None on create or when there is none: transition rules are skipped then, unless
-    /// `optionalOldSelf`, when `oldSelf` is `optional.none()`). `path`: the field path of the
+    /// `optionalOldSelf`, when `oldSelf` is `optional.none()`). A value equal to its old value
+    /// is ratcheted: only its transition rules run. `path`: the field path of the
     /// value. One error per failed rule, worded as kube-apiserver words it; spends the rules'
     /// cost bounds from `budget` and, when one doesn't fit, runs no further rule and says so
     /// once.
@@ -441,8 +442,15 @@ impl Rules {
             out.push(self.invalid(path, "rule compiler initialization error: value not representable"));
             return out;
         };
+        // Ratcheting (kube-apiserver's CRDValidationRatcheting, on by default since 1.30): a value
+        // equal to its correlated old value keeps passing the rules that don't use oldSelf —
+        // kube-apiserver evaluates them and turns their failures into warnings; they aren't run.
+        let unchanged = old.is_some_and(|o| o == value);
         for rule in &self.rules {
             if rule.uses_old_self && old_val.is_none() && !rule.optional_old_self {
+                continue;
+            }
+            if unchanged && !rule.uses_old_self {
                 continue;
             }
             let vars = vars(&self_ty, &old_ty, rule.optional_old_self);

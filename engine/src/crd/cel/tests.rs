@@ -977,3 +977,22 @@ fn conformance_compile_errors_and_transition() {
     let errs = rules.check(&json!(9), Some(&json!(10)), "spec.num", &mut b);
     assert_eq!(messages(&errs), vec!["spec.num: Invalid value: \"integer\": failed rule: self > oldSelf"]);
 }
+
+#[test]
+fn unchanged_values_are_ratcheted() {
+    let schema = json!({"type": "integer", "x-kubernetes-validations": [
+        {"rule": "self < 10", "message": "too big"},
+        {"rule": "self == oldSelf", "message": "immutable"}
+    ]});
+    let rules = compile(schema);
+    let mut b = Budget::new();
+    // Created valid earlier, the limit tightened since: an unchanged value still passes.
+    assert!(rules.check(&json!(20), Some(&json!(20)), "spec.n", &mut b).is_empty());
+    // Changed, both rules run.
+    assert_eq!(
+        messages(&rules.check(&json!(21), Some(&json!(20)), "spec.n", &mut b)),
+        vec!["spec.n: Invalid value: \"integer\": too big", "spec.n: Invalid value: \"integer\": immutable"]
+    );
+    // On create nothing is ratcheted.
+    assert_eq!(rules.check(&json!(20), None, "spec.n", &mut b).len(), 1);
+}
