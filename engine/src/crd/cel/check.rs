@@ -316,8 +316,7 @@ impl Walker {
                     let (x, y) = (x.clone(), y.clone());
                     self.no_overload(id, name, &[x, y]);
                 }
-                let smaller = args[0].0.json_size().min(args[1].0.json_size());
-                (Ty::Bool, add(1, strf(smaller)))
+                (Ty::Bool, eq_cost(&args[0].0, &args[1].0))
             }
             ("_+_", false) if args.len() == 2 => {
                 let (x, y) = (&args[0].0, &args[1].0);
@@ -386,10 +385,9 @@ impl Walker {
                 (Ty::Optional(Arc::new(t)), 1)
             }
             ("@in", false) if args.len() == 2 => {
-                let elem = args[0].0.json_size();
                 let cost = match &args[1].0 {
-                    Ty::List(e, n) => add(1, mul(*n, add(1, strf(elem.min(e.json_size()))))),
-                    Ty::Dyn(n) => add(1, mul(*n, add(1, strf(elem)))),
+                    Ty::List(e, n) => add(1, mul(*n, eq_cost(&args[0].0, e))),
+                    Ty::Dyn(n) => add(1, mul(*n, eq_cost(&args[0].0, &Ty::Dyn(*n)))),
                     _ => 1,
                 };
                 (Ty::Bool, cost)
@@ -571,6 +569,17 @@ impl Walker {
             }
         };
         (ty, add(base, cost))
+    }
+}
+
+/// The cost of comparing values of `a` and `b`: cel-go's tenth of the shorter string, and for
+/// aggregates a tenth of the smaller's JSON size (cel-rust compares them deeply).
+fn eq_cost(a: &Ty, b: &Ty) -> u64 {
+    let aggregate = |t: &Ty| matches!(t, Ty::List(..) | Ty::Map(..) | Ty::Object(_) | Ty::Dyn(_) | Ty::Opaque(..) | Ty::Optional(_));
+    match (a, b) {
+        (Ty::String(n), Ty::String(m)) | (Ty::Bytes(n), Ty::Bytes(m)) => add(1, scaled((*n).min(*m), STR_FACTOR)),
+        (a, b) if aggregate(a) || aggregate(b) => add(1, scaled(a.json_size().min(b.json_size()), STR_FACTOR)),
+        _ => 1,
     }
 }
 
