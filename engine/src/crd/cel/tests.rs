@@ -996,3 +996,14 @@ fn unchanged_values_are_ratcheted() {
     // On create nothing is ratcheted.
     assert_eq!(rules.check(&json!(20), None, "spec.n", &mut b).len(), 1);
 }
+
+#[test]
+fn optional_syntax() {
+    let schema = obj(
+        json!({"a": {"type": "integer"}, "m": {"type": "object", "maxProperties": 4, "additionalProperties": {"type": "string", "maxLength": 8}}}),
+    );
+    assert!(eval(schema.clone(), "self.?a.orValue(5) == 5", json!({})));
+    assert!(eval(schema.clone(), "self.?a.orValue(5) == 1", json!({"a": 1})));
+    assert!(eval(schema.clone(), "self.m[?'k'].orValue('none') == 'v'", json!({"m": {"k": "v"}})));
+    assert!(eval(schema, "!self.?m.hasValue()", json!({})));
+}
