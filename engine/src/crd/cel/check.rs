@@ -283,6 +283,11 @@ impl Walker {
         self.function(id, name, target, args)
     }
 
+    fn no_member_overload(&mut self, id: u64, name: &str, types: &[Ty]) {
+        let names: Vec<String> = types.iter().map(Ty::name).collect();
+        self.issue(id, format!("found no matching overload for '{name}' applied to '{}.({})'", names[0], names[1..].join(", ")));
+    }
+
     fn no_overload(&mut self, id: u64, name: &str, types: &[Ty]) {
         let names: Vec<String> = types.iter().map(Ty::name).collect();
         self.issue(id, format!("found no matching overload for '{name}' applied to '({})'", names.join(", ")));
@@ -299,6 +304,19 @@ impl Walker {
         let recv = if member { tt } else { a(0) };
         let rs = size(recv);
         let strf = |n: u64| scaled(n, STR_FACTOR);
+        // The receiver kinds of member functions, as cel-go's checker refuses the others.
+        if let (true, Some(t)) = (member, tt) {
+            if !receiver_ok(name, t) {
+                let mut types = vec![t.clone()];
+                types.extend(args.iter().map(|(t, _)| t.clone()));
+                self.no_member_overload(id, name, &types);
+            }
+        } else if name == "size" {
+            if let Some(t) = a(0).filter(|t| !sized(t)) {
+                let t = t.clone();
+                self.no_overload(id, name, &[t]);
+            }
+        }
         let (ty, cost): (Ty, u64) = match (name, member) {
             // Operators.
             ("!_", false) => {
@@ -569,6 +587,31 @@ impl Walker {
             }
         };
         (ty, add(base, cost))
+    }
+}
+
+/// Whether `size()` applies to values of `t`.
+fn sized(t: &Ty) -> bool {
+    matches!(t, Ty::String(_) | Ty::Bytes(_) | Ty::List(..) | Ty::Map(..) | Ty::Object(_) | Ty::Dyn(_))
+}
+
+/// Whether the member function `name` applies to a receiver of `t` (true for names it doesn't
+/// know: those are checked as undeclared).
+fn receiver_ok(name: &str, t: &Ty) -> bool {
+    let string = matches!(t, Ty::String(_) | Ty::Dyn(_));
+    let list = matches!(t, Ty::List(..) | Ty::Dyn(_));
+    match name {
+        "contains" | "startsWith" | "endsWith" | "lowerAscii" | "upperAscii" | "trim" | "replace" | "split" | "substring" | "charAt"
+        | "matches" | "find" | "findAll" | "format" => string,
+        "indexOf" | "lastIndexOf" | "reverse" => string || list,
+        "isSorted" | "sum" | "min" | "max" | "slice" | "flatten" | "distinct" | "sort" | "first" | "last" | "join" => list,
+        "size" => sized(t),
+        "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate" | "getDayOfWeek" => {
+            matches!(t, Ty::Timestamp | Ty::Dyn(_))
+        }
+        "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds" => matches!(t, Ty::Timestamp | Ty::Duration | Ty::Dyn(_)),
+        "hasValue" | "value" | "orValue" | "or" => matches!(t, Ty::Optional(_) | Ty::Dyn(_)),
+        _ => true,
     }
 }
 

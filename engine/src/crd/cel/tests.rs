@@ -1007,3 +1007,19 @@ fn optional_syntax() {
     assert!(eval(schema.clone(), "self.m[?'k'].orValue('none') == 'v'", json!({"m": {"k": "v"}})));
     assert!(eval(schema, "!self.?m.hasValue()", json!({})));
 }
+
+#[test]
+fn member_functions_on_the_wrong_type_are_refused() {
+    let schema = obj(json!({"n": {"type": "integer"}, "l": string_list(), "s": strings()}));
+    for (rule, want) in [
+        ("self.n.startsWith('a')", "found no matching overload for 'startsWith' applied to 'int.(string)'"),
+        ("self.s.isSorted()", "found no matching overload for 'isSorted' applied to 'string.()'"),
+        ("size(self.n) > 0", "found no matching overload for 'size' applied to '(int)'"),
+        ("self.l.lowerAscii() == ''", "found no matching overload for 'lowerAscii' applied to 'list(string).()'"),
+    ] {
+        let errs = compile_err(with_rule(schema.clone(), json!({"rule": rule})));
+        assert!(errs[0].message.contains(want), "{rule}: {}", errs[0].message);
+    }
+    // Dyn receivers are checked when evaluated.
+    compile(with_rule(json!({"x-kubernetes-int-or-string": true}), json!({"rule": "self.startsWith('a')"})));
+}
