@@ -12,6 +12,20 @@
 //! compile time, from the actual sizes of the values before each evaluation, so a rule never runs
 //! unless its cost bound fits the remaining budget.
 //!
+//! How the schema walker uses it:
+//! - when a CRD is written, for each node with `x-kubernetes-validations`:
+//!   [`Rules::compile_with`] with the node's [`CompileOptions::cardinality`] (the product of the
+//!   enclosing arrays' and maps' maximum sizes, [`cardinality::items`] and
+//!   [`cardinality::additional_properties`]; 1 at the root) and `root` for the version's
+//!   `openAPIV3Schema`; add each node's [`Rules::estimated_cost`] times its cardinality to a
+//!   [`CrdCost`] and [`CrdCost::check`] it; refuse a transition rule
+//!   ([`Rules::transition_rules`]) under a list that is not `x-kubernetes-list-type: map` (or a
+//!   map that is atomic). Keep the compiled `Rules` (Send + Sync) with the CRD version.
+//! - on each write of a custom resource: one [`Budget::new`] for the object, and
+//!   [`Rules::check`] on each node's value that has rules (null values are skipped), with the
+//!   correlated old value on an update (for map-list items by key, map values by key, object
+//!   properties by name; none for items of other lists).
+//!
 //! What rules can use: `self`, `oldSelf` (transition rules; an optional under `optionalOldSelf`),
 //! `has()`, the macros `all`, `exists`, `exists_one`, `map` (2 and 3 arguments), `filter`; CEL's
 //! standard functions and operators (`size`, `in`, conversions, `duration`/`timestamp` and
