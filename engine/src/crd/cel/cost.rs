@@ -2,7 +2,7 @@
 //!
 //! Costs are abstract units close to cel-go's: 1 per variable, field selection and call, a tenth
 //! of the characters a string function traverses, the iterations of a comprehension times its
-//! body. The estimator ([`super::check`]) computes a rule's maximum from the sizes of the types
+//! body. The estimator (`check`) computes a rule's maximum from the sizes of the types
 //! it runs on: the schema's bounds when a CRD is written (the static estimate, refused over
 //! [`STATIC_ESTIMATED_COST_LIMIT`]), the actual sizes of the value before each evaluation (the
 //! runtime bound, spent from the request's [`Budget`](super::Budget)).

@@ -6,8 +6,8 @@
 //! correlated old value for transition rules, spending from the request's [`Budget`].
 //!
 //! The interpreter is cel-rust's (the `cel` crate), with the Kubernetes libraries added in
-//! [`library`], [`net`] and [`quantity`]. cel-rust has no type checker and does not meter
-//! evaluation: [`check`] walks a rule over the types of its variables to report what cel-go's
+//! `library`, `net`, `quantity` and `semver`. cel-rust has no type checker and does not meter
+//! evaluation: `check` walks a rule over the types of its variables to report what cel-go's
 //! checker reports for the common mistakes and to bound its cost — from the schema's bounds at
 //! compile time, from the actual sizes of the values before each evaluation, so a rule never runs
 //! unless its cost bound fits the remaining budget.
