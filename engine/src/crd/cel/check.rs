@@ -78,7 +78,7 @@ fn comparable(a: &Ty, b: &Ty) -> bool {
         (Duration, Duration) | (Timestamp, Timestamp) | (Type, Type) => true,
         (List(..), List(..)) | (Map(..), Map(..)) | (Object(_), Object(_)) => true,
         (Map(..), Object(_)) | (Object(_), Map(..)) => true,
-        (Optional(_), Optional(_)) => true,
+        (Optional(_), Optional(_)) | (Pair(..), Pair(..)) | (Pair(..), List(..)) | (List(..), Pair(..)) => true,
         (Opaque(x, _), Opaque(y, _)) => x == y,
         _ => false,
     }
@@ -275,6 +275,13 @@ impl Walker {
         }
         let target = call.target.as_ref().map(|t| self.walk(t));
         let args: Vec<Tc> = call.args.iter().map(|a| self.walk(a)).collect();
+        // A pair's item, `@k8s_pair[0]`/`[1]`: the key's or the value's type.
+        if name == "_[_]" && args.len() == 2 {
+            if let (Ty::Pair(k, v), Expr::Literal(LiteralValue::Int(i))) = (&args[0].0, &call.args[1].expr) {
+                let t = if *i.inner() == 0 { (**k).clone() } else { (**v).clone() };
+                return (t, add(args[0].1, 1));
+            }
+        }
         let left_is_accu = matches!(call.args.first().map(|a| &a.expr), Some(Expr::Ident(n)) if self.accus.contains(n));
         if name == "_+_" && left_is_accu && args.len() == 2 {
             let t = grow(&args[0].0, &args[1].0, 1);
@@ -491,6 +498,32 @@ impl Walker {
                 let cost = add(1, mul(n, add(1, strf(e.json_size()))));
                 (if name == "isSorted" { Ty::Bool } else { e }, cost)
             }
+            // The two-variable comprehensions' helpers (see `comprehensions`).
+            (super::comprehensions::PAIRS, false) => {
+                let (k, n, v) = match recv {
+                    Some(Ty::List(e, n)) => (Ty::Int, *n, (**e).clone()),
+                    Some(t) => t.iteration(),
+                    None => (Ty::Dyn(0), 0, Ty::Dyn(0)),
+                };
+                // No copy in cel-go's model; cel-rust's pairs copy the items (the runtime bound).
+                let copy = if self.strict { 0 } else { strf(mul(n, add(k.json_size(), v.json_size()))) };
+                (Ty::List(Arc::new(Ty::Pair(Arc::new(k), Arc::new(v))), n), add(1, copy))
+            }
+            (super::comprehensions::TO_MAP, false) => {
+                let (e, n, _) = recv.map_or((Ty::Dyn(0), 0, Ty::Dyn(0)), Ty::iteration);
+                let s = e.json_size();
+                let copy = if self.strict { 0 } else { strf(mul(n, s)) };
+                (Ty::Map(Arc::new(Ty::Dyn(s)), Arc::new(Ty::Dyn(s)), n), add(1, copy))
+            }
+            (super::comprehensions::MERGE_MAPS, false) => {
+                let (e, n, _) = recv.map_or((Ty::Dyn(0), 0, Ty::Dyn(0)), Ty::iteration);
+                let t = match &e {
+                    Ty::Map(k, v, m) => Ty::Map(k.clone(), v.clone(), mul(n, *m)),
+                    other => Ty::Dyn(mul(n, other.json_size())),
+                };
+                let copy = if self.strict { 0 } else { strf(t.json_size()) };
+                (t, add(1, copy))
+            }
             // cel-go's lists extension.
             ("slice" | "distinct" | "sort", true) if matches!(recv, Some(Ty::List(..))) => {
                 let (e, n) = match recv {
@@ -618,7 +651,8 @@ fn receiver_ok(name: &str, t: &Ty) -> bool {
 /// The cost of comparing values of `a` and `b`: cel-go's tenth of the shorter string, and for
 /// aggregates a tenth of the smaller's JSON size (cel-rust compares them deeply).
 fn eq_cost(a: &Ty, b: &Ty) -> u64 {
-    let aggregate = |t: &Ty| matches!(t, Ty::List(..) | Ty::Map(..) | Ty::Object(_) | Ty::Dyn(_) | Ty::Opaque(..) | Ty::Optional(_));
+    let aggregate =
+        |t: &Ty| matches!(t, Ty::List(..) | Ty::Map(..) | Ty::Object(_) | Ty::Dyn(_) | Ty::Opaque(..) | Ty::Optional(_) | Ty::Pair(..));
     match (a, b) {
         (Ty::String(n), Ty::String(m)) | (Ty::Bytes(n), Ty::Bytes(m)) => add(1, scaled((*n).min(*m), STR_FACTOR)),
         (a, b) if aggregate(a) || aggregate(b) => add(1, scaled(a.json_size().min(b.json_size()), STR_FACTOR)),

@@ -61,6 +61,7 @@ fn build() -> Env {
     let _ = env.add_extension(cel::extensions::strings);
     let _ = add_kubernetes(&mut env);
     let _ = matches_macros(&mut env);
+    let _ = super::comprehensions::register(&mut env);
     let _ = super::net::register(&mut env);
     let _ = super::quantity::register(&mut env);
     let _ = super::semver::register(&mut env);

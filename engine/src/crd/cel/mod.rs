@@ -35,11 +35,13 @@
 //! extension (`slice`, `flatten`, `distinct`, `reverse`, `sort`, `first`, `last`) and sets
 //! (`sets.contains`, `sets.intersects`, `sets.equivalent`); Kubernetes' lists (`isSorted`, `sum`,
 //! `min`, `max`, `indexOf`, `lastIndexOf`), regex (`find`, `findAll`), URL, IP, CIDR, quantity,
-//! semver and format libraries. Not available: two-variable comprehensions
-//! (`all(k, v, …)`, `transformList`, `transformMap`), `lists.range`, `sortBy`; the equality and
+//! semver and format libraries; two-variable comprehensions (`all(k, v, …)`, `exists`,
+//! `existsOne`, `transformList`, `transformMap`, `transformMapEntry`). Not available:
+//! `lists.range`, `sortBy`; the equality and
 //! concatenation of `x-kubernetes-list-type: set`/`map` lists are a plain list's (ordered).
 
 mod check;
+mod comprehensions;
 pub mod cost;
 mod errors;
 mod field_path;

@@ -1023,3 +1023,26 @@ fn member_functions_on_the_wrong_type_are_refused() {
     // Dyn receivers are checked when evaluated.
     compile(with_rule(json!({"x-kubernetes-int-or-string": true}), json!({"rule": "self.startsWith('a')"})));
 }
+
+#[test]
+fn two_variable_comprehensions() {
+    let map = json!({"type": "object", "maxProperties": 8, "additionalProperties": {"type": "string", "maxLength": 16}});
+    let value = json!({"a": "x", "b": "yy"});
+    assert!(eval(map.clone(), "self.all(k, v, k.size() == 1 && v.size() >= 1)", value.clone()));
+    assert!(eval(map.clone(), "self.exists(k, v, k == 'b' && v == 'yy')", value.clone()));
+    assert!(eval(map.clone(), "self.existsOne(k, v, v.size() == 2)", value.clone()));
+    // (A map's keys have no length bound a schema can state: concatenating them costs the 3 MiB
+    // worst case, as in kube-apiserver.)
+    assert!(eval(map.clone(), "self.transformList(k, v, v + '!') == ['x!', 'yy!']", value.clone()));
+    assert!(eval(map.clone(), "self.transformList(k, v, v.size() > 1, k) == ['b']", value.clone()));
+    assert!(eval(map.clone(), "self.transformMap(k, v, v + '!') == {'a': 'x!', 'b': 'yy!'}", value.clone()));
+    assert!(eval(map.clone(), "self.transformMap(k, v, k == 'a', v) == {'a': 'x'}", value.clone()));
+    assert!(eval(map, "self.transformMapEntry(k, v, {v: k}) == {'x': 'a', 'yy': 'b'}", value));
+    let list = string_list();
+    assert!(eval(list.clone(), "self.all(i, v, i < 2 && v != '')", json!(["p", "q"])));
+    assert!(eval(list.clone(), "self.transformList(i, v, string(i) + v) == ['0p', '1q']", json!(["p", "q"])));
+    // The variables shadow outer names, and inner comprehensions rebinding them are respected.
+    assert!(eval(list.clone(), "self.all(i, v, ['z'].all(v, v == 'z') && v != 'z')", json!(["p", "q"])));
+    // Undeclared variables in the body are still refused.
+    assert!(Rules::compile(&with_rule(list, json!({"rule": "self.all(i, v, w == 1)"})), AT).is_err());
+}

@@ -48,6 +48,8 @@ pub(crate) enum Ty {
     Object(Arc<Obj>),
     /// `optional(T)`.
     Optional(Arc<Ty>),
+    /// The `[key or index, value]` pair a two-variable comprehension iterates (a list of two).
+    Pair(Arc<Ty>, Arc<Ty>),
     /// A library type (`net.URL`, `net.IP`, `net.CIDR`, `kubernetes.Quantity`,
     /// `kubernetes.NamedFormat`), its text at most `.1` long.
     Opaque(&'static str, u64),
@@ -82,6 +84,7 @@ impl Ty {
             Ty::String(n) | Ty::Bytes(n) | Ty::List(_, n) | Ty::Map(_, _, n) | Ty::Dyn(n) | Ty::Opaque(_, n) => *n,
             Ty::Object(o) => o.fields.len() as u64,
             Ty::Optional(t) => t.size(),
+            Ty::Pair(..) => 2,
             _ => 1,
         }
     }
@@ -98,6 +101,7 @@ impl Ty {
             Ty::Map(k, v, n) => n.saturating_mul(k.json_size().saturating_add(v.json_size()).saturating_add(2)).saturating_add(2),
             Ty::Object(o) => o.fields.iter().fold(2u64, |acc, (k, t)| acc.saturating_add(k.len() as u64 + 4).saturating_add(t.json_size())),
             Ty::Optional(t) => t.json_size(),
+            Ty::Pair(k, v) => k.json_size().saturating_add(v.json_size()).saturating_add(3),
             Ty::Dyn(n) => *n,
         }
     }
@@ -109,6 +113,7 @@ impl Ty {
             Ty::Map(k, v, n) => ((**k).clone(), *n, (**v).clone()),
             Ty::Object(o) => (Ty::String(o.max_key), o.fields.len() as u64, o.any_field()),
             Ty::Dyn(n) => (Ty::Dyn(*n), *n, Ty::Dyn(*n)),
+            Ty::Pair(k, v) => (k.join(v), 2, Ty::Int),
             other => (Ty::Dyn(other.json_size()), other.size(), Ty::Dyn(other.json_size())),
         }
     }
@@ -134,6 +139,7 @@ impl Ty {
                 Object(Arc::new(Obj::new(fields)))
             }
             (Optional(a), Optional(b)) => Optional(Arc::new(a.join(b))),
+            (Pair(k1, v1), Pair(k2, v2)) => Pair(Arc::new(k1.join(k2)), Arc::new(v1.join(v2))),
             (Opaque(a, n), Opaque(b, m)) if a == b => Opaque(a, (*n).max(*m)),
             (a, b) => Dyn(a.json_size().max(b.json_size())),
         }
@@ -156,6 +162,7 @@ impl Ty {
             Ty::Map(k, v, _) => format!("map({}, {})", k.name(), v.name()),
             Ty::Object(_) => "object".into(),
             Ty::Optional(t) => format!("optional_type({})", t.name()),
+            Ty::Pair(..) => "list(dyn)".into(),
             Ty::Opaque(n, _) => (*n).into(),
             Ty::Dyn(_) => "dyn".into(),
         }
