@@ -24,8 +24,9 @@ pub(crate) const PAIRS: &str = "@k8s_pairs";
 pub(crate) const TO_MAP: &str = "@k8s_to_map";
 /// The union of a list of maps (a repeated key is an error).
 pub(crate) const MERGE_MAPS: &str = "@k8s_merge_maps";
-/// The iteration variable: a pair.
-pub(crate) const PAIR: &str = "@k8s_pair";
+/// The iteration variable, a pair: this and the expansion's id, so nested expansions don't
+/// capture each other's.
+const PAIR: &str = "@k8s_pair";
 const RESULT: &str = "@result";
 
 fn key_of(v: &Value) -> Option<Key> {
@@ -120,9 +121,9 @@ fn list(h: &mut MacroExprHelper<'_>, elements: Vec<IdedExpr>) -> IdedExpr {
     h.next_expr(Expr::List(ListExpr::new(elements)))
 }
 
-/// `@pair[i]`.
-fn item(h: &mut MacroExprHelper<'_>, i: i64) -> IdedExpr {
-    let p = ident(h, PAIR);
+/// `<pair>[i]`.
+fn item(h: &mut MacroExprHelper<'_>, pair: &str, i: i64) -> IdedExpr {
+    let p = ident(h, pair);
     let i = int(h, i);
     call(h, "_[_]", vec![p, i])
 }
@@ -135,7 +136,7 @@ fn name(h: &mut MacroExprHelper<'_>, e: &IdedExpr) -> Result<String, ParseError>
 }
 
 /// `e` with the variables `k` and `v` (where not rebound) read from the pair.
-fn subst(h: &mut MacroExprHelper<'_>, e: &mut IdedExpr, k: Option<&str>, v: Option<&str>) {
+fn subst(h: &mut MacroExprHelper<'_>, e: &mut IdedExpr, pair: &str, k: Option<&str>, v: Option<&str>) {
     match &mut e.expr {
         Expr::Ident(n) => {
             let i = if Some(n.as_str()) == k {
@@ -145,61 +146,66 @@ fn subst(h: &mut MacroExprHelper<'_>, e: &mut IdedExpr, k: Option<&str>, v: Opti
             } else {
                 return;
             };
-            let replaced = item(h, i);
+            let replaced = item(h, pair, i);
             e.expr = replaced.expr;
         }
         Expr::Call(c) => {
             if let Some(t) = c.target.as_deref_mut() {
-                subst(h, t, k, v);
+                subst(h, t, pair, k, v);
             }
             for a in &mut c.args {
-                subst(h, a, k, v);
+                subst(h, a, pair, k, v);
             }
         }
-        Expr::Select(s) => subst(h, &mut s.operand, k, v),
+        Expr::Select(s) => subst(h, &mut s.operand, pair, k, v),
         Expr::List(l) => {
             for x in &mut l.elements {
-                subst(h, x, k, v);
+                subst(h, x, pair, k, v);
             }
         }
         Expr::Map(m) => {
             for entry in &mut m.entries {
                 match &mut entry.expr {
                     EntryExpr::MapEntry(me) => {
-                        subst(h, &mut me.key, k, v);
-                        subst(h, &mut me.value, k, v);
+                        subst(h, &mut me.key, pair, k, v);
+                        subst(h, &mut me.value, pair, k, v);
                     }
-                    EntryExpr::StructField(sf) => subst(h, &mut sf.value, k, v),
+                    EntryExpr::StructField(sf) => subst(h, &mut sf.value, pair, k, v),
                 }
             }
         }
         Expr::Struct(s) => {
             for entry in &mut s.entries {
                 if let EntryExpr::StructField(sf) = &mut entry.expr {
-                    subst(h, &mut sf.value, k, v);
+                    subst(h, &mut sf.value, pair, k, v);
                 }
             }
         }
         Expr::Comprehension(c) => {
-            subst(h, &mut c.iter_range, k, v);
-            subst(h, &mut c.accu_init, k, v);
+            subst(h, &mut c.iter_range, pair, k, v);
+            subst(h, &mut c.accu_init, pair, k, v);
             let rebinds = |n: &str| n == c.iter_var || c.iter_var2.as_deref() == Some(n) || n == c.accu_var;
             let k2 = k.filter(|n| !rebinds(n)).map(str::to_owned);
             let v2 = v.filter(|n| !rebinds(n)).map(str::to_owned);
-            subst(h, &mut c.loop_cond, k2.as_deref(), v2.as_deref());
-            subst(h, &mut c.loop_step, k2.as_deref(), v2.as_deref());
-            subst(h, &mut c.result, k2.as_deref(), v2.as_deref());
+            subst(h, &mut c.loop_cond, pair, k2.as_deref(), v2.as_deref());
+            subst(h, &mut c.loop_step, pair, k2.as_deref(), v2.as_deref());
+            subst(h, &mut c.result, pair, k2.as_deref(), v2.as_deref());
         }
         Expr::Literal(_) | Expr::Unspecified => {}
     }
 }
 
 /// The comprehension over the target's pairs.
-fn fold(h: &mut MacroExprHelper<'_>, target: IdedExpr, init: IdedExpr, cond: IdedExpr, step: IdedExpr, result: IdedExpr) -> IdedExpr {
-    let range = call(h, PAIRS, vec![target]);
+struct Fold {
+    pair: String,
+    target: IdedExpr,
+}
+
+fn fold(h: &mut MacroExprHelper<'_>, f: Fold, init: IdedExpr, cond: IdedExpr, step: IdedExpr, result: IdedExpr) -> IdedExpr {
+    let range = call(h, PAIRS, vec![f.target]);
     h.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
         iter_range: range,
-        iter_var: PAIR.to_owned(),
+        iter_var: f.pair,
         iter_var2: None,
         accu_var: RESULT.to_owned(),
         accu_init: init,
@@ -209,8 +215,13 @@ fn fold(h: &mut MacroExprHelper<'_>, target: IdedExpr, init: IdedExpr, cond: Ide
     })))
 }
 
-/// Reads `(k, v, rest…)` with the variables substituted in the rest.
-fn prepare(h: &mut MacroExprHelper<'_>, args: &mut Vec<IdedExpr>) -> Result<Vec<IdedExpr>, ParseError> {
+/// Reads `(k, v, rest…)` with the variables substituted in the rest, by items of a pair
+/// variable of the expansion's own.
+fn prepare(h: &mut MacroExprHelper<'_>, target: IdedExpr, args: &mut Vec<IdedExpr>) -> Result<(Fold, Vec<IdedExpr>), ParseError> {
+    if args.len() < 3 {
+        return Err(h.new_error(target.id, "two-variable comprehension needs two names and an expression"));
+    }
+    let pair = format!("{PAIR}{}", h.next_expr(Expr::Unspecified).id);
     let mut rest = args.split_off(2);
     let k = name(h, &args[0])?;
     let v = name(h, &args[1])?;
@@ -218,15 +229,15 @@ fn prepare(h: &mut MacroExprHelper<'_>, args: &mut Vec<IdedExpr>) -> Result<Vec<
         return Err(h.new_error(args[1].id, "duplicate variable name"));
     }
     for e in &mut rest {
-        subst(h, e, Some(&k), Some(&v));
+        subst(h, e, &pair, Some(&k), Some(&v));
     }
-    Ok(rest)
+    Ok((Fold { pair, target }, rest))
 }
 
 fn quantifier(kind: &'static str) -> Macro {
     Macro::receiver(kind, 3, move |h, target, args| {
         let Some(target) = target.take() else { return Ok(None) };
-        let mut rest = prepare(h, args)?;
+        let (f, mut rest) = prepare(h, target, args)?;
         let Some(pred) = rest.pop() else { return Ok(None) };
         let accu = ident(h, RESULT);
         let expr = match kind {
@@ -238,7 +249,7 @@ fn quantifier(kind: &'static str) -> Macro {
                 let cond = call(h, "@not_strictly_false", vec![cond_arg]);
                 let step = call(h, if all { "_&&_" } else { "_||_" }, vec![accu, pred]);
                 let result = ident(h, RESULT);
-                fold(h, target, init, cond, step, result)
+                fold(h, f, init, cond, step, result)
             }
             _ => {
                 let init = int(h, 0);
@@ -250,7 +261,7 @@ fn quantifier(kind: &'static str) -> Macro {
                 let r = ident(h, RESULT);
                 let one = int(h, 1);
                 let result = call(h, "_==_", vec![r, one]);
-                fold(h, target, init, cond, step, result)
+                fold(h, f, init, cond, step, result)
             }
         };
         Ok(Some(expr))
@@ -261,12 +272,12 @@ fn quantifier(kind: &'static str) -> Macro {
 fn transform(kind: &'static str, arity: usize) -> Macro {
     Macro::receiver(kind, arity, move |h, target, args| {
         let Some(target) = target.take() else { return Ok(None) };
-        let mut rest = prepare(h, args)?;
+        let (f, mut rest) = prepare(h, target, args)?;
         let Some(value) = rest.pop() else { return Ok(None) };
         let filter = rest.pop();
         let element = match kind {
             "transformMap" => {
-                let key = item(h, 0);
+                let key = item(h, &f.pair, 0);
                 list(h, vec![key, value])
             }
             _ => value,
@@ -284,7 +295,7 @@ fn transform(kind: &'static str, arity: usize) -> Macro {
         let init = list(h, vec![]);
         let cond = boolean(h, true);
         let result = ident(h, RESULT);
-        let folded = fold(h, target, init, cond, step, result);
+        let folded = fold(h, f, init, cond, step, result);
         Ok(Some(match kind {
             "transformMap" => call(h, TO_MAP, vec![folded]),
             "transformMapEntry" => call(h, MERGE_MAPS, vec![folded]),

@@ -1043,6 +1043,10 @@ fn two_variable_comprehensions() {
     assert!(eval(list.clone(), "self.transformList(i, v, string(i) + v) == ['0p', '1q']", json!(["p", "q"])));
     // The variables shadow outer names, and inner comprehensions rebinding them are respected.
     assert!(eval(list.clone(), "self.all(i, v, ['z'].all(v, v == 'z') && v != 'z')", json!(["p", "q"])));
+    // Nested, each sees its own pair; the inner names shadow the outer ones.
+    let nested = json!({"type": "array", "maxItems": 4, "items": {"type": "array", "maxItems": 4, "items": {"type": "integer"}}});
+    assert!(eval(nested.clone(), "self.all(i, row, row.all(j, x, x == i * 10 + j))", json!([[0, 1], [10, 11]])));
+    assert!(eval(nested, "self.all(i, v, v.all(i, v, i < 2 && v >= 0))", json!([[0, 1], [10, 11]])));
     // Undeclared variables in the body are still refused.
     assert!(Rules::compile(&with_rule(list, json!({"rule": "self.all(i, v, w == 1)"})), AT).is_err());
 }
