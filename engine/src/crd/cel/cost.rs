@@ -57,12 +57,15 @@ pub fn cost_error_message(cost_name: &str, cost: u64, limit: u64) -> String {
 }
 
 /// The sum of a CRD's estimated rule costs against [`STATIC_ESTIMATED_CRD_COST_LIMIT`]: add each
-/// schema node's [`Rules::estimated_cost`](super::Rules::estimated_cost) times its cardinality
-/// (see [`super::cardinality`]), then [`CrdCost::check`].
+/// schema node's compiled rules with their cardinality (see [`super::cardinality`]), then
+/// [`CrdCost::check`].
 #[derive(Debug, Default, Clone)]
 pub struct CrdCost {
     /// The sum so far, saturating.
     pub total: u64,
+    /// The most expensive expressions (at least 1% of the per-expression limit), most expensive
+    /// first, at most four: kube-apiserver names them when the total is over.
+    most_expensive: Vec<(String, u64)>,
 }
 
 impl CrdCost {
@@ -71,16 +74,38 @@ impl CrdCost {
         CrdCost::default()
     }
 
-    /// Adds one node's rules (`cardinality`: how many times they may run per object).
+    /// Adds one node's rules and message expressions (`cardinality`: how many times they may run
+    /// per object).
     pub fn add(&mut self, rules: &super::Rules, cardinality: u64) {
-        self.total = self.total.saturating_add(multiply(rules.estimated_cost(), cardinality));
+        for (path, cost) in &rules.expression_costs {
+            let cost = multiply(*cost, cardinality);
+            self.total = self.total.saturating_add(cost);
+            if cost >= STATIC_ESTIMATED_COST_LIMIT / 100 {
+                self.most_expensive.push((path.clone(), cost));
+                self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+                self.most_expensive.truncate(4);
+            }
+        }
     }
 
-    /// kube-apiserver's error over the limit, at `path` (the version's
-    /// `…schema.openAPIV3Schema`): `Forbidden: x-kubernetes-validations estimated rule cost total
-    /// for entire OpenAPIv3 schema exceeds budget by factor of …`.
-    pub fn check(&self, path: &str) -> Option<crate::typed::ValidationError> {
-        (self.total > STATIC_ESTIMATED_CRD_COST_LIMIT).then(|| crate::typed::ValidationError {
+    /// kube-apiserver's errors over the limit: `Forbidden: contributed to estimated rule &
+    /// messageExpression cost total exceeding cost limit` at the most expensive expressions, then
+    /// `Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema
+    /// exceeds budget by factor of …` at `path` (the version's `…openAPIV3Schema`). Empty within
+    /// the limit.
+    pub fn check(&self, path: &str) -> Vec<crate::typed::ValidationError> {
+        if self.total <= STATIC_ESTIMATED_CRD_COST_LIMIT {
+            return Vec::new();
+        }
+        let mut errs: Vec<crate::typed::ValidationError> = self
+            .most_expensive
+            .iter()
+            .map(|(p, _)| crate::typed::ValidationError {
+                path: p.clone(),
+                message: "Forbidden: contributed to estimated rule & messageExpression cost total exceeding cost limit".into(),
+            })
+            .collect();
+        errs.push(crate::typed::ValidationError {
             path: path.to_owned(),
             message: format!(
                 "Forbidden: {}",
@@ -90,6 +115,7 @@ impl CrdCost {
                     STATIC_ESTIMATED_CRD_COST_LIMIT
                 )
             ),
-        })
+        });
+        errs
     }
 }

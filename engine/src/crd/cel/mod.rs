@@ -37,8 +37,8 @@
 //! `min`, `max`, `indexOf`, `lastIndexOf`), regex (`find`, `findAll`), URL, IP, CIDR, quantity,
 //! semver and format libraries; two-variable comprehensions (`all(k, v, …)`, `exists`,
 //! `existsOne`, `transformList`, `transformMap`, `transformMapEntry`). Not available:
-//! `lists.range`, `sortBy`; the equality and
-//! concatenation of `x-kubernetes-list-type: set`/`map` lists are a plain list's (ordered).
+//! `lists.range`, `sortBy`; the equality and concatenation of `x-kubernetes-list-type: set`/`map`
+//! lists are a plain list's (ordered).
 
 mod check;
 mod comprehensions;
@@ -85,6 +85,8 @@ pub struct Rules {
     root: bool,
     /// The largest per-evaluation estimated cost of the rules (and message expressions), summed.
     estimated: u64,
+    /// Each expression's estimated cost, at its CRD path (`…[i].rule`, `…[i].messageExpression`).
+    expression_costs: Vec<(String, u64)>,
 }
 
 #[derive(Debug)]
@@ -321,6 +323,7 @@ impl Rules {
         let mut errors = Vec::new();
         let mut rules = Vec::new();
         let mut estimated = 0u64;
+        let mut expression_costs = Vec::new();
         for (i, r) in parsed.iter().enumerate() {
             let at = |field: &str| format!("{path}[{i}].{field}");
             let invalid_rule = |detail: String| err(at("rule"), format!("Invalid value: {}: {detail}", rule_struct(r)));
@@ -349,6 +352,7 @@ impl Rules {
                 ));
             }
             estimated = estimated.saturating_add(outcome.cost);
+            expression_costs.push((at("rule"), outcome.cost));
             if !transition && r.optional_old_self_set {
                 errors.push(err(
                     at("optionalOldSelf"),
@@ -378,6 +382,7 @@ impl Rules {
                                 ));
                             }
                             estimated = estimated.saturating_add(outcome.cost);
+                            expression_costs.push((at("messageExpression"), outcome.cost));
                             message_expression = Some((src.to_owned(), p));
                         }
                     }
@@ -403,6 +408,7 @@ impl Rules {
             type_name: types::type_name(schema).to_owned(),
             root: options.root,
             estimated,
+            expression_costs,
         }))
     }
 
