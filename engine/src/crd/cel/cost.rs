@@ -82,7 +82,7 @@ impl CrdCost {
             self.total = self.total.saturating_add(cost);
             if cost >= STATIC_ESTIMATED_COST_LIMIT / 100 {
                 self.most_expensive.push((path.clone(), cost));
-                self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+                self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
                 self.most_expensive.truncate(4);
             }
         }
