@@ -260,7 +260,11 @@ pub(crate) fn type_name(schema: &Value) -> &str {
 
 /// The smallest JSON a value of the schema can be (kube's `estimateMinSizeJSON`).
 fn min_json_size(schema: &Value) -> u64 {
-    if flag(schema, "x-kubernetes-int-or-string") {
+    min_json_size_at(schema, 0)
+}
+
+fn min_json_size_at(schema: &Value, depth: usize) -> u64 {
+    if depth > MAX_VALUE_DEPTH || flag(schema, "x-kubernetes-int-or-string") {
         return 1;
     }
     match type_name(schema) {
@@ -268,7 +272,17 @@ fn min_json_size(schema: &Value) -> u64 {
         "number" | "integer" => 1,
         "string" => 2,
         "array" => 2,
-        "object" => 2,
+        // `{}` and the required properties without a default (`"name":value,`).
+        "object" => {
+            let props = kw(schema, "properties").and_then(Value::as_object);
+            let required = kw(schema, "required").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            required.iter().filter_map(Value::as_str).fold(2u64, |acc, name| {
+                match props.and_then(|p| p.get(name)).filter(|p| kw(p, "default").is_none()) {
+                    Some(p) => acc.saturating_add(name.len() as u64 + 4).saturating_add(min_json_size_at(p, depth + 1)),
+                    None => acc,
+                }
+            })
+        }
         _ => 1,
     }
 }
@@ -278,9 +292,10 @@ pub(crate) fn unbounded_items(items: &Value) -> u64 {
     (MAX_REQUEST_SIZE_BYTES - 2) / (min_json_size(items) + 1)
 }
 
-/// At most how many entries a map of `values` can have in one request (`"":v,` per entry).
+/// At most how many entries a map of `values` can have in one request (kube's estimate: 6 bytes
+/// besides the value per entry).
 pub(crate) fn unbounded_entries(values: &Value) -> u64 {
-    (MAX_REQUEST_SIZE_BYTES - 2) / (min_json_size(values) + 4)
+    (MAX_REQUEST_SIZE_BYTES - 2) / (min_json_size(values) + 6)
 }
 
 /// The CEL keywords a property may not be named as is (escaped `__name__`).
