@@ -87,6 +87,8 @@ pub struct Rules {
     estimated: u64,
     /// Each expression's estimated cost, at its CRD path (`…[i].rule`, `…[i].messageExpression`).
     expression_costs: Vec<(String, u64)>,
+    /// The CRD path of the node's `x-kubernetes-validations`.
+    path: String,
 }
 
 #[derive(Debug)]
@@ -409,6 +411,7 @@ impl Rules {
             root: options.root,
             estimated,
             expression_costs,
+            path: path.to_owned(),
         }))
     }
 
@@ -427,6 +430,28 @@ impl Rules {
     /// reports that.
     pub fn transition_rules(&self) -> Vec<usize> {
         self.rules.iter().enumerate().filter(|(_, r)| r.uses_old_self).map(|(i, _)| i).collect()
+    }
+
+    /// kube-apiserver's errors for the transition rules of a node that cannot be correlated with
+    /// its old value, `within` the path of the uncorrelatable ancestor (the list or map schema,
+    /// e.g. `spec.validation.openAPIV3Schema.properties[spec].properties[items]`):
+    /// `{path}[i].rule: Invalid value: "<rule>": oldSelf cannot be used on the uncorrelatable
+    /// portion of the schema within <within>`.
+    pub fn uncorrelatable_errors(&self, within: &str) -> Vec<ValidationError> {
+        self.rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.uses_old_self)
+            .map(|(i, r)| {
+                err(
+                    format!("{}[{i}].rule", self.path),
+                    format!(
+                        "Invalid value: {}: oldSelf cannot be used on the uncorrelatable portion of the schema within {within}",
+                        go_quote(&r.source)
+                    ),
+                )
+            })
+            .collect()
     }
 
     /// How many rules the node has.

@@ -415,6 +415,13 @@ fn transition_rules_need_an_old_value() {
     let schema = with_rule(strings(), json!({"rule": "self == oldSelf", "message": "immutable", "reason": "FieldValueForbidden"}));
     let rules = compile(schema);
     assert_eq!(rules.transition_rules(), vec![0]);
+    assert_eq!(
+        messages(&rules.uncorrelatable_errors("spec.validation.openAPIV3Schema.properties[spec].properties[list]")),
+        vec![format!(
+            "{AT}[0].rule: Invalid value: \"self == oldSelf\": oldSelf cannot be used on the uncorrelatable portion of the \
+             schema within spec.validation.openAPIV3Schema.properties[spec].properties[list]"
+        )]
+    );
     let mut b = Budget::new();
     assert!(rules.check(&json!("a"), None, "spec.name", &mut b).is_empty(), "skipped on create");
     assert!(rules.check(&json!("a"), Some(&json!("a")), "spec.name", &mut b).is_empty());
