@@ -15,12 +15,29 @@ use std::collections::HashMap;
 /// Every problem of `object` (a whole custom resource) against `schema`, the root of its
 /// version's schema; `old` is the object being updated (None on create). `metadata`,
 /// `apiVersion` and `kind` at the root are the store's to check, not the schema's.
+///
+/// Then the CEL rules (`x-kubernetes-validations`), unless the keyword checks found a value of
+/// the wrong type, a missing required field, an unsupported enum value or one too long or with
+/// too many items — kube-apiserver then says the rules were not checked.
 #[must_use]
 pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec<ValidationError> {
     let mut w = Walk { errors: Vec::new(), base: String::new() };
     if let Value::Object(m) = object {
         w.object(schema, m, old.and_then(Value::as_object), "");
         w.object_checks(schema, m, "");
+    }
+    if schema.has_rules {
+        const BLOCKING: [&str; 5] =
+            ["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"];
+        if w.errors.iter().any(|e| BLOCKING.contains(&crate::status::cause_type(&e.message))) {
+            w.errors.push(ValidationError {
+                path: "<nil>".into(),
+                message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+            });
+        } else {
+            let mut budget = super::cel::Budget::new();
+            super::rules_walk::check(schema, object, old, "", &mut budget, &mut w.errors);
+        }
     }
     w.errors
 }
