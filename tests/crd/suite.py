@@ -1,0 +1,108 @@
+"""The CRD conformance suite's shared part: loading the cases, running one case file against one
+server, and classing a case's answer against the expected one.
+
+The cases are scenarios of the differential harness (`tests/differential/scenario.py` documents the
+format), one file per topic in `cases/`. A *case* is one compared step: a request (or watch) without
+`compare: false`. Its id is `<scenario name>/<step's case>` where the step's `case` key names it
+(else its `id`, else its position among the file's steps), so that ids stay stable when steps are
+added elsewhere in the file.
+
+Running a file on a server first deletes the CRDs its `cluster:` key lists (a leftover of an
+earlier run on a reused server) and waits until they are gone; the files delete their CRDs at
+their end themselves.
+"""
+
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIFFERENTIAL = os.path.normpath(os.path.join(HERE, "..", "differential"))
+sys.path.insert(0, DIFFERENTIAL)
+
+import compare  # noqa: E402
+import scenario  # noqa: E402
+import servers  # noqa: E402
+from normalise import Normaliser  # noqa: E402
+
+CASES = os.path.join(HERE, "cases")
+EXPECTED = os.path.join(HERE, "expected")
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def load(only=None):
+    """The case files (scenarios), sorted by file name; `only` keeps the names containing it."""
+    return [s for s in scenario.load(CASES) if not only or only in s["name"] or only in s["file"]]
+
+
+def topic(sc):
+    """A file's topic: its `topic` key, else its file name without `.yaml`."""
+    return sc.get("topic") or sc["file"][:-5]
+
+
+def case_ids(sc):
+    """The ids of the records Runner.run returns (one per top-level step that is not a wait or a
+    sleep), in order; None for setup steps (`compare: false`)."""
+    ids, n = [], 0
+    for step in sc["steps"]:
+        if "wait" in step or "sleep" in step:
+            continue
+        n += 1
+        if step.get("compare", True) is False:
+            ids.append(None)
+            continue
+        ids.append(f"{sc['name']}/{step.get('case') or step.get('id') or f'{n:02d}'}")
+    return ids
+
+
+def prepare(ep, sc, timeout=90):
+    """Deletes the CRDs the file lists under `cluster:` and waits for them to be gone."""
+    runner = scenario.Runner(ep)
+    names = sc.get("cluster") or []
+    for name in names:
+        runner.session.delete(f"{ep.url}{CRDS}/{name}", timeout=30)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while time.monotonic() < deadline:
+            if runner.session.get(f"{ep.url}{CRDS}/{name}", timeout=30).status_code == 404:
+                break
+            time.sleep(0.2)
+
+
+def run(ep, sc):
+    """Runs one case file on one server; returns its normalised case records (each with `case`).
+    A harness or connection failure becomes one record per case with the error as its status."""
+    ids = case_ids(sc)
+    try:
+        prepare(ep, sc)
+        records = scenario.Runner(ep).run(sc)
+    except Exception as e:  # noqa: BLE001 - a failure is a difference, not a crash
+        err = f"harness error: {e!r}"[:300]
+        return [{"case": i, "label": "(harness)", "status": err, "headers": {}, "body": None} for i in ids if i]
+    norm = Normaliser()
+    out = []
+    for case, rec in zip(ids, records):
+        rec = norm.record(rec)  # every record, in order: labels (uids, rvs) follow the steps
+        if case is None:
+            continue
+        rec.pop("compare", None)
+        out.append(dict(case=case, **rec))
+    return out
+
+
+def classify(expected, actual):
+    """(`agree` | `message` | `differ`, differences) of one case: `message` when only error
+    message texts differ (class `message` of compare.py)."""
+    if actual is None:
+        return "differ", [("status", expected["label"], "case", "recorded", "not run")]
+    diffs = compare.compare_record(expected, actual)
+    if not diffs:
+        return "agree", diffs
+    if all(c == "message" for c, *_ in diffs):
+        return "message", diffs
+    return "differ", diffs
+
+
+def endpoint_from(url, token, ca, name):
+    """An Endpoint for a running server."""
+    return servers.Endpoint(name, url, token, ca)
