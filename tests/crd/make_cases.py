@@ -197,7 +197,8 @@ def crd_validation():
     invalid("plural-with-dot", lambda: crd(g, plural="wid.gets", name=f"wid.gets.{g}"))
     invalid("kind-missing", lambda: mod(names_set("kind", None)))
     invalid("kind-with-space", lambda: mod(names_set("kind", "Wid get")))
-    invalid("listkind-equals-kind", lambda: mod(names_set("listKind", "Widget")))
+    invalid("listkind-equals-kind", lambda: mod(lambda b: b["spec"]["names"].__setitem__(
+        "listKind", b["spec"]["names"]["kind"])))
     invalid("listkind-invalid", lambda: mod(names_set("listKind", "widget list")))
     invalid("singular-uppercase", lambda: mod(names_set("singular", "Widget")))
     invalid("shortname-invalid", lambda: mod(names_set("shortNames", ["w d"])))
@@ -279,21 +280,14 @@ def crd_validation():
     base = crd(g, names={"listKind": None, "shortNames": ["wv"]}, versions=[version("v1", schema_sr)])
     f.create_crd(base, "create-valid-listkind-defaulted")
     name = base["metadata"]["name"]
-    f.add({"method": "GET", "path": f"{CRDS}/{name}", "id": "cur"}, None)
-    for case, fn in [("update-scope-immutable", lambda s: s.__setitem__("scope", "Cluster")),
-                     ("update-group-immutable", lambda s: s.__setitem__("group", "other.crd.example.com")),
-                     ("update-drop-stored-version", lambda s: s.__setitem__("versions", [
-                         version("v2", schema_sr)])),
-                     ("update-plural-changed", lambda s: s["names"].__setitem__("plural", "gizmos")),
-                     ("update-two-storage", lambda s: s.__setitem__("versions", [
-                         version("v1", schema_sr), version("v2", schema_sr)]))]:
-        spec = copy.deepcopy(base["spec"])
-        spec["names"]["listKind"] = "WidgetList"
-        fn(spec)
-        f.add({"method": "PUT", "path": f"{CRDS}/{name}",
-               "body": {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                        "metadata": {"name": name, "resourceVersion": "$(cur.metadata.resourceVersion)"},
-                        "spec": spec}}, case)
+    for case, patch in [("update-scope-immutable", {"scope": "Cluster"}),
+                        ("update-group-immutable", {"group": "other.crd.example.com"}),
+                        ("update-drop-stored-version", {"versions": [version("v2", schema_sr)]}),
+                        ("update-plural-changed", {"names": {"plural": "gizmos"}}),
+                        ("update-kind-changed", {"names": {"kind": "Gizmo"}}),
+                        ("update-two-storage", {"versions": [version("v1", schema_sr), version("v2", schema_sr)]}),
+                        ("update-invalid-schema", {"versions": [version("v1", root({"properties": {}}))]})]:
+        f.add({"method": "PATCH", "patch": "merge", "path": f"{CRDS}/{name}", "body": {"spec": patch}}, case)
     f.add({"method": "PATCH", "patch": "merge", "path": f"{CRDS}/{name}",
            "body": {"spec": {"names": {"kind": ""}}}}, "update-kind-emptied")
     f.add({"method": "PATCH", "patch": "merge", "path": f"{CRDS}/{name}",
@@ -542,8 +536,8 @@ def keywords_object():
         "notnull": {"type": "string"},
         "nullobj": obj_schema({"a": {"type": "string"}}, nullable=True),
         "ios": {"x-kubernetes-int-or-string": True},
-        "iosp": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer", "minimum": 0},
-                                                              {"type": "string", "pattern": "^[0-9]+%$"}]},
+        "iosp": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}],
+                 "pattern": "^[0-9]+%$", "minimum": 0},
         "emb": obj_schema(**{"x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}),
         "free": obj_schema(**x_preserve()),
     }, required=["req"])
@@ -632,8 +626,11 @@ def defaulting():
     f.add({"method": "PATCH", "patch": "apply", "path": f.path(name="d11"), "query": {"fieldManager": "suite"},
            "body": {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "d11"},
                     "spec": {"replicas": 5}}}, "apply-update")
+    f.add({"method": "GET", "path": f.path(name="d9"), "id": "d9"}, None)
     f.add({"method": "PUT", "path": f.path(name="d9", sub="status"), "body": {
-        "apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "d9"}, "status": {}}}, "status-put-defaults")
+        "apiVersion": f"{g}/v1", "kind": "Widget",
+        "metadata": {"name": "d9", "resourceVersion": "$(d9.metadata.resourceVersion)"}, "status": {}}},
+        "status-put-defaults")
     # add a default after objects exist: read defaulting
     schema2 = copy.deepcopy(schema)
     schema2["properties"]["spec"]["properties"]["added"] = {"type": "string", "default": "late"}
@@ -699,11 +696,14 @@ def pruning():
            "query": {"fieldManager": "suite", "fieldValidation": "Ignore"},
            "body": {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "p-ap2"},
                     "spec": {"a": "x", "zz": 1}}}, "apply-unknown-ignore")
+    f.add({"method": "GET", "path": f.path(name="p-f1"), "id": "pf1"}, None)
     f.add({"method": "PUT", "path": f.path(name="p-f1", sub="status"), "query": {"fieldValidation": "Strict"},
-           "body": {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "p-f1"},
+           "body": {"apiVersion": f"{g}/v1", "kind": "Widget",
+                    "metadata": {"name": "p-f1", "resourceVersion": "$(pf1.metadata.resourceVersion)"},
                     "status": {"s": "ok", "t": 1}}}, "status-unknown-strict")
     f.add({"method": "PUT", "path": f.path(name="p-f1", sub="status"),
-           "body": {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "p-f1"},
+           "body": {"apiVersion": f"{g}/v1", "kind": "Widget",
+                    "metadata": {"name": "p-f1", "resourceVersion": "$(pf1.metadata.resourceVersion)"},
                     "status": {"s": "ok", "t": 1}}}, "status-unknown-warn")
     f.add({"method": "GET", "path": f.path(name="p-default")}, "read-pruned")
     f.delete_crd(f"widgets.{g}", wait=False)
@@ -754,8 +754,10 @@ def ratcheting():
     m("change-ip-still-invalid", {"ip": "still-not-an-ip"})
     m("cel-rule-newly-failing", {"other": "forbidden"})
     m("change-size-to-valid", {"size": 5})
+    f.add({"method": "GET", "path": f.path(name="r2"), "id": "r2"}, None)
     f.add({"method": "PUT", "path": f.path(name="r2"), "body": {"apiVersion": f"{g}/v1", "kind": "Widget",
-                                                                 "metadata": {"name": "r2"},
+                                                                 "metadata": {"name": "r2", "resourceVersion":
+                                                                              "$(r2.metadata.resourceVersion)"},
                                                                  "spec": {"size": 50, "name": "toolongname",
                                                                           "other": "y"}}},
           "put-unchanged-invalid-values")
@@ -773,7 +775,7 @@ def cel():
     spec = obj_schema({
         "minReplicas": {"type": "integer"}, "maxReplicas": {"type": "integer"},
         "replicas": {"type": "integer", "x-kubernetes-validations": [
-            {"rule": "self < 100", "messageExpression": "'replicas ' + string(self) + ' must be below 100'"}]},
+            {"rule": "self < 100", "messageExpression": "self >= 1000 ? 'replicas far above 100' : 'replicas above 100'"}]},
         "name": {"type": "string", "maxLength": 20},
         "immutable": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf",
                                                                       "message": "immutable is immutable"}]},
@@ -847,6 +849,8 @@ def cel():
     bad("reason-invalid", obj_schema({"a": {"type": "string"}}, **rule("true", reason="Bogus")), "errreasons")
     bad("field-path-invalid", obj_schema({"a": {"type": "string"}}, **rule("true", fieldPath=".nope")), "errpaths")
     bad("message-with-newline", obj_schema({"a": {"type": "string"}}, **rule("true", message="a\nb")), "errnewlines")
+    bad("message-expression-cost", obj_schema({"n": {"type": "integer", **rule(
+        "self < 100", messageExpression="'n ' + string(self) + ' must be below 100'")}}), "errmsgcosts")
     bad("rule-empty", obj_schema({"a": {"type": "string"}}, **rule("")), "errempties")
     bad("optional-old-self-without-old-self", obj_schema({"a": {"type": "string"}},
                                                          **rule("true", optionalOldSelf=True)), "erroptionals")
@@ -909,9 +913,14 @@ def versions():
     f.add({"method": "PATCH", "patch": "merge", "path": f"{CRDS}/widgets.{g}/status",
            "body": {"status": {"storedVersions": ["v2"]}}}, "status-stored-versions-trimmed")
     f.add({"method": "GET", "path": f"{CRDS}/widgets.{g}", "id": "crd3"}, None)
-    b4 = copy.deepcopy(b3)
+    b4 = copy.deepcopy(b2)
     b4["metadata"]["resourceVersion"] = "$(crd3.metadata.resourceVersion)"
-    f.add({"method": "PUT", "path": f"{CRDS}/widgets.{g}", "body": b4}, "remove-version-after-trim")
+    b4["spec"]["versions"][0]["served"] = False
+    f.add({"method": "PUT", "path": f"{CRDS}/widgets.{g}", "body": b4}, "stop-serving-v1")
+    f.steps.append({"wait": f.path(ver="v1"), "until": 404})
+    f.add({"method": "GET", "path": f.path(ver="v1", name="v-a")}, "read-unserved-v1")
+    f.add({"method": "GET", "path": f.path(ver="v2", name="v-a")}, "read-v1-stored-object-in-v2")
+    # (v1 stays in spec.versions: objects stored as v1 would not be readable without it)
     # webhook conversion
     wh = crd(g, plural="gadgets", kind="Gadget", versions=[version("v1", sch), version("v2", sch, storage=False)],
              conversion={"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
@@ -942,7 +951,8 @@ def subresources():
     s1 = f.path(name="s1")
     f.add({"method": "GET", "path": s1, "id": "s1"}, None)
     f.add({"method": "PUT", "path": f.path(name="s1", sub="status"), "body": {
-        "apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "s1"}, "spec": {"replicas": 9},
+        "apiVersion": f"{g}/v1", "kind": "Widget",
+        "metadata": {"name": "s1", "resourceVersion": "$(s1.metadata.resourceVersion)"}, "spec": {"replicas": 9},
         "status": {"replicas": 1, "selector": "app=x", "phase": "A"}}}, "status-put-ignores-spec")
     f.add({"method": "PATCH", "patch": "merge", "path": f.path(name="s1", sub="status"),
            "body": {"status": {"phase": "B"}}}, "status-merge-patch")

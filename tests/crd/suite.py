@@ -75,7 +75,10 @@ def run(ep, sc):
     ids = case_ids(sc)
     try:
         prepare(ep, sc)
-        records = scenario.Runner(ep).run(sc)
+        runner = scenario.Runner(ep)
+        records = runner.run(sc)
+        for path in runner.timeouts:
+            print(f"  {ep.name}: {sc['name']}: wait timed out: {path}", file=sys.stderr)
     except Exception as e:  # noqa: BLE001 - a failure is a difference, not a crash
         err = f"harness error: {e!r}"[:300]
         return [{"case": i, "label": "(harness)", "status": err, "headers": {}, "body": None} for i in ids if i]

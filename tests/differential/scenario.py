@@ -76,6 +76,7 @@ class Runner:
         self.session.trust_env = False  # no proxy, no CA bundle from the environment: the run's CA
         self.session.verify = endpoint.ca
         self.session.headers["Authorization"] = f"Bearer {endpoint.token}"
+        self.timeouts = []  # the waits that timed out (their paths)
 
     def run(self, scenario):
         """Creates the scenario's namespace, runs its steps; returns one record per step."""
@@ -199,6 +200,7 @@ class Runner:
             elif r.status_code == until:
                 return
             time.sleep(0.1)
+        self.timeouts.append(path)
 
 
 def subst(value, ns, answers):
