@@ -7,12 +7,24 @@ format), one file per topic in `cases/`. A *case* is one compared step: a reques
 (else its `id`, else its position among the file's steps), so that ids stay stable when steps are
 added elsewhere in the file.
 
+Each case's answer is normalised on its own (`normalise.py`, a fresh Normaliser per case): its uids
+and resourceVersions are labelled in order of appearance within that answer (`<uid:1>`, `<rv:1>`,
+…), so that one case that differs (an object one server created and the other refused) does not
+shift the labels of every later case; a `uid` of an object the answer does not hold (a DELETE's
+`details.uid`) becomes `<uid>`. An object's `managedFields` entries are sorted (by manager,
+operation, subresource): kube-apiserver orders them by time, to the second, and the CRD status
+writes of its own controllers fall in the same second as the client's in an order that varies.
+Beyond that, a failure's `details.causes` are
+sorted (by field, reason, message): kube-apiserver lists schema errors in an order that changes
+from one request to the next (Go map iteration), so the order is no contract.
+
 Running a file on a server first deletes the CRDs its `cluster:` key lists (a leftover of an
 earlier run on a reused server) and waits until they are gone; the files delete their CRDs at
 their end themselves.
 """
 
 import os
+import re
 import sys
 import time
 
@@ -28,6 +40,7 @@ from normalise import Normaliser  # noqa: E402
 CASES = os.path.join(HERE, "cases")
 EXPECTED = os.path.join(HERE, "expected")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 def load(only=None):
@@ -82,15 +95,47 @@ def run(ep, sc):
     except Exception as e:  # noqa: BLE001 - a failure is a difference, not a crash
         err = f"harness error: {e!r}"[:300]
         return [{"case": i, "label": "(harness)", "status": err, "headers": {}, "body": None} for i in ids if i]
-    norm = Normaliser()
     out = []
     for case, rec in zip(ids, records):
-        rec = norm.record(rec)  # every record, in order: labels (uids, rvs) follow the steps
         if case is None:
             continue
+        rec = Normaliser().record(rec)
+        rec["body"] = other_uids(rec.get("body"), None)
+        for doc in [rec.get("body")] + [ev.get("object") for ev in rec.get("events") or []]:
+            sort_managed_fields(doc)
         rec.pop("compare", None)
+        sort_causes(rec.get("body"))
         out.append(dict(case=case, **rec))
     return out
+
+
+def other_uids(value, key):
+    """Replaces the uids `Normaliser` did not label (objects not in the answer) by `<uid>`."""
+    if isinstance(value, dict):
+        return {k: other_uids(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [other_uids(v, key) for v in value]
+    if key == "uid" and isinstance(value, str) and UUID.match(value):
+        return "<uid>"
+    return value
+
+
+def sort_managed_fields(doc):
+    """Sorts the managedFields of an answer's objects (itself, a list's items) in place."""
+    if not isinstance(doc, dict):
+        return
+    for obj in [doc] + [i for i in doc.get("items") or [] if isinstance(i, dict)]:
+        mf = (obj.get("metadata") or {}).get("managedFields") if isinstance(obj.get("metadata"), dict) else None
+        if isinstance(mf, list):
+            mf.sort(key=lambda e: (str(e.get("manager", "")), str(e.get("operation", "")),
+                                   str(e.get("subresource", ""))))
+
+
+def sort_causes(body):
+    """Sorts a failure Status's `details.causes` in place (see the module's note)."""
+    causes = ((body or {}).get("details") or {}).get("causes") if isinstance(body, dict) else None
+    if isinstance(causes, list):
+        causes.sort(key=lambda c: (str(c.get("field", "")), str(c.get("reason", "")), str(c.get("message", ""))))
 
 
 def classify(expected, actual):
