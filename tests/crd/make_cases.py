@@ -251,6 +251,7 @@ def crd_validation():
     # printer columns
     cols = lambda *c: mod(spec_set("versions", [version("v1", schema_sr, additionalPrinterColumns=list(c))]))  # noqa: E731
     invalid("printer-column-bad-jsonpath", lambda: cols({"name": "R", "type": "integer", "jsonPath": ".spec.replicas["}))
+    invalid("printer-column-jsonpath-no-dot", lambda: cols({"name": "R", "type": "integer", "jsonPath": "spec.replicas"}))
     invalid("printer-column-bad-type", lambda: cols({"name": "R", "type": "float", "jsonPath": ".spec.replicas"}))
     invalid("printer-column-bad-format", lambda: cols({"name": "R", "type": "integer", "format": "money",
                                                      "jsonPath": ".spec.replicas"}))
@@ -717,11 +718,17 @@ def ratcheting():
     g = f.group
     loose = obj_schema({"size": {"type": "integer"}, "name": {"type": "string"}, "other": {"type": "string"},
                         "tags": {"type": "array", "items": {"type": "string"}}, "mode": {"type": "string"},
-                        "nested": obj_schema({"n": {"type": "integer"}}), "ip": {"type": "string"}})
+                        "nested": obj_schema({"n": {"type": "integer"}}), "ip": {"type": "string"},
+                        "word": {"type": "string", "maxLength": 20},
+                        "dupes": {"type": "array", "items": {"type": "string"}},
+                        "neg": {"type": "string"}})
     body = crd(g, versions=[version("v1", root(loose))])
     f.create_crd(body)
     f.post("create-before-tightening", "r1", {"size": 50, "name": "toolongname", "tags": ["a", "b", "c"],
-                                              "mode": "b", "nested": {"n": 50}, "ip": "not-an-ip"})
+                                              "mode": "b", "nested": {"n": 50}, "ip": "not-an-ip",
+                                              "word": "UPPER"})
+    f.post("create-duplicates-before-set", "r4", {"dupes": ["a", "a"]})
+    f.post("create-before-not", "r5", {"neg": "bad-value"})
     f.post(None, "r2", {"size": 50, "name": "toolongname"})
     tight = copy.deepcopy(loose)
     p = tight["properties"]
@@ -731,6 +738,9 @@ def ratcheting():
     p["mode"]["enum"] = ["a"]
     p["nested"]["properties"]["n"]["maximum"] = 10
     p["ip"]["format"] = "ipv4"
+    p["word"]["x-kubernetes-validations"] = [{"rule": "self == self.lowerAscii()", "message": "lower case only"}]
+    p["dupes"]["x-kubernetes-list-type"] = "set"
+    p["neg"]["not"] = {"pattern": "^bad"}
     tight["x-kubernetes-validations"] = [{"rule": "!has(self.other) || self.other != 'forbidden'",
                                           "message": "other is forbidden"}]
     f.add({"method": "GET", "path": f"{CRDS}/widgets.{g}", "id": "crd"}, None)
@@ -753,6 +763,12 @@ def ratcheting():
     m("change-nested-still-invalid", {"nested": {"n": 60}})
     m("change-ip-still-invalid", {"ip": "still-not-an-ip"})
     m("cel-rule-newly-failing", {"other": "forbidden"})
+    m("change-word-still-invalid-cel", {"word": "STILL"})
+    m("change-word-to-valid-cel", {"word": "lower"})
+    f.add({"method": "PATCH", "patch": "merge", "path": f.path(name="r4"), "body": {"spec": {"other": "x"}}},
+          "list-type-set-added-unchanged")
+    f.add({"method": "PATCH", "patch": "merge", "path": f.path(name="r5"), "body": {"spec": {"other": "x"}}},
+          "not-added-unchanged")
     m("change-size-to-valid", {"size": 5})
     f.add({"method": "GET", "path": f.path(name="r2"), "id": "r2"}, None)
     f.add({"method": "PUT", "path": f.path(name="r2"), "body": {"apiVersion": f"{g}/v1", "kind": "Widget",
@@ -892,6 +908,11 @@ def versions():
     f.steps.append({"case": "watch-v2-sees-v1-create", "watch": f.path(ver="v2"),
                     "query": {"resourceVersion": "$(lv.metadata.resourceVersion)"}, "events": 1,
                     "during": [{"method": "POST", "path": f.path(ver="v1"), "body": f.obj("v-w", {"size": 9})}]})
+    f.add({"method": "GET", "path": f.path(ver="v1"), "id": "lv1"}, None)
+    f.steps.append({"case": "watch-v1-sees-v2-create", "watch": f.path(ver="v1"),
+                    "query": {"resourceVersion": "$(lv1.metadata.resourceVersion)"}, "events": 1,
+                    "during": [{"method": "POST", "path": f.path(ver="v2"), "body": f.obj("v-w2", {"size": 8},
+                                                                                           ver="v2")}]})
     f.add({"method": "PATCH", "patch": "merge", "path": f.path(ver="v2", name="v-a"), "body": {"spec": {"size": 5}}},
           "patch-in-v2")
     f.add({"method": "GET", "path": f"/apis/{g}"}, "discovery-preferred-version")
