@@ -522,6 +522,16 @@ def keywords_array():
     ]
     for i, (case, s) in enumerate(cases):
         f.post(case, f"a{i}", s)
+    g = f.group
+    ap = lambda case, mgr, spec: f.add({"method": "PATCH", "patch": "apply", "path": f.path(name="ap"),  # noqa: E731
+                                        "query": {"fieldManager": mgr},
+                                        "body": {"apiVersion": f"{g}/v1", "kind": "Widget", "metadata": {"name": "ap"},
+                                                 "spec": spec}}, case)
+    ap("apply-list-map-first-manager", "one", {"map": [{"name": "a", "v": 1}], "set": ["x"], "atomic": ["p"]})
+    ap("apply-list-map-second-manager-merges", "two", {"map": [{"name": "b", "v": 2}], "set": ["y"]})
+    ap("apply-atomic-list-conflict", "two", {"atomic": ["q"]})
+    ap("apply-list-map-conflict", "two", {"map": [{"name": "a", "v": 5}]})
+    ap("apply-list-map-first-manager-drops-item", "one", {"set": ["x"]})
     f.delete_crd(f"widgets.{f.group}", wait=False)
 
 
@@ -1069,6 +1079,15 @@ def printer():
           "table-include-object-none")
     f.add({"method": "GET", "path": f.path(), "headers": table, "query": {"includeObject": "Object"}},
           "table-include-object")
+    f.add({"method": "GET", "path": f.path(name="t2"), "headers": table, "query": {"includeObject": "Metadata"}},
+          "table-get-include-metadata")
+    f.add({"method": "GET", "path": f.path(), "headers": table, "query": {"fieldSelector": "metadata.name=t2"}},
+          "table-list-field-selector")
+    f.add({"method": "GET", "path": f.path(),
+           "headers": {"Accept": "application/json;as=Table;v=v1beta1;g=meta.k8s.io"}}, "table-v1beta1")
+    f.add({"method": "GET", "path": f.path(),
+           "headers": {"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"}},
+          "partial-object-metadata-list")
     f.post(None, "p1", {"replicas": 1}, plural="plains", kind="Plain")
     f.add({"method": "GET", "path": f.path("plains"), "headers": table}, "table-default-columns")
     for n in ["widgets", "plains"]:
