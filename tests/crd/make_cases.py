@@ -669,9 +669,13 @@ def pruning():
         "free": obj_schema(**x_preserve()),
         "emb": obj_schema(**{"x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}),
         "half": obj_schema({"k": {"type": "string"}}, **x_preserve()),
+        "list": {"type": "array", "items": obj_schema({"n": {"type": "string"}})},
+        "dict": obj_schema(additionalProperties=obj_schema({"v": {"type": "string"}})),
+        "later": {"type": "string"},
     })
-    f.create_crd(crd(g, versions=[version("v1", root(spec, obj_schema({"s": {"type": "string"}})),
-                                          subresources={"status": {}})]))
+    body = crd(g, versions=[version("v1", root(spec, obj_schema({"s": {"type": "string"}})),
+                                    subresources={"status": {}})])
+    f.create_crd(body)
     unknown = {"a": "x", "z": 1}
     for mode in ["Strict", "Warn", "Ignore"]:
         f.post(f"unknown-spec-field-{mode.lower()}", f"p-{mode.lower()}", unknown, query={"fieldValidation": mode})
@@ -717,6 +721,24 @@ def pruning():
                     "metadata": {"name": "p-f1", "resourceVersion": "$(pf1.metadata.resourceVersion)"},
                     "status": {"s": "ok", "t": 1}}}, "status-unknown-warn")
     f.add({"method": "GET", "path": f.path(name="p-default")}, "read-pruned")
+    f.post("unknown-in-list-items-warn", "p-l1", {"list": [{"n": "a", "x": 1}, {"y": 2}]})
+    f.post("unknown-in-additional-properties-strict", "p-l2", {"dict": {"k": {"v": "a", "x": 1}}},
+           query={"fieldValidation": "Strict"})
+    f.post("unknown-in-additional-properties-warn", "p-l3", {"dict": {"k": {"v": "a", "x": 1}}})
+    # a field the schema loses later: pruned when read
+    f.post("create-before-field-removed", "p-r1", {"a": "x", "later": "kept-for-now"})
+    f.add({"method": "GET", "path": f"{CRDS}/widgets.{g}", "id": "crd"}, None)
+    b2 = copy.deepcopy(body)
+    b2["metadata"]["resourceVersion"] = "$(crd.metadata.resourceVersion)"
+    del b2["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["later"]
+    f.add({"method": "PUT", "path": f"{CRDS}/widgets.{g}", "body": b2}, "crd-update-remove-field")
+    f.steps.append({"wait": f.path(), "method": "POST", "query": {"dryRun": "All", "fieldValidation": "Strict"},
+                    "body": f.obj("probe", {"later": "x"}), "until": 400})
+    f.add({"method": "GET", "path": f.path(name="p-r1")}, "read-after-field-removed")
+    f.add({"method": "GET", "path": f.path(), "query": {"fieldSelector": "metadata.name=p-r1"}},
+          "list-after-field-removed")
+    f.add({"method": "PATCH", "patch": "merge", "path": f.path(name="p-r1"), "body": {"spec": {"a": "y"}}},
+          "update-after-field-removed")
     f.delete_crd(f"widgets.{g}", wait=False)
 
 
@@ -824,6 +846,14 @@ def cel():
             {"rule": "self.all(p, p > 0 && p < 65536)", "message": "ports out of range"},
             {"rule": "size(self) == 0 || self.exists(p, p == 80)", "message": "port 80 required",
              "reason": "FieldValueRequired"}]},
+        "csv": {"type": "string", "maxLength": 50, "x-kubernetes-validations": [
+            {"rule": "self.split(',').all(x, x.trim().size() > 0)", "message": "empty item in list"}]},
+        "opt": {"type": "string", "maxLength": 10},
+        "items": {"type": "array", "maxItems": 10, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": obj_schema({"name": {"type": "string", "maxLength": 10},
+                                       "value": {"type": "integer", "x-kubernetes-validations": [
+                                           {"rule": "self == oldSelf", "message": "item value is immutable"}]}},
+                                      required=["name"])},
         "labels": obj_schema(additionalProperties={"type": "string", "maxLength": 10}, maxProperties=5,
                              **{"x-kubernetes-validations": [{"rule": "'app' in self",
                                                               "message": "app label required"}]}),
@@ -831,8 +861,14 @@ def cel():
         {"rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",
          "message": "minReplicas must not exceed maxReplicas"},
         {"rule": "!has(self.name) || self.name != 'forbidden'", "fieldPath": ".name", "reason": "FieldValueInvalid",
-         "message": "name may not be forbidden"}]})
-    f.create_crd(crd(g, versions=[version("v1", root(spec))]))
+         "message": "name may not be forbidden"},
+        {"rule": "!has(self.minReplicas) || has(self.maxReplicas)", "fieldPath": ".maxReplicas",
+         "reason": "FieldValueRequired", "message": "maxReplicas is required with minReplicas"},
+        {"rule": "self.?opt.orValue('') != 'bad'", "message": "opt may not be bad"}]})
+    top = root(spec)
+    top["x-kubernetes-validations"] = [{"rule": "self.metadata.name != 'forbidden-name'",
+                                        "message": "this name is reserved"}]
+    f.create_crd(crd(g, versions=[version("v1", top)]))
     cases = [
         ("passing-rules", {"minReplicas": 1, "maxReplicas": 3, "replicas": 2, "url": "https://x.example.com/p",
                            "ip": "10.0.0.1", "cidr": "10.0.0.0/8", "mem": "500Mi", "word": "abc",
@@ -847,6 +883,8 @@ def cel():
         ("list-all", {"ports": [80, 70000]}), ("list-exists-reason", {"ports": [443]}),
         ("map-rule", {"labels": {"team": "a"}}),
         ("several-rules-fail", {"minReplicas": 5, "maxReplicas": 3, "replicas": 200, "word": "A1"}),
+        ("has-macro-field-path-required", {"minReplicas": 1}), ("string-split-trim", {"csv": "a, ,b"}),
+        ("optional-field-access", {"opt": "bad"}),
     ]
     for i, (case, s) in enumerate(cases):
         f.post(case, f"c{i}", s)
@@ -859,6 +897,15 @@ def cel():
     mp("optional-old-self-increase", {"counter": 6})
     f.post("transition-rule-on-create-skipped", "t2", {"immutable": "x"})
     mp("transition-field-removed", {"immutable": None})
+    f.post("root-rule-metadata-name", "forbidden-name", {})
+    f.post("list-map-create", "t3", {"items": [{"name": "a", "value": 1}]})
+    t3 = f.path(name="t3")
+    f.add({"method": "PATCH", "patch": "merge", "path": t3, "body": {"spec": {"items": [{"name": "a", "value": 2}]}}},
+          "list-map-item-transition-changed")
+    f.add({"method": "PATCH", "patch": "merge", "path": t3, "body": {"spec": {"items": [
+        {"name": "a", "value": 1}, {"name": "b", "value": 9}]}}}, "list-map-item-added")
+    f.add({"method": "PATCH", "patch": "json", "path": t3, "body": [
+        {"op": "replace", "path": "/spec/items/1/value", "value": 10}]}, "list-map-item-transition-json-patch")
 
     # CRD-creation errors: each its own CRD name in the same group
     def bad(case, s, plural):
@@ -960,7 +1007,20 @@ def versions():
     f.post("webhook-create-storage-version", "g-a", {"size": 1}, plural="gadgets", kind="Gadget")
     f.add({"method": "GET", "path": f.path("gadgets", ver="v1", name="g-a")}, "webhook-read-storage-version")
     f.add({"method": "GET", "path": f.path("gadgets", ver="v2", name="g-a")}, "webhook-read-other-version-fails")
-    for n in ["widgets", "gadgets"]:
+    # per-version schemas (conversion None): each version prunes, defaults and validates by its own
+    s1 = root(obj_schema({"a": {"type": "string"}, "common": {"type": "string", "maxLength": 3}}))
+    s2 = root(obj_schema({"b": {"type": "string"}, "common": {"type": "string", "default": "dv2"}}))
+    dd = crd(g, plural="doodads", kind="Doodad", versions=[version("v1", s1), version("v2", s2, storage=False)])
+    f.create_crd(dd, "create-per-version-schemas")
+    f.steps.append({"wait": f.path("doodads", ver="v2"), "until": 200})
+    f.post("per-version-create-v1", "dd1", {"a": "x"}, plural="doodads", kind="Doodad")
+    f.add({"method": "GET", "path": f.path("doodads", ver="v2", name="dd1")}, "per-version-read-in-v2")
+    f.post("per-version-create-v2-unknown-a", "dd2", {"a": "x", "b": "y"}, plural="doodads", kind="Doodad", ver="v2")
+    f.add({"method": "GET", "path": f.path("doodads", ver="v1", name="dd2")}, "per-version-read-v2-object-in-v1")
+    f.post("per-version-v2-skips-v1-max-length", "dd3", {"common": "toolong"}, plural="doodads", kind="Doodad",
+           ver="v2")
+    f.post("per-version-v1-max-length", "dd4", {"common": "toolong"}, plural="doodads", kind="Doodad")
+    for n in ["widgets", "gadgets", "doodads"]:
         f.delete_crd(f"{n}.{g}", wait=False)
 
 
