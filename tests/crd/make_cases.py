@@ -351,7 +351,42 @@ def crd_structural():
     s("max-length-negative", obj_schema({"a": {"type": "string", "maxLength": -1}}))
     s("not-forbidden-type", obj_schema({"a": {"type": "string", "not": {"type": "string"}}}))
     s("items-array-form", obj_schema({"a": {"type": "array", "items": [{"type": "string"}]}}))
+    def r(case, schema):
+        f.invalid_crd(case, crd(g, versions=[version("v1", schema)], **unique(case)))
+
+    r("root-without-properties", {"type": "object"})
+    r("root-nullable", dict(root(obj_schema(**x_preserve())), nullable=True))
+    r("root-additional-properties", {"type": "object", "additionalProperties": {"type": "string"}})
+    r("root-preserve-unknown-fields", {"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    r("root-kind-default", root(obj_schema(**x_preserve()), kind={"type": "string", "default": "Widget"}))
+    r("root-api-version-pattern", root(obj_schema(**x_preserve()), apiVersion={"type": "string", "pattern": "^x"}))
+    s("embedded-metadata-default", obj_schema({"e": obj_schema({"metadata": obj_schema({"name": {
+        "type": "string", "default": "n"}})}, **{"x-kubernetes-embedded-resource": True})}))
+    f.invalid_crd("deprecation-warning-too-long", crd(g, versions=[version(
+        "v1", root(obj_schema(**x_preserve())), deprecated=True, deprecationWarning="x" * 300)],
+        **unique("deprecation-warning-too-long")))
     s("default-with-preserve-unknown-fields", obj_schema({"a": obj_schema(default={"x": 1}, **x_preserve())}))
+
+    # objects of the CRDs above that kube-apiserver accepts: what their schemas then do
+    def follow(crd_case, case, spec):
+        u = unique(crd_case)
+        name = f"{u['plural']}.{g}"
+        if not any(st.get("wait") == f"{CRDS}/{name}" for st in f.steps):
+            establish_wait(f, name, g, u["plural"])
+        f.post(case, case, spec, plural=u["plural"], kind=u["kind"])
+
+    follow("root-without-properties", "object-root-without-properties", {"a": 1})
+    follow("root-preserve-unknown-fields", "object-root-preserve-unknown-fields", {"a": 1})
+    follow("embedded-metadata-default", "object-embedded-metadata-default", {"e": {"apiVersion": "v1",
+                                                                                   "kind": "ConfigMap"}})
+    follow("nullable-default-null", "object-nullable-default-null", {})
+    follow("default-null-not-nullable", "object-default-null-not-nullable", {})
+    follow("int-or-string-with-type", "object-int-or-string-with-type-int", {"a": 5})
+    follow("int-or-string-with-type", "object-int-or-string-with-type-string", {"a": "x"})
+    follow("additional-properties-false", "object-additional-properties-false", {"x": 1})
+    follow("minimum-on-string", "object-minimum-on-string", {"a": "x"})
+    follow("enum-wrong-type", "object-enum-wrong-type", {"a": "1"})
+    follow("default-with-preserve-unknown-fields", "object-default-with-preserve-unknown-fields", {})
 
 
 def crd_status():
