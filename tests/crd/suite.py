@@ -82,10 +82,12 @@ def prepare(ep, sc, timeout=90):
             time.sleep(0.2)
 
 
-def run(ep, sc):
+def run(ep, sc, problems=None):
     """Runs one case file on one server; returns its normalised case records (each with `case`).
     A step that fails in the harness (a connection error, twice) becomes that case's record with
-    the error as its status; the file goes on."""
+    the error as its status; the file goes on. Harness errors and waits that timed out are
+    printed, and appended to `problems` when given."""
+    problems = problems if problems is not None else []
     ids = case_ids(sc)
     runner = scenario.Runner(ep)
     ns = scenario.namespace_of(sc)
@@ -95,6 +97,7 @@ def run(ep, sc):
                         "body": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}}, ns, {})
     except Exception as e:  # noqa: BLE001 - a failure is a difference, not a crash
         err = f"harness error: {e!r}"[:300]
+        problems.append(f"{ep.name}: {sc['name']}: {err}")
         return [{"case": i, "label": "(harness)", "status": err, "headers": {}, "body": None} for i in ids if i]
     answers, records = {}, []
     for step in sc["steps"]:
@@ -104,14 +107,16 @@ def run(ep, sc):
                 break
             except Exception as e:  # noqa: BLE001
                 if attempt == 2 or "wait" in step:
-                    print(f"  {ep.name}: {sc['name']}: harness error: {e!r}"[:300], file=sys.stderr)
+                    problems.append(f"{ep.name}: {sc['name']}: harness error: {e!r}"[:300])
+                    print(f"  {problems[-1]}", file=sys.stderr)
                     if "wait" not in step and "sleep" not in step:
                         records.append({"label": "(harness)", "status": f"harness error: {e!r}"[:300],
                                         "headers": {}, "body": None, "compare": step.get("compare", True)})
                     break
                 time.sleep(1)
     for path in runner.timeouts:
-        print(f"  {ep.name}: {sc['name']}: wait timed out: {path}", file=sys.stderr)
+        problems.append(f"{ep.name}: {sc['name']}: wait timed out: {path}")
+        print(f"  {problems[-1]}", file=sys.stderr)
     out = []
     for case, rec in zip(ids, records):
         if case is None:
