@@ -193,6 +193,11 @@ def render(files, results, known, meta):
              "| topic | cases | agree | message only | differ |", "|---|---|---|---|---|"]
     for t, (n, a, m, d) in table.items():
         lines.append(f"| {t} | {n} | {a} ({pct(a, n)}) | {m} | {d} |")
+    cats = {c: sum(1 for _, _, cls, d in results if cls != "agree" and any(x[0] == c for x in d))
+            for c in suite.compare.CATEGORIES}
+    lines += ["", "Cases with a difference of each category (a case may have several; see "
+              "`tests/differential/compare.py`):", "", "| category | cases |", "|---|---|"]
+    lines += [f"| {c} | {n} |" for c, n in cats.items()]
     lines += ["", "## Differences", ""]
     by_topic = defaultdict(list)
     for sc, case, cls, d in results:
