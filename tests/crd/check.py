@@ -73,6 +73,11 @@ def main():
         print(f"check: wrote {KNOWN}")
         return 0
     print(f"check: report in {args.report}")
+    fixed = [c for _, c, cls, _ in results if c in known and (cls == "agree" or (cls == "message"
+                                                                              and not args.strict_messages))]
+    if fixed:
+        print(f"check: {len(fixed)} cases in known_differences.txt agree now; remove their lines "
+              f"(or --write-known): {' '.join(fixed[:20])}{' …' if len(fixed) > 20 else ''}")
     if failing:
         print(f"check: FAIL: {len(failing)} differing cases not in known_differences.txt:")
         for _, c, cls, d in failing[:50]:
