@@ -153,7 +153,7 @@ struct Planned {
 /// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
 /// it (its metadata only when a client writes it), and for a CustomResourceDefinition the
 /// type it defines, registered by its commit.
-fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool) -> Result<Option<Registered>> {
+fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool, live: Option<&Value>) -> Result<Option<Registered>> {
     if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
         m.insert("namespace".into(), Value::String(ns.to_string()));
     }
@@ -162,7 +162,12 @@ fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: boo
         meta.and_then(|()| validate::encodable(t, object))?;
     }
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
-        (false, true) => Some(definitions::prepare(object)?),
+        (false, true) => {
+            let sent = object.get("status").cloned();
+            let defined = definitions::prepare(object)?;
+            definitions::settle(live, sent.as_ref(), who.subresource == "status", object);
+            Some(defined)
+        }
         _ => None,
     })
 }
@@ -198,7 +203,13 @@ impl Store {
         for _ in 0..1000 {
             let core = self.core();
             let mut read = Read::latest(core, &prefix)?;
-            let (mut object, event, tombstone) = match plan(read.live.as_ref()) {
+            // A view of another version plans on the object as that version serves it.
+            let served = read.live.as_ref().filter(|_| t.is_view()).map(|l| {
+                let mut l = l.clone();
+                t.to_served(&mut l);
+                l
+            });
+            let (mut object, event, tombstone) = match plan(served.as_ref().or(read.live.as_ref())) {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
                     return Ok(v);
@@ -211,18 +222,20 @@ impl Store {
                 Ok(Plan::Put(v, e)) => (v, e, false),
                 Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
             };
+            t.to_stored(&mut object);
             if event == EventType::Added && who.is_client() {
-                if let Err(e) = self.admit_content(t, ns, name) {
+                if let Err(e) = definitions::admit_new(t, name).and_then(|()| self.admit_content(t, ns, name)) {
                     read.put_back(core, &prefix);
                     return Err(e);
                 }
             }
-            // The last finalizer of an object in a namespace being deleted: the namespace may go.
-            let finalized = tombstone
+            // The last finalizer of an object in a namespace being deleted: the namespace may go
+            // (and a definition being deleted, when the object's type is its).
+            let last_finalizer = tombstone
                 && event == EventType::Deleted
-                && !ns.is_empty()
                 && read.live.as_ref().is_some_and(|l| l.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
-            let defines = match admit(t, ns, who, &mut object, tombstone) {
+            let finalized = last_finalizer && !ns.is_empty();
+            let defines = match admit(t, ns, who, &mut object, tombstone, read.live.as_ref()) {
                 Ok(defines) => defines,
                 Err(e) => {
                     read.put_back(core, &prefix);
@@ -237,6 +250,7 @@ impl Store {
                     }
                 }
                 read.put_back(core, &prefix);
+                t.to_served(&mut object);
                 return Ok(object);
             }
             let defines = defines.map(|d| definitions::Registration::of(core, d).map(Box::new)).transpose()?;
@@ -250,7 +264,12 @@ impl Store {
                     if finalized {
                         self.finalize_namespace_later(ns);
                     }
-                    return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone()));
+                    if last_finalizer && t.spec.terminating {
+                        self.clean_up_definition_later(&t.spec.resource());
+                    }
+                    let mut obj = Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone());
+                    t.to_served(&mut obj);
+                    return Ok(obj);
                 }
                 Outcome::Stale => continue,
                 Outcome::Failed(e) => return Err(e),

@@ -95,8 +95,10 @@ impl Store {
     /// continue token with a resourceVersion; [`Error::Expired`] for a revision before the compacted
     /// revision; [`Error::InconsistentContinue`] for a continue token before it; [`Error::TooLargeResourceVersion`].
     pub fn list(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList> {
+        let t = self.resolve(&of.resource)?;
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
-            let obj = object::decode(record, revision)?;
+            let mut obj = object::decode(record, revision)?;
+            t.to_served(&mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -108,13 +110,22 @@ impl Store {
     /// # Errors
     /// As [`Store::list`].
     pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
+        // A view of another version rewrites each object's apiVersion: it reads the objects.
+        let t = self.resolve(&of.resource)?;
+        let version = Some(t).filter(|t| t.is_view());
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| match labels {
             // Label selectors (and field selectors beyond the name) read the object.
             Some(l) => {
-                let obj = object::decode(record, revision)?;
+                let mut obj = object::decode(record, revision)?;
+                version.iter().for_each(|t| t.to_served(&mut obj));
                 if !l.matches(&obj) {
                     return Ok(None);
                 }
+                serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
+            }
+            None if version.is_some() => {
+                let mut obj = object::decode(record, revision)?;
+                version.iter().for_each(|t| t.to_served(&mut obj));
                 serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
             }
             None => {
@@ -197,7 +208,7 @@ impl Selectors {
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
         if let Some(f) = &fields {
-            f.check(&t.spec.resource())?;
+            f.check(&t.spec.resource(), t.spec.selectable_fields())?;
         }
         Ok(Selectors { labels, fields })
     }

@@ -68,6 +68,14 @@ impl Store {
         self.core().registry.read().shared()
     }
 
+    /// Every served version of every type, one spec each (a custom resource's served versions
+    /// after its storage version's registration, in kube's order of preference), shared as
+    /// [`Store::types_shared`]: what discovery and the OpenAPI documents list.
+    #[must_use]
+    pub fn served_types_shared(&self) -> std::sync::Arc<[TypeSpec]> {
+        self.core().registry.read().served()
+    }
+
     /// The type registered under exactly this resource name (`plural` for the core group,
     /// `plural.group` otherwise), without copying the others as [`Store::types`] does: the
     /// lookup of a request path.
@@ -122,9 +130,13 @@ impl Store {
             return Err(Error::BadRequest("the object needs apiVersion and kind".into()));
         }
         let registry = self.core().registry.read();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        // Any served version of the type (a custom resource's other versions too).
         registry
-            .first(|t| t.kind == kind && t.api_version() == api_version)
-            .map(|t| t.spec.clone())
+            .first(|t| {
+                t.kind == kind && (t.api_version() == api_version || (t.group == group && t.served_versions().iter().any(|v| v == version)))
+            })
+            .map(|t| t.spec.at_version(version))
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") })
     }
 
@@ -307,7 +319,10 @@ impl Store {
             })
         })?;
         match found {
-            Some((_, Some(object))) => object,
+            Some((_, Some(object))) => object.map(|mut o| {
+                t.to_served(&mut o);
+                o
+            }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
         }
     }
@@ -469,10 +484,19 @@ impl Store {
         let name = key.name.as_str();
         self.admit_namespace_delete(&t, name)?;
         let terminates = self.namespace_terminates(&t);
+        let definition = t.spec.resource() == super::definitions::CRDS;
         let now = now_time();
         let deleter = Who::default();
         let deleted = self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
+            // A CustomResourceDefinition waits for its objects to be deleted.
+            let held;
+            let live = if definition && !super::definitions::deleting(live) {
+                held = super::definitions::with_finalizer(live);
+                &held
+            } else {
+                live
+            };
             let meta = live.get("metadata");
             let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
             if let Some(uid) = &opts.uid {
@@ -520,6 +544,9 @@ impl Store {
         })?;
         if terminates && !opts.dry_run {
             self.finalize_namespace_later(name);
+        }
+        if definition && !opts.dry_run {
+            self.clean_up_definition_later(name);
         }
         Ok(deleted)
     }

@@ -174,7 +174,7 @@ impl Store {
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
         if let Some(f) = &fields {
-            f.check(&t.spec.resource())?;
+            f.check(&t.spec.resource(), t.spec.selectable_fields())?;
         }
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.inner.core.clone();
@@ -230,7 +230,10 @@ impl Store {
                                 ..ListOptions::default()
                             },
                         )?;
-                        w.pending.extend(list.items.into_iter().map(|o| WatchEvent::Added(Arc::new(o))));
+                        w.pending.extend(list.items.into_iter().map(|mut o| {
+                            t.to_served(&mut o);
+                            WatchEvent::Added(Arc::new(o))
+                        }));
                     }
                     // kube-apiserver (1.37) ends the initial events with the bookmark whenever
                     // bookmarks are allowed, asked for (`sendInitialEvents=true`) or not.
@@ -495,6 +498,7 @@ impl Watch {
     /// The event a change is for this watch, with selectors turning entries and exits into
     /// `ADDED` and `DELETED`.
     fn event_for(&self, event: EventType, object: &Arc<Value>, prev: Option<&Value>) -> Option<WatchEvent> {
+        let object = &self.t.served_arc(object);
         if self.labels.is_none() && self.fields.is_none() {
             return Some(match event {
                 EventType::Added => WatchEvent::Added(object.clone()),

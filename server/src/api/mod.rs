@@ -153,7 +153,7 @@ impl Api {
     fn admit(&self, who: &Identity, req: &mut Request) -> Result<(), Status> {
         if let Request::Write { of, body, .. } = req {
             if of.resource.is_empty() {
-                of.resource = self.store.type_of(&body.value).map_err(|e| Status::from(&e))?.resource();
+                of.resource = self.store.type_of(&body.value).map_err(|e| Status::from(&e))?.versioned_resource();
             }
             if of.namespace.is_none() {
                 of.namespace =
@@ -195,7 +195,9 @@ impl Api {
             request::Address::Types => (request::TYPES, ""),
             request::Address::Store => ("", ""),
         };
-        self.auth.authorize(who, verb, resource, namespace)
+        // Rules name resources without their version (`widgets.example.com`).
+        let unversioned = self.store.resource_name(resource).ok().filter(|r| r != resource);
+        self.auth.authorize(who, verb, unversioned.as_deref().unwrap_or(resource), namespace)
     }
 
     async fn execute(&self, who: &Identity, req: Request) -> Result<Response, Status> {

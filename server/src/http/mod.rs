@@ -86,7 +86,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
     let path = req.uri().path().to_string();
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
-    let types = || h.api.store().types_shared();
+    // One spec per served version (a custom resource's every served version).
+    let types = || h.api.store().served_types_shared();
     let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
     let wants_aggregated = aggregated::wanted(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or(""));
     match segs.as_slice() {
