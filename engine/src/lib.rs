@@ -11,6 +11,7 @@ mod error;
 pub mod fieldmanager;
 pub mod history;
 pub mod merge;
+pub mod names;
 pub mod patch;
 pub mod replay;
 pub mod schema;

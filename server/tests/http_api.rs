@@ -521,9 +521,9 @@ async fn crds_register_their_types() {
     // The status subresource.
     let st = s.patch(&format!("{path}/w/status"), "application/merge-patch+json", &json!({"status": {"ready": true}})).await.json();
     assert_eq!(st["status"]["ready"], true);
-    // A definition that makes no type is refused, and nothing is written.
+    // An invalid definition is refused (422, as kube-apiserver), and nothing is written.
     let bad = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "bad.example.com"}, "spec": {"group": "example.com"}});
-    s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &bad).await.status(400, "BadRequest");
+    s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &bad).await.status(422, "Invalid");
     s.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/bad.example.com").await.status(404, "NotFound");
 }
 

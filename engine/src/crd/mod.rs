@@ -6,3 +6,13 @@
 //! Pure logic over JSON values: no storage. The store calls it from its write and read paths.
 
 pub mod cel;
+pub mod defaults;
+pub mod definition;
+pub mod formats;
+mod list_types;
+mod rule_shapes;
+pub mod schema_checks;
+pub mod structural;
+pub mod validation;
+
+pub use structural::Structural;

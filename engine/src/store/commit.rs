@@ -164,7 +164,7 @@ fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: boo
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
         (false, true) => {
             let sent = object.get("status").cloned();
-            let defined = definitions::prepare(object)?;
+            let defined = definitions::prepare(object, live)?;
             definitions::settle(live, sent.as_ref(), who.subresource == "status", object);
             Some(defined)
         }

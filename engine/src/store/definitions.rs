@@ -92,25 +92,33 @@ pub(crate) fn settle(live: Option<&Value>, sent: Option<&Value>, status_write: b
     }
 }
 
-/// The type a definition about to be written defines, checked to compile; its status gets the
-/// conditions of an established definition.
+/// The type a definition about to be written defines, checked as kube-apiserver checks a
+/// definition ([`crate::crd::definition`]; `live` is the stored one on an update) and to
+/// compile; its status gets the conditions of an established definition, and its storage
+/// version joins `status.storedVersions`.
 ///
 /// # Errors
-/// [`Error::BadRequest`] when the definition does not make a type.
-pub(crate) fn prepare(object: &mut Value) -> Result<Registered> {
+/// [`Error::Invalid`] naming every problem of the definition; [`Error::BadRequest`] when it
+/// does not make a type all the same.
+pub(crate) fn prepare(object: &mut Value, live: Option<&Value>) -> Result<Registered> {
+    crate::crd::definition::default(object);
+    let problems = crate::crd::definition::check(object, live);
+    if !problems.is_empty() {
+        return Err(Error::Invalid(crate::typed::ValidationErrors(problems)));
+    }
     let spec = TypeSpec::from_crd(object).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let compiled = Registered::compile(0, spec).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let names = object.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
-    let versions: Vec<Value> = object
+    let mut versions: Vec<Value> =
+        live.and_then(|l| l.pointer("/status/storedVersions")).and_then(Value::as_array).cloned().unwrap_or_default();
+    let storage = object
         .pointer("/spec/versions")
         .and_then(Value::as_array)
-        .map(|vs| {
-            vs.iter()
-                .filter(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
-                .filter_map(|v| v.get("name").cloned())
-                .collect()
-        })
-        .unwrap_or_default();
+        .and_then(|vs| vs.iter().find(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false)))
+        .and_then(|v| v.get("name").cloned());
+    if let Some(s) = storage.filter(|s| !versions.contains(s)) {
+        versions.push(s);
+    }
     let time = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
     let condition = |kind: &str, reason: &str, message: &str| json!({"type": kind, "status": "True", "lastTransitionTime": time, "reason": reason, "message": message});
     if let Value::Object(m) = object {

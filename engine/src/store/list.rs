@@ -13,7 +13,7 @@ use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
 use super::selectors::{parse_rv, FieldSelector, LabelSelector, ObjectFilter};
 use super::types::Registered;
-use super::{object, validate, view, Store};
+use super::{object, strategy, validate, view, Store};
 use crate::{Error, Result};
 use serde_json::{json, Value};
 
@@ -99,6 +99,7 @@ impl Store {
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let mut obj = object::decode(record, revision)?;
             t.to_served(&mut obj);
+            strategy::default_read(&t, &mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -110,29 +111,23 @@ impl Store {
     /// # Errors
     /// As [`Store::list`].
     pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
-        // A view of another version rewrites each object's apiVersion: it reads the objects.
         let t = self.resolve(&of.resource)?;
-        let version = Some(t).filter(|t| t.is_view());
-        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| match labels {
-            // Label selectors (and field selectors beyond the name) read the object.
-            Some(l) => {
+        self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
+            // Label selectors (and field selectors beyond the name) read the object; so do the
+            // defaults of a custom resource's schema, and a view of another version (which
+            // rewrites each object's apiVersion).
+            if labels.is_some() || t.custom_defaults || t.is_view() {
                 let mut obj = object::decode(record, revision)?;
-                version.iter().for_each(|t| t.to_served(&mut obj));
-                if !l.matches(&obj) {
+                t.to_served(&mut obj);
+                strategy::default_read(&t, &mut obj);
+                if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
                 }
-                serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
+                return serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")));
             }
-            None if version.is_some() => {
-                let mut obj = object::decode(record, revision)?;
-                version.iter().for_each(|t| t.to_served(&mut obj));
-                serde_json::to_vec(&obj).map(Some).map_err(|e| Error::Corrupt(format!("object view: {e}")))
-            }
-            None => {
-                let mut out = Vec::with_capacity(record.len() + 512);
-                view::write_json(record, revision, &mut out)?;
-                Ok(Some(out))
-            }
+            let mut out = Vec::with_capacity(record.len() + 512);
+            view::write_json(record, revision, &mut out)?;
+            Ok(Some(out))
         })
     }
 

@@ -365,6 +365,11 @@ pub(crate) struct Registered {
     pub stored_as: Option<String>,
     /// For a version that cannot be served (its conversion needs a webhook): why.
     pub conversion_error: Option<String>,
+    /// A custom resource's structural schema (its CRD's version), which defaults, validates and
+    /// ratchets its objects ([`crate::crd`]); and whether it declares any default (objects read
+    /// from storage are then defaulted too).
+    pub custom: Option<Arc<crate::crd::Structural>>,
+    pub custom_defaults: bool,
 }
 
 impl Registered {
@@ -428,6 +433,16 @@ impl Registered {
             SchemaSource::Builtin { .. } => fieldstore_codec::k8s_protobuf::MessageType::for_kind(&api_version, &spec.kind).ok(),
             _ => None,
         };
+        let custom = match &spec.schema {
+            SchemaSource::Crd(crd) => crd
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .and_then(|vs| vs.iter().find(|v| v.get("name").and_then(Value::as_str) == Some(spec.version.as_str())))
+                .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
+                .map(|s| Arc::new(crate::crd::Structural::read(s))),
+            _ => None,
+        };
+        let custom_defaults = custom.as_ref().is_some_and(|c| c.has_defaults());
         Ok(Registered {
             id,
             spec,
@@ -438,6 +453,8 @@ impl Registered {
             main,
             status,
             protobuf,
+            custom,
+            custom_defaults,
             views: Vec::new(),
             stored_as: None,
             conversion_error: None,

@@ -4,22 +4,11 @@ use crate::typed::{ValidationError, ValidationErrors};
 use crate::{Error, Result};
 use serde_json::Value;
 
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+use crate::names::{is_dns1123_label as is_label, DNS1123_LABEL_MSG, DNS1123_SUBDOMAIN_MSG};
 
 /// A 422 Invalid error about one field.
 pub(crate) fn invalid(path: &str, message: &str) -> Error {
     Error::Invalid(ValidationErrors(vec![ValidationError { path: path.into(), message: message.into() }]))
-}
-
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.first().is_some_and(alnum)
-        && b.last().is_some_and(alnum)
-        && b.iter().all(|c| alnum(c) || *c == b'-')
 }
 
 /// An object name: a DNS subdomain (RFC 1123) of at most 253 characters.

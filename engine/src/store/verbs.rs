@@ -234,7 +234,7 @@ impl Store {
                     m.remove("status");
                 }
             }
-            strategy::default_input(&t, &mut obj, &name);
+            strategy::prepare_input(&t, None, &mut obj, &name)?;
             let mut out = t.main.update(None, obj, &opts.manager, &now)?.object;
             strategy::prepare_create(&t, &mut out);
             Ok(Plan::Put(out, EventType::Added))
@@ -321,6 +321,7 @@ impl Store {
         match found {
             Some((_, Some(object))) => object.map(|mut o| {
                 t.to_served(&mut o);
+                strategy::default_read(&t, &mut o);
                 o
             }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),
@@ -346,7 +347,7 @@ impl Store {
             check_preconditions(&t, &name, live, object)?;
             let mut new = prepare_update(&t, opts.status, live, object.clone());
             fold_string_data(&t, &mut new);
-            strategy::default_input(&t, &mut new, &name);
+            strategy::prepare_input(&t, Some(live), &mut new, &name)?;
             let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
@@ -383,7 +384,7 @@ impl Store {
                     // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
                     fold_string_data(&t, &mut out);
                     init_new(&t, &mut out, &ns, &name, &now);
-                    strategy::default_input(&t, &mut out, &name);
+                    strategy::prepare_input(&t, None, &mut out, &name)?;
                     strategy::prepare_create(&t, &mut out);
                     Ok(Plan::Put(out, EventType::Added))
                 }
@@ -400,7 +401,7 @@ impl Store {
                     }
                     let mut new = prepare_update(&t, opts.status, live, outcome.object);
                     fold_string_data(&t, &mut new);
-                    strategy::default_input(&t, &mut new, &name);
+                    strategy::prepare_input(&t, Some(live), &mut new, &name)?;
                     strategy::prepare_update(&t, opts.status, live, &mut new)?;
                     Ok(finish_update(live, new, strategy::annotations_bump_generation(&t, opts.status)))
                 }
@@ -451,7 +452,7 @@ impl Store {
             let update = |patched: Value| {
                 let mut new = prepare_update(&t, opts.status, live, patched);
                 fold_string_data(&t, &mut new);
-                strategy::default_input(&t, &mut new, name);
+                strategy::prepare_input(&t, Some(live), &mut new, name)?;
                 fm.update(Some(live), new, &opts.manager, &now)
             };
             warnings.clear();

@@ -221,7 +221,11 @@ impl Store {
                 if opts.send_initial_events != Some(false) {
                     if reg > 0 {
                         let list = self.list(
-                            &Collection { resource: t.spec.resource(), namespace: namespace.clone() },
+                            // A view lists at its version.
+                            &Collection {
+                                resource: if t.is_view() { t.spec.versioned_resource() } else { t.spec.resource() },
+                                namespace: namespace.clone(),
+                            },
                             &ListOptions {
                                 label_selector: opts.label_selector.clone(),
                                 field_selector: opts.field_selector.clone(),
@@ -230,10 +234,7 @@ impl Store {
                                 ..ListOptions::default()
                             },
                         )?;
-                        w.pending.extend(list.items.into_iter().map(|mut o| {
-                            t.to_served(&mut o);
-                            WatchEvent::Added(Arc::new(o))
-                        }));
+                        w.pending.extend(list.items.into_iter().map(|o| WatchEvent::Added(Arc::new(o))));
                     }
                     // kube-apiserver (1.37) ends the initial events with the bookmark whenever
                     // bookmarks are allowed, asked for (`sendInitialEvents=true`) or not.
@@ -470,10 +471,15 @@ impl Watch {
         }
         let gone = || Error::Expired(format!("too old resource version: {rev} ({})", self.core.compacted.load(Ordering::SeqCst)));
         let record = self.core.kv.get(CF_OBJECTS, &key)?.ok_or_else(gone)?;
-        let object = object::decode(&record, rev)?;
+        let mut object = object::decode(&record, rev)?;
+        super::strategy::default_read(&self.t, &mut object);
         let prev = if ch.event == EventType::Modified || self.labels.is_some() || self.fields.is_some() {
             match self.core.version_at(&ch.object_prefix, rev - 1)? {
-                Some((r, rec)) if !object::is_tombstone(&rec) => Some(object::decode(&rec, r)?),
+                Some((r, rec)) if !object::is_tombstone(&rec) => {
+                    let mut prev = object::decode(&rec, r)?;
+                    super::strategy::default_read(&self.t, &mut prev);
+                    Some(prev)
+                }
                 _ => None,
             }
         } else {

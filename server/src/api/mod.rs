@@ -395,6 +395,19 @@ impl Api {
                 details.group.clone_from(&spec.group);
             }
         }
+        // kube-apiserver's message: `Kind.group "name" is invalid: <cause>` (several in brackets).
+        if !details.kind.is_empty() && !details.causes.is_empty() {
+            let mut causes: Vec<String> = Vec::new();
+            for c in &details.causes {
+                let one = if c.field.is_empty() { c.message.clone() } else { format!("{}: {}", c.field, c.message) };
+                if !causes.contains(&one) {
+                    causes.push(one);
+                }
+            }
+            let kind = if details.group.is_empty() { details.kind.clone() } else { format!("{}.{}", details.kind, details.group) };
+            let all = if causes.len() == 1 { causes.remove(0) } else { format!("[{}]", causes.join(", ")) };
+            status.message = format!("{kind} {:?} is invalid: {all}", details.name);
+        }
         status
     }
 

@@ -26,10 +26,32 @@ use crate::{Error, Result};
 use serde_json::Value;
 
 /// What the kind's defaulting adds to a write's input before the field manager sees it (the
-/// writer then owns it, as kube-apiserver's decoding defaults are owned).
-pub(super) fn default_input(t: &Registered, object: &mut Value, name: &str) {
+/// writer then owns it, as kube-apiserver's decoding defaults are owned), and the validation of
+/// the input: a custom resource's schema defaults and checks it (unchanged values of `live`
+/// ratchet: [`crate::crd::validation`]).
+///
+/// # Errors
+/// [`Error::Invalid`] naming every field the custom resource's schema refuses.
+pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut Value, name: &str) -> Result<()> {
     if namespace::is(t) {
         namespace::default_input(object, name);
+    }
+    if let Some(schema) = &t.custom {
+        crate::crd::defaults::apply(schema, object);
+        let errs = crate::crd::validation::validate(schema, object, live);
+        if !errs.is_empty() {
+            return Err(Error::Invalid(ValidationErrors(errs)));
+        }
+    }
+    Ok(())
+}
+
+/// A stored custom resource as read: given the defaults its schema declares now (kube-apiserver
+/// defaults objects as it reads them from storage, so a default added to a CRD shows on
+/// objects written before it). Nothing for other kinds.
+pub(crate) fn default_read(t: &Registered, object: &mut Value) {
+    if let (true, Some(schema)) = (t.custom_defaults, &t.custom) {
+        crate::crd::defaults::apply(schema, object);
     }
 }
 

@@ -1,0 +1,170 @@
+//! Custom resources as kube-apiserver serves them, through the engine (every door gets the
+//! same): an invalid CustomResourceDefinition is refused with one cause per problem; objects
+//! are defaulted on create, update and apply, validated by the OpenAPI keywords of their
+//! schema, ratcheted on update, and defaulted when read after a default was added.
+// Needs the RocksDB-backed store (the engine's `store` feature).
+#![cfg(feature = "store")]
+#![allow(clippy::unwrap_used)]
+
+use fieldstore_engine::store::{Collection, GetOptions, ListOptions, ObjectKey, Options, WriteOptions};
+use fieldstore_engine::Error;
+use serde_json::{json, Value};
+
+mod support;
+use support::TestStore;
+
+const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
+
+fn crd(spec_schema: Value) -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+          "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+              "spec": spec_schema,
+              "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}})
+}
+
+fn schema() -> Value {
+    json!({"type": "object", "default": {}, "properties": {
+        "replicas": {"type": "integer", "minimum": 0, "maximum": 10, "default": 1},
+        "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
+        "image": {"type": "string", "maxLength": 16},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+          "items": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "protocol": {"type": "string", "default": "TCP"}}}}}})
+}
+
+fn w() -> WriteOptions {
+    WriteOptions::new("test")
+}
+
+fn widgets() -> Collection {
+    Collection::new("widgets.example.com", Some("default"))
+}
+
+fn store_with(schema: Value) -> TestStore {
+    let store = TestStore::new(Options::default());
+    store.create(&Collection::new(CRDS, None), &crd(schema), &w()).unwrap();
+    store
+}
+
+fn widget(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec})
+}
+
+fn causes(e: Error) -> Vec<(String, String)> {
+    match e {
+        Error::Invalid(errs) => errs.0.into_iter().map(|e| (e.path, e.message)).collect(),
+        other => panic!("not Invalid: {other:?}"),
+    }
+}
+
+#[test]
+fn an_invalid_definition_is_refused_with_every_problem() {
+    let store = TestStore::new(Options::default());
+    let mut bad = crd(json!({"type": "object", "properties": {"x": {"description": "no type"}}}));
+    bad["metadata"]["name"] = json!("wrong.example.com");
+    bad["spec"]["scope"] = json!("Everywhere");
+    let e = store.create(&Collection::new(CRDS, None), &bad, &w()).unwrap_err();
+    let got = causes(e);
+    let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["metadata.name", "spec.scope", "spec.validation.openAPIV3Schema.properties[spec].properties[x].type"], "{got:?}");
+    assert!(store.get(&ObjectKey::new(CRDS, None, "wrong.example.com"), &GetOptions::default()).is_err());
+}
+
+#[test]
+fn a_definition_is_defaulted_and_tracks_its_stored_versions() {
+    let store = store_with(schema());
+    let c = store.get(&ObjectKey::new(CRDS, None, "widgets.example.com"), &GetOptions::default()).unwrap();
+    assert_eq!(c["spec"]["names"]["singular"], "widget");
+    assert_eq!(c["spec"]["names"]["listKind"], "WidgetList");
+    assert_eq!(c["spec"]["conversion"], json!({"strategy": "None"}));
+    assert_eq!(c["status"]["storedVersions"], json!(["v1"]));
+}
+
+#[test]
+fn objects_are_defaulted_on_create_and_the_defaults_are_owned_by_the_writer() {
+    let store = store_with(schema());
+    let out = store.create(&widgets(), &widget("a", json!({"ports": [{"name": "http"}]})), &w()).unwrap();
+    assert_eq!(out["spec"], json!({"replicas": 1, "mode": "fast", "ports": [{"name": "http", "protocol": "TCP"}]}));
+    let owned = &out["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    assert!(owned.get("f:replicas").is_some() && owned.get("f:mode").is_some(), "{owned}");
+    // No spec at all: the spec's own default, then its fields'.
+    let out =
+        store.create(&widgets(), &json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "b"}}), &w()).unwrap();
+    assert_eq!(out["spec"], json!({"replicas": 1, "mode": "fast"}));
+}
+
+#[test]
+fn objects_are_defaulted_on_update_and_apply() {
+    let store = store_with(schema());
+    let out = store.create(&widgets(), &widget("a", json!({"replicas": 3})), &w()).unwrap();
+    let mut changed = out.clone();
+    changed["spec"] = json!({"image": "x"});
+    let out = store.update(&widgets(), &changed, &w()).unwrap();
+    assert_eq!(out["spec"], json!({"replicas": 1, "mode": "fast", "image": "x"}));
+    let applied = store.apply(&widgets(), &widget("c", json!({"image": "y"})), &WriteOptions::new("applier")).unwrap();
+    assert_eq!(applied["spec"], json!({"replicas": 1, "mode": "fast", "image": "y"}));
+}
+
+#[test]
+fn keywords_are_enforced_with_kube_apiserver_causes() {
+    let store = store_with(schema());
+    let e = store
+        .create(&widgets(), &widget("a", json!({"replicas": 11, "mode": "warp", "image": "x".repeat(17), "ports": [{}]})), &w())
+        .unwrap_err();
+    assert_eq!(
+        causes(e),
+        vec![
+            ("spec.image".into(), "Too long: may not be more than 16 bytes".into()),
+            ("spec.mode".into(), "Unsupported value: \"warp\": supported values: \"fast\", \"slow\"".into()),
+            ("spec.ports[0].name".into(), "Required value".into()),
+            ("spec.replicas".into(), "Invalid value: 11: spec.replicas in body should be less than or equal to 10".into()),
+        ]
+    );
+    // Apply and merge patch are checked as well.
+    let e = store.apply(&widgets(), &widget("p", json!({"replicas": -1})), &WriteOptions::new("applier")).unwrap_err();
+    assert_eq!(causes(e)[0].0, "spec.replicas");
+    assert!(store.list(&widgets(), &ListOptions::default()).unwrap().items.is_empty(), "nothing was written");
+}
+
+#[test]
+fn unchanged_invalid_values_ratchet_after_the_schema_tightens() {
+    let store = store_with(schema());
+    store.create(&widgets(), &widget("a", json!({"replicas": 8, "image": "abcdefgh"})), &w()).unwrap();
+    // Tighten: at most 5 replicas, images of at most 4 characters.
+    let key = ObjectKey::new(CRDS, None, "widgets.example.com");
+    let mut c = store.get(&key, &GetOptions::default()).unwrap();
+    c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]["maximum"] = json!(5);
+    c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["image"]["maxLength"] = json!(4);
+    store.update(&Collection::new(CRDS, None), &c, &w()).unwrap();
+    let live = store.get(&ObjectKey::new("widgets.example.com", Some("default"), "a"), &GetOptions::default()).unwrap();
+    // Another field changes: the invalid ones are left alone, and pass.
+    let mut next = live.clone();
+    next["spec"]["mode"] = json!("slow");
+    let next = store.update(&widgets(), &next, &w()).unwrap();
+    // Changing an invalid value to another invalid one is refused.
+    let mut bad = next.clone();
+    bad["spec"]["replicas"] = json!(7);
+    let got = causes(store.update(&widgets(), &bad, &w()).unwrap_err());
+    assert_eq!(got, vec![("spec.replicas".into(), "Invalid value: 7: spec.replicas in body should be less than or equal to 5".into())]);
+}
+
+#[test]
+fn a_default_added_later_shows_when_objects_are_read() {
+    let plain = json!({"type": "object", "properties": {"replicas": {"type": "integer"}, "tier": {"type": "string"}}});
+    let store = store_with(plain);
+    store.create(&widgets(), &widget("old", json!({"replicas": 2})), &w()).unwrap();
+    let key = ObjectKey::new(CRDS, None, "widgets.example.com");
+    let mut c = store.get(&key, &GetOptions::default()).unwrap();
+    c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tier"]["default"] = json!("gold");
+    store.update(&Collection::new(CRDS, None), &c, &w()).unwrap();
+    let got = store.get(&ObjectKey::new("widgets.example.com", Some("default"), "old"), &GetOptions::default()).unwrap();
+    assert_eq!(got["spec"], json!({"replicas": 2, "tier": "gold"}));
+    let listed = store.list(&widgets(), &ListOptions::default()).unwrap();
+    assert_eq!(listed.items[0]["spec"]["tier"], "gold");
+    let json_items = store.list_json(&widgets(), &ListOptions::default()).unwrap();
+    let first: Value = serde_json::from_slice(&json_items.items[0]).unwrap();
+    assert_eq!(first["spec"]["tier"], "gold");
+}
