@@ -12,6 +12,7 @@ pub mod formats;
 mod list_types;
 mod rule_shapes;
 pub mod schema_checks;
+pub mod selectable;
 pub mod structural;
 pub mod validation;
 
