@@ -60,8 +60,8 @@ impl Store {
         let resource = format!("{}.{}", s("/spec/names/plural"), s("/spec/group"));
         let t = self.core().registry.read().get(&resource).cloned().filter(|t| t.spec.terminating && !t.is_view());
         if let Some(t) = t {
-            self.mark_definition(name, |status| {
-                let Some(Value::Array(conds)) = status.get_mut("conditions") else { return false };
+            self.update_definition(name, |crd| {
+                let Some(Value::Array(conds)) = crd.pointer_mut("/status/conditions") else { return false };
                 let Some(c) = conds.iter_mut().find(|c| c["type"] == "Terminating") else { return false };
                 if c["reason"] == IN_PROGRESS.0 {
                     return false;
@@ -77,7 +77,13 @@ impl Store {
             }
             self.retire(&t)?;
         }
-        self.mark_definition(name, |_| false)
+        // The definition, without its finalizer, goes (when no other holds it).
+        self.update_definition(name, |crd| {
+            let Some(Value::Array(f)) = crd.pointer_mut("/metadata/finalizers") else { return false };
+            let before = f.len();
+            f.retain(|v| v != FINALIZER);
+            f.len() != before
+        })
     }
 
     /// Retires type `t`: durably, then in the registry.
@@ -93,28 +99,16 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the definition `name` (being deleted) with its status changed by `change` (which
-    /// tells whether it changed anything); with `change` changing nothing, without its
-    /// finalizer (so that it goes, when it has no other).
-    fn mark_definition(&self, name: &str, change: impl Fn(&mut serde_json::Map<String, Value>) -> bool) -> Result<()> {
+    /// Writes the definition `name` (being deleted) as `change` changes it (when it tells it
+    /// changed anything).
+    fn update_definition(&self, name: &str, change: impl Fn(&mut Value) -> bool) -> Result<()> {
         let t = self.resolve(CRDS)?;
         self.write_loop(&t, "", name, false, &Who::default(), |cur| {
             let Some(live) = cur.filter(|l| definitions::deleting(l)) else {
                 return Err(Error::NotFound { resource: CRDS.into(), name: name.into() });
             };
             let mut out = live.clone();
-            let mut changed = false;
-            if let Some(Value::Object(status)) = out.get_mut("status") {
-                changed = change(status);
-            }
-            if !changed {
-                if let Some(Value::Array(f)) = out.pointer_mut("/metadata/finalizers") {
-                    let before = f.len();
-                    f.retain(|v| v != FINALIZER);
-                    changed = f.len() != before;
-                }
-            }
-            Ok(if changed { Plan::Put(out, EventType::Modified) } else { Plan::NoOp(out) })
+            Ok(if change(&mut out) { Plan::Put(out, EventType::Modified) } else { Plan::NoOp(out) })
         })
         .map(|_| ())
     }
