@@ -196,6 +196,11 @@ pub fn cause_type(message: &str) -> &'static str {
         ("Too many", "FieldValueTooMany"),
         ("Internal error", "InternalError"),
     ];
+    // kube-openapi's type errors (a custom resource's value of the wrong type or format) are
+    // `field.TypeInvalid`: worded as `Invalid value`, typed `FieldValueTypeInvalid`.
+    if message.starts_with("Invalid value") && message.contains(" in body must be of type ") {
+        return "FieldValueTypeInvalid";
+    }
     TYPES.iter().find(|(words, _)| message.starts_with(words)).map_or("FieldValueInvalid", |(_, t)| t)
 }
 

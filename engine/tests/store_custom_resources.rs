@@ -168,3 +168,27 @@ fn a_default_added_later_shows_when_objects_are_read() {
     let first: Value = serde_json::from_slice(&json_items.items[0]).unwrap();
     assert_eq!(first["spec"]["tier"], "gold");
 }
+
+#[test]
+fn a_field_removed_from_the_schema_goes_when_read_and_updates_still_work() {
+    let plain = json!({"type": "object", "properties": {"keep": {"type": "string"}, "later": {"type": "string"}}});
+    let store = store_with(plain);
+    store.create(&widgets(), &widget("old", json!({"keep": "k", "later": "x"})), &w()).unwrap();
+    let key = ObjectKey::new(CRDS, None, "widgets.example.com");
+    let mut c = store.get(&key, &GetOptions::default()).unwrap();
+    c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"].as_object_mut().unwrap().remove("later");
+    store.update(&Collection::new(CRDS, None), &c, &w()).unwrap();
+    let object = ObjectKey::new("widgets.example.com", Some("default"), "old");
+    let got = store.get(&object, &GetOptions::default()).unwrap();
+    assert_eq!(got["spec"], json!({"keep": "k"}));
+    let listed = store.list_json(&widgets(), &ListOptions::default()).unwrap();
+    let first: Value = serde_json::from_slice(&listed.items[0]).unwrap();
+    assert_eq!(first["spec"], json!({"keep": "k"}));
+    // An update of the object plans on it as read: the removed field is not in the way.
+    let mut next = got.clone();
+    next["spec"]["keep"] = json!("k2");
+    let out = store.update(&widgets(), &next, &w()).unwrap();
+    assert_eq!(out["spec"], json!({"keep": "k2"}));
+    let patched = store.patch(&object, fieldstore_engine::patch::PatchType::Merge, &json!({"spec": {"keep": "k3"}}), &w()).unwrap();
+    assert_eq!(patched["spec"], json!({"keep": "k3"}));
+}

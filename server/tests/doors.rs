@@ -247,5 +247,8 @@ fn namespaces_and_crds_are_the_same_embedded() {
     w2["metadata"]["name"] = json!("w2");
     w2["other"] = json!(1);
     let err = store.create(&Collection::new("widgets.example.com", Some("embedded")), &w2, &strict).unwrap_err();
-    assert_eq!(err.to_string(), "strict decoding error: unknown field \"other\", unknown field \"spec.color\"");
+    assert_eq!(
+        err.to_string(),
+        "Widget in version \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"other\", unknown field \"spec.color\""
+    );
 }

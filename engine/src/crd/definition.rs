@@ -33,10 +33,37 @@ pub fn default(crd: &mut Value) {
             names.insert("listKind".into(), Value::String(format!("{kind}List")));
         }
     }
+    if let Some(Value::Array(versions)) = crd.pointer_mut("/spec/versions") {
+        for v in versions {
+            if let Some(s) = v.pointer_mut("/schema/openAPIV3Schema") {
+                drop_null_defaults(s, 0);
+            }
+        }
+    }
     if let Some(Value::Object(spec)) = crd.get_mut("spec") {
         let conversion = spec.entry("conversion").or_insert_with(|| json!({}));
         if let Value::Object(c) = conversion {
             c.entry("strategy").or_insert_with(|| json!("None"));
+        }
+    }
+}
+
+/// Removes `default: null` from a schema: kube-apiserver's schema type cannot hold a null
+/// default, so it drops it.
+fn drop_null_defaults(schema: &mut Value, depth: usize) {
+    let Value::Object(m) = schema else { return };
+    if depth > super::structural::MAX_DEPTH {
+        return;
+    }
+    if m.get("default") == Some(&Value::Null) {
+        m.remove("default");
+    }
+    for (k, v) in m.iter_mut() {
+        match (k.as_str(), v) {
+            ("properties", Value::Object(props)) => props.values_mut().for_each(|p| drop_null_defaults(p, depth + 1)),
+            ("items" | "additionalProperties" | "not", v) => drop_null_defaults(v, depth + 1),
+            ("allOf" | "anyOf" | "oneOf", Value::Array(subs)) => subs.iter_mut().for_each(|p| drop_null_defaults(p, depth + 1)),
+            _ => {}
         }
     }
 }
@@ -60,7 +87,66 @@ pub fn check(crd: &Value, old: Option<&Value>) -> Vec<ValidationError> {
     if let Some(old) = old {
         immutable(crd, old, &mut out);
     }
+    stored_versions(crd, old, &mut out);
+    let preserved = |c: &Value| c.pointer("/spec/preserveUnknownFields") == Some(&Value::Bool(true));
+    if preserved(crd) && !old.is_some_and(preserved) {
+        err(
+            &mut out,
+            "spec.preserveUnknownFields",
+            "Invalid value: true: cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
+                .into(),
+        );
+    }
     out
+}
+
+/// The stored versions a write of `crd` leaves (the old ones, and the first storage version),
+/// as kube-apiserver's strategy sets them before validating.
+#[must_use]
+pub fn stored_versions_after(crd: &Value, old: Option<&Value>) -> Vec<String> {
+    let mut stored: Vec<String> = old
+        .and_then(|o| o.pointer("/status/storedVersions"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    if let Some(v) = versions.and_then(|vs| vs.iter().find(|v| v.get("storage") == Some(&Value::Bool(true)))) {
+        let name = text(v, "/name").to_string();
+        if !stored.contains(&name) {
+            stored.push(name);
+        }
+    }
+    stored
+}
+
+/// apiextensions' `ValidateCustomResourceDefinitionStoredVersions`.
+fn stored_versions(crd: &Value, old: Option<&Value>, out: &mut Vec<ValidationError>) {
+    let stored = stored_versions_after(crd, old);
+    if stored.is_empty() {
+        err(out, "status.storedVersions", "Invalid value: null: must have at least one stored version".into());
+        return;
+    }
+    let empty = Vec::new();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).unwrap_or(&empty);
+    for v in versions {
+        let name = text(v, "/name");
+        if v.get("storage") == Some(&Value::Bool(true)) && !stored.iter().any(|s| s == name) {
+            err(
+                out,
+                "status.storedVersions",
+                format!("Invalid value: {}: must have the storage version {name}", Value::from(stored.clone())),
+            );
+        }
+    }
+    for (i, s) in stored.iter().enumerate() {
+        if !versions.iter().any(|v| text(v, "/name") == s) {
+            err(
+                out,
+                format!("status.storedVersions[{i}]"),
+                format!("Invalid value: {}: missing from spec.versions; {s} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {s} and removes {s} from status.storedVersions", quoted(s)),
+            );
+        }
+    }
 }
 
 fn immutable(crd: &Value, old: &Value, out: &mut Vec<ValidationError>) {
@@ -128,6 +214,10 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
         let errs = dns1035_errors(name);
         if !errs.is_empty() {
             err(out, format!("{at}.name"), format!("Invalid value: {}: {}", quoted(name), errs.join(",")));
+            // kube-apiserver's internal form also holds the first version as `spec.version`.
+            if i == 0 {
+                err(out, "spec.version", format!("Invalid value: {}: {}", quoted(name), errs.join(",")));
+            }
         }
         if let Some(w) = v.get("deprecationWarning").and_then(Value::as_str) {
             if v.get("deprecated") != Some(&Value::Bool(true)) {
@@ -304,14 +394,17 @@ fn conversion(spec: &Value, out: &mut Vec<ValidationError>) {
             err(out, "spec.conversion.strategy", format!("Unsupported value: {}: supported values: \"None\", \"Webhook\"", quoted(other)))
         }
     }
-    let has = |k: &str| c.get(k).is_some_and(|x| !x.is_null() && x != &json!([]));
     if strategy == "Webhook" {
         match c.get("webhook").and_then(|w| w.get("clientConfig")) {
             None => err(out, "spec.conversion.webhookClientConfig", "Required value: required when strategy is set to Webhook".into()),
             Some(cc) if cc.get("url").is_some() == cc.get("service").is_some() => {
                 err(out, "spec.conversion.webhookClientConfig", "Required value: exactly one of url or service is required".into())
             }
-            _ => {}
+            Some(cc) => {
+                if let Some(url) = cc.get("url").and_then(Value::as_str) {
+                    webhook_url(url, out);
+                }
+            }
         }
         let review = c.pointer("/webhook/conversionReviewVersions").and_then(Value::as_array);
         match review {
@@ -324,8 +417,37 @@ fn conversion(spec: &Value, out: &mut Vec<ValidationError>) {
             ),
             _ => {}
         }
-    } else if has("webhook") {
-        err(out, "spec.conversion.webhookClientConfig", "Forbidden: should not be set when strategy is not set to Webhook".into());
+    } else {
+        if c.pointer("/webhook/clientConfig").is_some_and(|x| !x.is_null()) {
+            err(out, "spec.conversion.webhookClientConfig", "Forbidden: should not be set when strategy is not set to Webhook".into());
+        }
+        if c.pointer("/webhook/conversionReviewVersions").and_then(Value::as_array).is_some_and(|a| !a.is_empty()) {
+            err(out, "spec.conversion.conversionReviewVersions", "Forbidden: should not be set when strategy is not set to Webhook".into());
+        }
+    }
+}
+
+/// apiextensions' check of a conversion webhook's URL: `https://host[/path]`, nothing else.
+fn webhook_url(url: &str, out: &mut Vec<ValidationError>) {
+    const FORM: &str = "; desired format: https://host[/path]";
+    let at = "spec.conversion.webhookClientConfig.url";
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    if scheme != "https" {
+        err(out, at, format!("Invalid value: {}: 'https' is the only allowed URL scheme{FORM}", quoted(scheme)));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host.is_empty() {
+        err(out, at, format!("Invalid value: \"\": host must be specified{FORM}"));
+    }
+    if let Some((user, _)) = authority.rsplit_once('@') {
+        err(out, at, format!("Invalid value: {}: user information is not permitted in the URL", quoted(user)));
+    }
+    if let Some((_, fragment)) = rest.split_once('#') {
+        err(out, at, format!("Invalid value: {}: fragments are not permitted in the URL", quoted(fragment)));
+    }
+    if let Some((_, query)) = rest.split('#').next().unwrap_or("").split_once('?') {
+        err(out, at, format!("Invalid value: {}: query parameters are not permitted in the URL", quoted(query)));
     }
 }
 

@@ -68,7 +68,7 @@ pattern!(
     HOSTNAME,
     r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$"
 );
-pattern!(DATE_TIME, r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$");
+pattern!(DATE_TIME, r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(.\d+)?([Zz]|[+-]\d{2}:\d{2})$");
 pattern!(EMAIL, r"^[^@\s<>]+@[^@\s<>]+$");
 pattern!(GO_DURATION, r"^[-+]?(((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|0)$");
 pattern!(
@@ -192,7 +192,7 @@ fn date_time(s: &str) -> bool {
         && date(&s[..10])
         && s[11..13].parse::<u32>().is_ok_and(|h| h < 24)
         && s[14..16].parse::<u32>().is_ok_and(|m| m < 60)
-        && s.get(17..19).is_none_or(|sec| sec.parse::<u32>().map_or(true, |sec| sec < 61))
+        && s.get(17..19).is_some_and(|sec| sec.parse::<u32>().is_ok_and(|sec| sec < 60))
 }
 
 fn duration(s: &str) -> bool {
@@ -222,6 +222,8 @@ mod tests {
             ("date-time", "2024-01-02T03:04:05Z", true),
             ("date-time", "2024-01-02T03:04:05.123+01:00", true),
             ("date-time", "yesterday", false),
+            ("date-time", "2024-01-02 03:04", false),
+            ("date-time", "2024-01-02T03:04Z", false),
             ("byte", "aGVsbG8=", true),
             ("byte", "not base64!", false),
             ("hostname", "example.com", true),

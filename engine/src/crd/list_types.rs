@@ -65,7 +65,7 @@ pub(crate) fn check(m: &Map<String, Value>, path: &str, out: &mut Vec<Validation
                     err(
                         out,
                         format!("{path}.items.x-kubernetes-map-type"),
-                        "Invalid value: \"null\": must be atomic as item of a list with x-kubernetes-list-type=set".into(),
+                        "Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set".into(),
                     );
                 }
                 _ => {}

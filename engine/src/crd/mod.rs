@@ -10,6 +10,8 @@ pub mod defaults;
 pub mod definition;
 pub mod formats;
 mod list_types;
+pub mod naming;
+pub mod prune;
 mod rule_shapes;
 pub mod schema_checks;
 pub mod selectable;

@@ -57,15 +57,40 @@ pub fn check(schema: &Value, path: &str, status: bool) -> Vec<ValidationError> {
         err(&mut out, format!("{path}.nullable"), "Forbidden: nullable cannot be true at the root".into());
     }
     let mut structural_errors = Vec::new();
-    structural(m, Level::Root, path, &mut structural_errors, 0);
+    // A schema with keywords a structural schema cannot hold does not become one: only the
+    // OpenAPI checks below name them.
+    if !unsupported(schema, 0) {
+        structural(m, Level::Root, path, &mut structural_errors, 0);
+    }
     structural_errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
-    let structural_ok = structural_errors.is_empty();
+    let structural_ok = structural_errors.is_empty() && !unsupported(schema, 0);
     out.extend(structural_errors);
     if structural_ok {
         defaults(&Structural::read(schema), schema, path, true, &mut out);
     }
     openapi(m, path, &Context { no_defaults: None, inside_meta: false }, true, &mut out, 0);
     out
+}
+
+/// Whether `v` uses a keyword apiextensions' structural schemas do not read (`$ref`, `id`,
+/// `additionalItems`, `patternProperties`, `definitions`, `dependencies`, `items` as an array).
+fn unsupported(v: &Value, depth: usize) -> bool {
+    let Value::Object(m) = v else { return false };
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let set = |k: &str| m.get(k).is_some_and(|x| !x.is_null() && x != &Value::String(String::new()));
+    if ["$ref", "id", "additionalItems", "patternProperties", "definitions", "dependencies"].iter().any(|k| set(k))
+        || m.get("items").is_some_and(Value::is_array)
+    {
+        return true;
+    }
+    m.iter().any(|(k, x)| match (k.as_str(), x) {
+        ("properties", Value::Object(p)) => p.values().any(|p| unsupported(p, depth + 1)),
+        ("items" | "additionalProperties" | "not", x) => unsupported(x, depth + 1),
+        ("allOf" | "anyOf" | "oneOf", Value::Array(a)) => a.iter().any(|p| unsupported(p, depth + 1)),
+        _ => false,
+    })
 }
 
 /// kube-apiserver's fields allowed at the root of a schema with the status subresource.

@@ -154,8 +154,41 @@ impl Walk {
         if !ok {
             let want = s.kind.as_deref().unwrap_or("integer,string");
             self.push(path, format!("Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""));
+            if want == "integer" && actual == "number" {
+                self.unchecked_integer(path, "(default format)");
+            }
+        } else if s.kind.as_deref() == Some("integer") {
+            // kube-openapi converts an integer to its format's width; one that does not fit fails
+            // that conversion.
+            let fits = match s.checks.format.as_deref() {
+                Some("int32") => {
+                    v.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
+                        || is_whole(v) && v.as_f64().is_some_and(|f| f.abs() <= f64::from(i32::MAX))
+                }
+                _ => v.as_i64().is_some() || is_whole(v) && v.as_f64().is_some_and(|f| f.abs() < 9.2e18),
+            };
+            if !fits {
+                let format = s
+                    .checks
+                    .format
+                    .as_deref()
+                    .filter(|f| *f == "int32")
+                    .map_or("(default format)".to_string(), |f| format!("with format {f}"));
+                self.unchecked_integer(path, &format);
+                return false;
+            }
         }
         ok
+    }
+
+    /// kube-openapi's error of an integer its format's width cannot hold: not a field error, so
+    /// apiextensions names no field (`<nil>`).
+    fn unchecked_integer(&mut self, path: &str, format: &str) {
+        let name = if self.base.is_empty() { path.to_string() } else { child(&self.base, path) };
+        self.errors.push(ValidationError {
+            path: "<nil>".into(),
+            message: format!("Invalid value: \"\": Checked value must be of type integer {format} in {name}"),
+        });
     }
 
     /// The checks of one value by its keywords (composition included), without its children.
@@ -216,7 +249,11 @@ impl Walk {
         }
         if let Some(allowed) = &c.enumeration {
             if !allowed.iter().any(|a| same(a, v)) {
-                let list = allowed.iter().map(|a| a.as_str().map_or_else(|| a.to_string(), quoted)).collect::<Vec<_>>().join(", ");
+                let list = allowed
+                    .iter()
+                    .map(|a| quoted(&a.as_str().map_or_else(|| a.to_string(), str::to_string)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 self.push(path, format!("Unsupported value: {}: supported values: {list}", shown(v)));
             }
         }
@@ -272,7 +309,7 @@ impl Walk {
         if s.embedded {
             for k in ["apiVersion", "kind"] {
                 match m.get(k) {
-                    None => self.push(&child(path, k), "Required value: must not be empty".into()),
+                    None => self.push(&child(path, k), "Required value".into()),
                     Some(Value::String(x)) if x.is_empty() => self.push(&child(path, k), "Invalid value: \"\": must not be empty".into()),
                     _ => {}
                 }

@@ -153,7 +153,15 @@ struct Planned {
 /// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
 /// it (its metadata only when a client writes it), and for a CustomResourceDefinition the
 /// type it defines, registered by its commit.
-fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: bool, live: Option<&Value>) -> Result<Option<Registered>> {
+fn admit(
+    core: &Core,
+    t: &Registered,
+    ns: &str,
+    who: &Who,
+    object: &mut Value,
+    tombstone: bool,
+    live: Option<&Value>,
+) -> Result<Option<Registered>> {
     if let (Some(Value::Object(m)), Some(ns)) = (object.get_mut("metadata"), Some(ns).filter(|s| !s.is_empty())) {
         m.insert("namespace".into(), Value::String(ns.to_string()));
     }
@@ -164,9 +172,10 @@ fn admit(t: &Registered, ns: &str, who: &Who, object: &mut Value, tombstone: boo
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
         (false, true) => {
             let sent = object.get("status").cloned();
-            let defined = definitions::prepare(object, live)?;
+            let specs = core.registry.read().specs();
+            let defined = definitions::prepare(object, live, &definitions::others_of_group(object, &specs))?;
             definitions::settle(live, sent.as_ref(), who.subresource == "status", object);
-            Some(defined)
+            defined
         }
         _ => None,
     })
@@ -203,13 +212,14 @@ impl Store {
         for _ in 0..1000 {
             let core = self.core();
             let mut read = Read::latest(core, &prefix)?;
-            // A view of another version plans on the object as that version serves it.
-            let served = read.live.as_ref().filter(|_| t.is_view()).map(|l| {
-                let mut l = l.clone();
-                t.to_served(&mut l);
-                l
-            });
-            let (mut object, event, tombstone) = match plan(served.as_ref().or(read.live.as_ref())) {
+            // A custom resource stored under an older schema is planned on as it reads now; a view
+            // of another version plans on the object as that version serves it.
+            let mut normalised = read.live.clone().filter(|_| t.spec.reshaped || t.is_view());
+            if let Some(l) = normalised.as_mut() {
+                t.to_served(l);
+                let _ = super::strategy::default_read(t, l);
+            }
+            let (mut object, event, tombstone) = match plan(normalised.as_ref().or(read.live.as_ref())) {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
                     return Ok(v);
@@ -235,7 +245,7 @@ impl Store {
                 && event == EventType::Deleted
                 && read.live.as_ref().is_some_and(|l| l.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
             let finalized = last_finalizer && !ns.is_empty();
-            let defines = match admit(t, ns, who, &mut object, tombstone, read.live.as_ref()) {
+            let defines = match admit(core, t, ns, who, &mut object, tombstone, read.live.as_ref()) {
                 Ok(defines) => defines,
                 Err(e) => {
                     read.put_back(core, &prefix);

@@ -100,7 +100,7 @@ pub(crate) fn settle(live: Option<&Value>, sent: Option<&Value>, status_write: b
 /// # Errors
 /// [`Error::Invalid`] naming every problem of the definition; [`Error::BadRequest`] when it
 /// does not make a type all the same.
-pub(crate) fn prepare(object: &mut Value, live: Option<&Value>) -> Result<Registered> {
+pub(crate) fn prepare(object: &mut Value, live: Option<&Value>, others: &[&Value]) -> Result<Option<Registered>> {
     crate::crd::definition::default(object);
     let problems = crate::crd::definition::check(object, live);
     if !problems.is_empty() {
@@ -108,33 +108,52 @@ pub(crate) fn prepare(object: &mut Value, live: Option<&Value>) -> Result<Regist
     }
     let spec = TypeSpec::from_crd(object).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let compiled = Registered::compile(0, spec).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
-    let names = object.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
-    let mut versions: Vec<Value> =
-        live.and_then(|l| l.pointer("/status/storedVersions")).and_then(Value::as_array).cloned().unwrap_or_default();
-    let storage = object
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| vs.iter().find(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false)))
-        .and_then(|v| v.get("name").cloned());
-    if let Some(s) = storage.filter(|s| !versions.contains(s)) {
-        versions.push(s);
-    }
+    let naming = crate::crd::naming::accept(object, others);
+    let versions = crate::crd::definition::stored_versions_after(object, live);
     let time = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
-    let condition = |kind: &str, reason: &str, message: &str| json!({"type": kind, "status": "True", "lastTransitionTime": time, "reason": reason, "message": message});
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| json!({"type": kind, "status": status, "lastTransitionTime": time, "reason": reason, "message": message});
+    let conditions = match &naming.conflict {
+        None => vec![
+            condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+            condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted"),
+        ],
+        Some((reason, message)) => vec![
+            condition("NamesAccepted", "False", reason, message),
+            condition("Established", "False", "NotAccepted", "not all names are accepted"),
+        ],
+    };
     if let Value::Object(m) = object {
-        m.insert(
-            "status".into(),
-            json!({
-                "acceptedNames": names,
-                "conditions": [
-                    condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-                    condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-                ],
-                "storedVersions": versions,
-            }),
-        );
+        m.insert("status".into(), json!({"acceptedNames": naming.accepted, "conditions": conditions, "storedVersions": versions}));
     }
-    Ok(compiled)
+    // A definition whose names are not all accepted is not served.
+    Ok(naming.conflict.is_none().then_some(compiled))
+}
+
+/// The other definitions of `object`'s group among the registered types, as registered.
+pub(crate) fn others_of_group<'a>(object: &Value, specs: &'a [TypeSpec]) -> Vec<&'a Value> {
+    let group = object.pointer("/spec/group").and_then(Value::as_str).unwrap_or("");
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    specs
+        .iter()
+        .filter(|s| s.group == group && s.resource() != name)
+        .filter_map(|s| match &s.schema {
+            super::types::SchemaSource::Crd(crd) => Some(crd),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The schema of a custom resource type's version (None for other types).
+fn schema_of(spec: &TypeSpec) -> Option<&Value> {
+    match &spec.schema {
+        super::types::SchemaSource::Crd(crd) => crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)?
+            .iter()
+            .find(|v| v.get("name").and_then(Value::as_str) == Some(spec.version.as_str()))?
+            .pointer("/schema/openAPIV3Schema"),
+        _ => None,
+    }
 }
 
 /// The registration of the type a definition's commit defines: its id (the registered type's,
@@ -153,12 +172,16 @@ impl Registration {
     /// # Errors
     /// [`Error::BadRequest`] when the type does not serialise.
     pub(crate) fn of(core: &Core, mut compiled: Registered) -> Result<Registration> {
-        let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
         let mut registry = core.registry.write();
         let (id, new) = match registry.get(&compiled.spec.resource()) {
-            Some(t) => (t.id, false),
+            Some(t) => {
+                // Objects written under another schema are normalised when read from now on.
+                compiled.spec.reshaped |= t.spec.reshaped || schema_of(&t.spec) != schema_of(&compiled.spec);
+                (t.id, false)
+            }
             None => (registry.reserve_id(), true),
         };
+        let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
         compiled.set_id(id);
         Ok(Registration { id, record, new, compiled })
     }

@@ -99,7 +99,7 @@ impl Store {
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let mut obj = object::decode(record, revision)?;
             t.to_served(&mut obj);
-            strategy::default_read(&t, &mut obj);
+            let _ = strategy::default_read(&t, &mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -116,10 +116,10 @@ impl Store {
             // Label selectors (and field selectors beyond the name) read the object; so do the
             // defaults of a custom resource's schema, and a view of another version (which
             // rewrites each object's apiVersion).
-            if labels.is_some() || t.custom_defaults || t.is_view() {
+            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) || t.is_view() {
                 let mut obj = object::decode(record, revision)?;
                 t.to_served(&mut obj);
-                strategy::default_read(&t, &mut obj);
+                let _ = strategy::default_read(&t, &mut obj);
                 if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
                 }

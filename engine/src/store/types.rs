@@ -86,6 +86,11 @@ pub struct TypeSpec {
     /// kinds with one are [`super::SCALABLE`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleSubresource>,
+    /// Whether a custom resource's schema changed while objects of it were stored (its CRD was
+    /// updated with another schema): objects are then pruned and defaulted by the current
+    /// schema as they are read, as kube-apiserver decodes stored objects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reshaped: bool,
     /// Every version of a custom resource (its CRD's `spec.versions`; `version` is the storage
     /// version): the served ones are served ([`super::versions`]). Empty for other types.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -148,6 +153,7 @@ impl TypeSpec {
             short_names: Vec::new(),
             generation: true,
             scale: None,
+            reshaped: false,
             versions: Vec::new(),
             conversion_webhook: false,
             terminating: false,
@@ -233,6 +239,7 @@ impl TypeSpec {
                 .unwrap_or_default(),
             generation: true,
             scale,
+            reshaped: false,
             versions: super::versions::ApiVersionSpec::of_crd(spec),
             conversion_webhook: spec.pointer("/conversion/strategy").and_then(Value::as_str) == Some("Webhook"),
             terminating: crd.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()),
@@ -366,10 +373,8 @@ pub(crate) struct Registered {
     /// For a version that cannot be served (its conversion needs a webhook): why.
     pub conversion_error: Option<String>,
     /// A custom resource's structural schema (its CRD's version), which defaults, validates and
-    /// ratchets its objects ([`crate::crd`]); and whether it declares any default (objects read
-    /// from storage are then defaulted too).
+    /// ratchets its objects ([`crate::crd`]).
     pub custom: Option<Arc<crate::crd::Structural>>,
-    pub custom_defaults: bool,
 }
 
 impl Registered {
@@ -442,7 +447,6 @@ impl Registered {
                 .map(|s| Arc::new(crate::crd::Structural::read(s))),
             _ => None,
         };
-        let custom_defaults = custom.as_ref().is_some_and(|c| c.has_defaults());
         Ok(Registered {
             id,
             spec,
@@ -454,7 +458,6 @@ impl Registered {
             status,
             protobuf,
             custom,
-            custom_defaults,
             views: Vec::new(),
             stored_as: None,
             conversion_error: None,

@@ -37,7 +37,14 @@ pub(super) fn pruned(t: &Registered, mode: Option<FieldValidation>, input: &Valu
     }
     let messages = paths.iter().map(|p| format!("unknown field {:?}", p.trim_start_matches('.'))).collect::<Vec<_>>();
     match mode {
-        FieldValidation::Strict => Err(Error::BadRequest(format!("strict decoding error: {}", messages.join(", ")))),
+        FieldValidation::Strict => {
+            let kind = &t.spec.kind;
+            let version = &t.spec.version;
+            Err(Error::BadRequest(format!(
+                "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+                messages.join(", ")
+            )))
+        }
         FieldValidation::Warn => Ok((out, messages)),
         FieldValidation::Ignore => Ok((out, Vec::new())),
     }

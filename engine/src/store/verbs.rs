@@ -220,7 +220,10 @@ impl Store {
                 None => return Err(validate::invalid("metadata.name", "Required value: name or generateName is required")),
             },
         };
-        validate::name(&name)?;
+        // A definition's name is checked with the rest of it (every problem in one answer).
+        if t.spec.resource() != super::definitions::CRDS {
+            validate::name(&name)?;
+        }
         let now = now_time();
         self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
             if cur.is_some() {
@@ -321,7 +324,7 @@ impl Store {
         match found {
             Some((_, Some(object))) => object.map(|mut o| {
                 t.to_served(&mut o);
-                strategy::default_read(&t, &mut o);
+                let _ = strategy::default_read(&t, &mut o);
                 o
             }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),

@@ -208,12 +208,15 @@ impl Registered {
         Ok(out)
     }
 
-    /// Gives the type, and its views, the id `id`.
+    /// Gives the type, and its views, the id `id` (and the views its `reshaped`).
     pub(crate) fn set_id(&mut self, id: u32) {
         self.id = id;
         for v in &mut self.views {
             match Arc::get_mut(v) {
-                Some(v) => v.id = id,
+                Some(v) => {
+                    v.id = id;
+                    v.spec.reshaped = self.spec.reshaped;
+                }
                 None => debug_assert!(false, "a view shared before its type has an id"),
             }
         }

@@ -36,6 +36,9 @@ pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut V
     if namespace::is(t) {
         namespace::default_input(object, name);
     }
+    if t.spec.resource() == super::definitions::CRDS {
+        crate::crd::definition::default(object);
+    }
     if let Some(schema) = &t.custom {
         crate::crd::defaults::apply(schema, object);
         let errs = crate::crd::validation::validate(schema, object, live);
@@ -46,12 +49,15 @@ pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut V
     Ok(())
 }
 
-/// A stored custom resource as read: given the defaults its schema declares now (kube-apiserver
-/// defaults objects as it reads them from storage, so a default added to a CRD shows on
-/// objects written before it). Nothing for other kinds.
-pub(crate) fn default_read(t: &Registered, object: &mut Value) {
-    if let (true, Some(schema)) = (t.custom_defaults, &t.custom) {
-        crate::crd::defaults::apply(schema, object);
+/// A stored custom resource as read: pruned and defaulted by its schema as it is now
+/// (kube-apiserver prunes and defaults objects as it decodes them from storage, so a field
+/// removed from a CRD goes and a default added shows on objects written before). Only types
+/// whose schema changed while objects were stored ([`super::TypeSpec::reshaped`]): the others'
+/// objects were pruned and defaulted when written. Whether anything changed.
+pub(crate) fn default_read(t: &Registered, object: &mut Value) -> bool {
+    match (&t.custom, t.spec.reshaped) {
+        (Some(schema), true) => crate::crd::prune::apply(schema, object) | crate::crd::defaults::apply(schema, object),
+        _ => false,
     }
 }
 
