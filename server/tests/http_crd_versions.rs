@@ -201,6 +201,43 @@ async fn a_deleted_definition_takes_its_objects_and_its_type() {
     assert!(!s.get("/apis").await.json()["groups"].as_array().unwrap().iter().any(|g| g["name"] == "example.com"));
     assert!(s.get("/openapi/v3").await.json()["paths"].get("apis/example.com/v1").is_none());
     assert!(s.get("/openapi/v2").await.json()["definitions"].get("com.example.v1.Widget").is_none());
+    // The history of its objects stays: their log, and their state at a revision.
+    let log = s.get(&format!("{}/held/log", at("v1"))).await;
+    assert_eq!(log.code, 200, "{}", String::from_utf8_lossy(&log.body));
+    assert!(log.json().as_array().unwrap().len() >= 3, "{}", log.json());
+    let rv = first_revision(&log.json());
+    let then = s.get(&format!("{}/held/at?revision={rv}", at("v1"))).await;
+    assert_eq!(then.code, 200, "{}", String::from_utf8_lossy(&then.body));
+    assert_eq!(then.json()["metadata"]["name"], "held");
+    // Nothing else answers for them.
+    s.get(&format!("{}/held", at("v1"))).await.status(404, "NotFound");
+}
+
+/// The revision of the first write in an object's log.
+fn first_revision(log: &Value) -> u64 {
+    log.as_array().unwrap().iter().filter_map(|e| e["revision"].as_u64()).min().unwrap()
+}
+
+/// A CRD converting through a webhook: accepted, its other versions listed, but only the
+/// storage version answers; the others fail as kube-apiserver fails when it cannot call the
+/// webhook (500, a conversion error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_conversion_answers_a_conversion_error_off_the_storage_version() {
+    let server = Server::start(&[]);
+    let s = &server;
+    let mut def = widgets();
+    def["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://example.com/convert"}}});
+    let created = s.post(CRDS, &def).await;
+    assert_eq!(created.code, 201, "{}", String::from_utf8_lossy(&created.body));
+    assert_eq!(s.post(&at("v1"), &widget("v1", "a", json!({"size": 1}))).await.code, 201);
+    let versions = s.get("/apis/example.com").await.json()["versions"].as_array().unwrap().len();
+    assert_eq!(versions, 2);
+    let failed = s.get(&format!("{}/a", at("v1beta1"))).await.status(500, "InternalError");
+    assert!(failed["message"].as_str().unwrap().starts_with("conversion webhook for example.com/v1beta1, Kind=Widget failed"), "{failed}");
+    s.get(&at("v1beta1")).await.status(500, "InternalError");
+    s.post(&at("v1beta1"), &widget("v1beta1", "b", json!({}))).await.status(500, "InternalError");
+    assert_eq!(s.get(&format!("{}/a", at("v1"))).await.code, 200);
 }
 
 /// kubectl against the same server: a deprecated version's warning, a fully qualified

@@ -513,9 +513,12 @@ impl Registry {
         self.served.clone()
     }
 
-    /// A retired type (a deleted CRD's), by resource name: what the history verbs still read.
+    /// A retired type (a deleted CRD's), by resource name (`plural.group`, or one of its
+    /// versions' `plural.version.group`): what the history verbs still read.
     pub(crate) fn retired(&self, resource: &str) -> Option<Arc<Registered>> {
-        self.by_id.values().filter(|t| t.spec.retired && t.spec.resource() == resource).max_by_key(|t| t.id).cloned()
+        let named =
+            |s: &TypeSpec| s.resource() == resource || s.versions.iter().any(|v| s.at_version(&v.name).versioned_resource() == resource);
+        self.by_id.values().filter(|t| t.spec.retired && named(&t.spec)).max_by_key(|t| t.id).cloned()
     }
 
     /// Every spec in registration order, shared: the same allocation until the next

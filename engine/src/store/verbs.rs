@@ -68,6 +68,17 @@ impl Store {
         self.core().registry.read().shared()
     }
 
+    /// The type of a deleted CustomResourceDefinition, retired (no longer served) but whose
+    /// objects' history the history verbs ([`Store::object_log`], [`Store::field_history`],
+    /// [`Store::blame`], [`Store::object_at`]) still read: by `plural.group`, or at a version by
+    /// `plural.version.group`.
+    #[must_use]
+    pub fn retired_type(&self, resource: &str) -> Option<TypeSpec> {
+        let t = self.core().registry.read().retired(resource)?;
+        let version = t.spec.versions.iter().find(|v| t.spec.at_version(&v.name).versioned_resource() == resource);
+        Some(version.map_or_else(|| t.spec.clone(), |v| t.spec.at_version(&v.name)))
+    }
+
     /// Every served version of every type, one spec each (a custom resource's served versions
     /// after its storage version's registration, in kube's order of preference), shared as
     /// [`Store::types_shared`]: what discovery and the OpenAPI documents list.

@@ -153,11 +153,21 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         ["apis", g, "v1", plural] if review::kind(g, plural).is_some() => review::create(h, &id, g, plural, req).await,
-        _ => match paths::route(&path, |r| h.api.store().resource_type(r))? {
-            Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
-            Some(t) => verbs::serve(h, id, t, req).await,
-            None => Err(Failure::no_route()),
-        },
+        _ => {
+            let target = match paths::route(&path, |r| h.api.store().resource_type(r)) {
+                // The objects of a deleted CRD keep their history (`blame`, `history`, `log`, `at`).
+                Err(f) => match paths::route(&path, |r| h.api.store().retired_type(r)) {
+                    Ok(Some(t)) if matches!(t.subresource.as_deref(), Some("blame" | "history" | "log" | "at")) => Some(t),
+                    _ => return Err(f),
+                },
+                Ok(t) => t,
+            };
+            match target {
+                Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
+                Some(t) => verbs::serve(h, id, t, req).await,
+                None => Err(Failure::no_route()),
+            }
+        }
     }
 }
 
