@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference differential bench-reference
+.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -117,6 +117,17 @@ reference:
 differential: setup
 	$(BUILD_BIN)
 	python3 tests/differential/run.py --fieldstore $(BIN)
+
+# The CRD conformance suite (issue 35, tests/crd): fieldstore's answers to the CRD cases against
+# kube-apiserver's, recorded in tests/crd/expected (no kube-apiserver needed); writes
+# tests/crd/REPORT.md and fails on a difference not in tests/crd/known_differences.txt.
+# `make crd-record` re-records the expected answers from the reference (after changing cases).
+crd-check: setup
+	$(BUILD_BIN)
+	python3 tests/crd/check.py --fieldstore $(BIN)
+
+crd-record:
+	python3 tests/crd/record.py --runs 2
 
 # fieldstore against the reference (issue 33): two rounds of every workload of reference/loadgen
 # (client-go creates, Server-Side Apply, LIST, informers; start-to-ready) on kube-apiserver+etcd

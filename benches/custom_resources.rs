@@ -1,5 +1,5 @@
 //! The custom-resource contract per apply (issue 35): what defaulting, validation of the
-//! OpenAPI keywords and ratcheting cost on a custom resource of ~1 KiB and on one holding a
+//! OpenAPI keywords, CEL rules (two on the spec, one per list item) and ratcheting cost on a custom resource of ~1 KiB and on one holding a
 //! 10,000-item list, beside the whole apply of the same object through the store (a dry run:
 //! everything an apply does but the commit), so the contract's share of an apply shows.
 //!
@@ -25,7 +25,10 @@ const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
 /// A schema with the usual keywords: bounds, enums, patterns, formats, defaults, a map list.
 fn schema() -> Value {
     json!({"type": "object", "properties": {
-        "spec": {"type": "object", "default": {}, "required": ["image"], "properties": {
+        "spec": {"type": "object", "required": ["image"],
+          "x-kubernetes-validations": [{"rule": "self.replicas <= 1000", "message": "too many replicas"},
+                                       {"rule": "!has(self.owner) || self.owner.endsWith('@example.com')"}],
+          "properties": {
             "replicas": {"type": "integer", "minimum": 0, "maximum": 1000, "default": 1},
             "image": {"type": "string", "maxLength": 256, "pattern": "^[a-z0-9./:-]+$"},
             "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"},
@@ -37,7 +40,8 @@ fn schema() -> Value {
                 "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                 "protocol": {"type": "string", "enum": ["TCP", "UDP"], "default": "TCP"},
                 "weight": {"type": "number", "minimum": 0},
-                "enabled": {"type": "boolean", "default": true}}}}}},
+                "enabled": {"type": "boolean", "default": true}},
+              "x-kubernetes-validations": [{"rule": "self.port > 0 && self.name.startsWith('item-')"}]}}}},
         "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
 }
 

@@ -192,3 +192,55 @@ fn a_field_removed_from_the_schema_goes_when_read_and_updates_still_work() {
     let patched = store.patch(&object, fieldstore_engine::patch::PatchType::Merge, &json!({"spec": {"keep": "k3"}}), &w()).unwrap();
     assert_eq!(patched["spec"], json!({"keep": "k3"}));
 }
+
+#[test]
+fn cel_rules_are_enforced_and_refused_when_they_do_not_compile() {
+    let with_rules = json!({"type": "object",
+        "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}],
+        "properties": {"min": {"type": "integer"}, "max": {"type": "integer"},
+          "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "name is immutable"}]}}});
+    let store = store_with(with_rules);
+    let e = store.create(&widgets(), &widget("a", json!({"min": 5, "max": 1})), &w()).unwrap_err();
+    assert_eq!(causes(e), vec![("spec".into(), "Invalid value: \"object\": min must not exceed max".into())]);
+    let ok = store.create(&widgets(), &widget("b", json!({"min": 1, "max": 5, "name": "x"})), &w()).unwrap();
+    // A transition rule: the name may not change.
+    let mut renamed = ok.clone();
+    renamed["spec"]["name"] = json!("y");
+    let got = causes(store.update(&widgets(), &renamed, &w()).unwrap_err());
+    assert_eq!(got, vec![("spec.name".into(), "Invalid value: \"string\": name is immutable".into())]);
+
+    // A rule that does not compile is refused when the definition is written.
+    let fresh = TestStore::new(Options::default());
+    let bad =
+        crd(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.nope > 1"}], "properties": {"a": {"type": "integer"}}}));
+    let got = causes(fresh.create(&Collection::new(CRDS, None), &bad, &w()).unwrap_err());
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule");
+    assert!(got[0].1.contains("compilation failed"), "{got:?}");
+}
+
+/// The cost limits: a rule over a list without bounds that would cost too much is refused when
+/// the definition is written; over a bounded 10,000-item list it is accepted, and an object
+/// holding 10,000 items is validated within the runtime budget.
+#[test]
+fn cel_cost_is_bounded_for_large_lists() {
+    let fresh = TestStore::new(Options::default());
+    let unbounded = crd(json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, x == y + 'a'))"}]}}}));
+    let got = causes(fresh.create(&Collection::new(CRDS, None), &unbounded, &w()).unwrap_err());
+    assert!(
+        got.iter().any(|(p, m)| p.ends_with("x-kubernetes-validations[0].rule") && m.contains("estimated rule cost exceeds budget")),
+        "{got:?}"
+    );
+
+    let bounded = json!({"type": "object", "properties": {"items": {"type": "array", "maxItems": 10000,
+        "items": {"type": "string", "maxLength": 16},
+        "x-kubernetes-validations": [{"rule": "self.all(x, x.size() > 0)", "message": "no empty items"}]}}});
+    let store = store_with(bounded);
+    let items: Vec<String> = (0..10_000).map(|i| format!("item-{i}")).collect();
+    store.create(&widgets(), &widget("big", json!({"items": items})), &w()).unwrap();
+    let mut bad: Vec<String> = items.clone();
+    bad[9_999] = String::new();
+    let got = causes(store.create(&widgets(), &widget("bad", json!({"items": bad})), &w()).unwrap_err());
+    assert_eq!(got, vec![("spec.items".into(), "Invalid value: \"array\": no empty items".into())]);
+}

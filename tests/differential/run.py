@@ -7,6 +7,8 @@ to REPORT.md (`report.py`). Scenarios are data: `scenarios/*.yaml` (format in `s
     run.py [--fieldstore BIN] [--reference-bin DIR]       start both servers (fresh data), compare
     run.py --reference-url URL --fieldstore-url URL --token T --ca CA.crt    use running servers
     run.py --only SUBSTRING          only the scenarios whose name contains it
+    run.py --scenarios DIR           the scenarios of DIR (default scenarios/; e.g. tests/crd/cases)
+    run.py --report FILE             where the report goes (default REPORT.md here)
     run.py --fieldstore-only         run against fieldstore alone (prints each step's code)
 
 Exit status 0 whatever the agreement (it is a measure, not a test); 2 on a harness error.
@@ -34,7 +36,7 @@ NOTES = os.path.join(HERE, "NOTES.md")
 
 def main():
     args = parse_args()
-    scenarios = [s for s in scenario.load(os.path.join(HERE, "scenarios")) if not args.only or args.only in s["name"]]
+    scenarios = [s for s in scenario.load(args.scenarios) if not args.only or args.only in s["name"]]
     ref, fs, stops = endpoints(args)
     try:
         t0 = time.monotonic()
@@ -66,6 +68,7 @@ def parse_args():
     p.add_argument("--token")
     p.add_argument("--ca")
     p.add_argument("--only")
+    p.add_argument("--scenarios", default=os.path.join(HERE, "scenarios"))
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--fieldstore-only", action="store_true")
     p.add_argument("--report", default=os.path.join(HERE, "REPORT.md"))

@@ -15,8 +15,12 @@ A step is one of:
   its answer later), `compare: false` (run it, do not compare it: setup);
 - `watch: PATH` with `query`, `during` (steps run once the watch is open), `events` (how many to
   collect), `timeout` (seconds, default 3), `bookmarks` (keep BOOKMARK events; default false);
-- `wait: PATH` with `until` (`Established`: the CRD condition; or an HTTP code such as 200) and
-  `timeout` (default 30): polls every 0.1 s; never compared.
+- `wait: PATH` with `until` (`Established`: the CRD condition; an HTTP code such as 200; or a
+  mapping `{status: CODE, path: a.b, value: V}`: that code, and when `path` is given the answer's
+  value there equal to V) and `timeout` (default 30): polls every 0.1 s; never compared. With
+  `method`/`body`/`query`/`patch`/`headers` the poll is that request (e.g. a `dryRun=All` create
+  that shows a CRD update has reached the custom resource handler) instead of a GET;
+- `sleep: SECONDS`: pauses; never compared.
 
 Strings in paths, queries, headers and bodies are templates: `{ns}` is the scenario's namespace,
 `$(id.a.b)` the value at `a.b` of the answer of step `id` (on the same server; list indexes are
@@ -72,6 +76,7 @@ class Runner:
         self.session.trust_env = False  # no proxy, no CA bundle from the environment: the run's CA
         self.session.verify = endpoint.ca
         self.session.headers["Authorization"] = f"Bearer {endpoint.token}"
+        self.timeouts = []  # the waits that timed out (their paths)
 
     def run(self, scenario):
         """Creates the scenario's namespace, runs its steps; returns one record per step."""
@@ -88,6 +93,9 @@ class Runner:
         which are normalised, so that their uids and resourceVersions get labels, not compared)."""
         if "wait" in step:
             self.wait(step, ns, answers)
+            return []
+        if "sleep" in step:
+            time.sleep(float(step["sleep"]))
             return []
         if "watch" in step:
             return [self.watch(step, ns, answers)]
@@ -169,15 +177,30 @@ class Runner:
         """Polls a path until the condition holds (or the timeout passes)."""
         path = subst(step["wait"], ns, answers)
         until, deadline = step.get("until", 200), time.monotonic() + step.get("timeout", 30)
+        probe = any(k in step for k in ("method", "body", "patch", "query", "headers"))
         while time.monotonic() < deadline:
+            if probe:
+                rec = self.request(dict(step, path=step["wait"]), ns, answers)
+                if isinstance(until, dict) and rec["status"] == until.get("status", 200) and (
+                        "path" not in until or lookup({"a": rec["body"]}, "a." + until["path"]) == until.get("value")):
+                    return
+                if rec["status"] == until:
+                    return
+                time.sleep(0.1)
+                continue
             r = self.session.get(self.endpoint.url + path, timeout=10, headers={"Accept": "application/json"})
-            if until == "Established":
+            if isinstance(until, dict):
+                if r.status_code == until.get("status", 200) and ("path" not in until or lookup(
+                        {"a": decode(r)}, "a." + until["path"]) == until.get("value")):
+                    return
+            elif until == "Established":
                 conds = ((decode(r) or {}).get("status") or {}).get("conditions") or [] if r.status_code == 200 else []
                 if any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
                     return
             elif r.status_code == until:
                 return
             time.sleep(0.1)
+        self.timeouts.append(path)
 
 
 def subst(value, ns, answers):

@@ -13,6 +13,7 @@ mod list_types;
 pub mod naming;
 pub mod prune;
 mod rule_shapes;
+mod rules_walk;
 pub mod schema_checks;
 pub mod selectable;
 pub mod structural;

@@ -69,7 +69,66 @@ pub fn check(schema: &Value, path: &str, status: bool) -> Vec<ValidationError> {
         defaults(&Structural::read(schema), schema, path, true, &mut out);
     }
     openapi(m, path, &Context { no_defaults: None, inside_meta: false }, true, &mut out, 0);
+    // The CEL rules compile once the schema is sound (kube-apiserver types them by it).
+    if out.is_empty() && structural_ok {
+        let mut cost = super::cel::CrdCost::new();
+        rules(schema, path, 1, true, None, &mut cost, &mut out, 0);
+        out.extend(cost.check(path));
+    }
     out
+}
+
+/// Compiles the rules of every node (`cardinality`: how many times per object they may run;
+/// `uncorrelatable`: the list or map above, if any, under which `oldSelf` has no value).
+#[allow(clippy::too_many_arguments)]
+fn rules(
+    node: &Value,
+    path: &str,
+    cardinality: u64,
+    root: bool,
+    uncorrelatable: Option<&str>,
+    cost: &mut super::cel::CrdCost,
+    out: &mut Vec<ValidationError>,
+    depth: usize,
+) {
+    use super::cel::{cardinality as card, CompileOptions, Rules};
+    let Value::Object(m) = node else { return };
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match Rules::compile_with(node, &format!("{path}.x-kubernetes-validations"), CompileOptions { cardinality, root }) {
+        Err(errs) => out.extend(errs),
+        Ok(Some(r)) => {
+            cost.add(&r, cardinality);
+            if let Some(within) = uncorrelatable {
+                out.extend(r.uncorrelatable_errors(within));
+            }
+        }
+        Ok(None) => {}
+    }
+    if let Some(Value::Object(props)) = m.get("properties") {
+        let atomic = s(m, "x-kubernetes-map-type") == Some("atomic");
+        for (k, p) in props {
+            let below = uncorrelatable.or(atomic.then_some(path));
+            rules(p, &format!("{path}.properties[{k}]"), cardinality, false, below, cost, out, depth + 1);
+        }
+    }
+    if let Some(a @ Value::Object(_)) = m.get("additionalProperties") {
+        rules(
+            a,
+            &format!("{path}.additionalProperties"),
+            card::additional_properties(cardinality, node),
+            false,
+            uncorrelatable,
+            cost,
+            out,
+            depth + 1,
+        );
+    }
+    if let Some(items @ Value::Object(_)) = m.get("items") {
+        let below = uncorrelatable.or((s(m, "x-kubernetes-list-type") != Some("map")).then_some(path));
+        rules(items, &format!("{path}.items"), card::items(cardinality, node), false, below, cost, out, depth + 1);
+    }
 }
 
 /// Whether `v` uses a keyword apiextensions' structural schemas do not read (`$ref`, `id`,

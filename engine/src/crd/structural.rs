@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The most nested schema levels read: deeper subtrees are left out (a definition's checks
 /// refuse such schemas; this bounds the recursion of everything that walks the tree).
@@ -41,9 +42,11 @@ pub struct Structural {
     pub list_map_keys: Vec<String>,
     /// The value checks.
     pub checks: Checks,
-    /// The node as written, when it carries CEL rules (`x-kubernetes-validations`): they
-    /// compile from it.
-    pub with_rules: Option<Value>,
+    /// The node's CEL rules (`x-kubernetes-validations`), compiled; a node whose rules do not
+    /// compile has none here (the definition's checks refuse it).
+    pub rules: Option<Arc<super::cel::Rules>>,
+    /// Whether this node or one below it has CEL rules.
+    pub has_rules: bool,
 }
 
 /// `additionalProperties`: a schema for every undeclared key, or a plain yes/no.
@@ -141,7 +144,7 @@ fn read(v: &Value, depth: usize) -> Structural {
         Some(v @ Value::Object(_)) => Some(Additional::Schema(Box::new(read(v, depth + 1)))),
         _ => None,
     };
-    Structural {
+    let mut node = Structural {
         kind: s("type").filter(|t| !t.is_empty()),
         properties,
         additional,
@@ -154,8 +157,16 @@ fn read(v: &Value, depth: usize) -> Structural {
         list_type: s("x-kubernetes-list-type"),
         list_map_keys: strings(m.get("x-kubernetes-list-map-keys")),
         checks: checks(m, depth),
-        with_rules: m.get("x-kubernetes-validations").filter(|r| r.as_array().is_some_and(|a| !a.is_empty())).map(|_| v.clone()),
-    }
+        rules: None,
+        has_rules: false,
+    };
+    let options = super::cel::CompileOptions { cardinality: 1, root: depth == 0 };
+    node.rules = super::cel::Rules::compile_with(v, "x-kubernetes-validations", options).ok().flatten().map(Arc::new);
+    node.has_rules = node.rules.is_some()
+        || node.properties.values().any(|p| p.has_rules)
+        || node.items.as_ref().is_some_and(|i| i.has_rules)
+        || matches!(&node.additional, Some(Additional::Schema(a)) if a.has_rules);
+    node
 }
 
 fn checks(m: &Map<String, Value>, depth: usize) -> Checks {

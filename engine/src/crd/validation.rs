@@ -10,16 +10,34 @@ use super::formats;
 use super::structural::{Additional, Structural};
 use crate::typed::ValidationError;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// Every problem of `object` (a whole custom resource) against `schema`, the root of its
 /// version's schema; `old` is the object being updated (None on create). `metadata`,
 /// `apiVersion` and `kind` at the root are the store's to check, not the schema's.
+///
+/// Then the CEL rules (`x-kubernetes-validations`), unless the keyword checks found a value of
+/// the wrong type, a missing required field, an unsupported enum value or one too long or with
+/// too many items — kube-apiserver then says the rules were not checked.
 #[must_use]
 pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec<ValidationError> {
     let mut w = Walk { errors: Vec::new(), base: String::new() };
     if let Value::Object(m) = object {
         w.object(schema, m, old.and_then(Value::as_object), "");
         w.object_checks(schema, m, "");
+    }
+    if schema.has_rules {
+        const BLOCKING: [&str; 5] =
+            ["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"];
+        if w.errors.iter().any(|e| BLOCKING.contains(&crate::status::cause_type(&e.message))) {
+            w.errors.push(ValidationError {
+                path: "<nil>".into(),
+                message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+            });
+        } else {
+            let mut budget = super::cel::Budget::new();
+            super::rules_walk::check(schema, object, old, "", &mut budget, &mut w.errors);
+        }
     }
     w.errors
 }
@@ -243,7 +261,8 @@ impl Walk {
             if let Some(min) = c.min_items.filter(|m| n < *m) {
                 self.invalid(path, &n.to_string(), &format!("should have at least {min} items"));
             }
-            if c.unique_items && items.iter().enumerate().any(|(i, a)| items[..i].contains(a)) {
+            let mut distinct = std::collections::HashSet::new();
+            if c.unique_items && !items.iter().all(|a| distinct.insert(a.to_string())) {
                 self.invalid(path, &shown(v), "shouldn't contain duplicates");
             }
         }
@@ -339,38 +358,41 @@ impl Walk {
         }
     }
 
-    /// The items of an array, and the uniqueness its list type asks.
+    /// The items of an array, and the uniqueness its list type asks. Items are found by their
+    /// key (map lists) or value (sets) through a hash of it: linear in the list's length.
     fn array(&mut self, s: &Structural, items: &[Value], old: Option<&Vec<Value>>, path: &str) {
         let Some(item) = &s.items else { return };
-        let keyed = s.list_type.as_deref() == Some("map");
-        for (i, v) in items.iter().enumerate() {
-            // Items are correlated with the old list's by their keys in a map list, by value in
-            // a set; atomic lists are not correlated.
-            let prior = match (old, s.list_type.as_deref()) {
-                (Some(o), Some("map")) => o.iter().find(|x| same_keys(&s.list_map_keys, x, v)),
-                (Some(o), Some("set")) => o.iter().find(|x| *x == v),
+        let identity = |v: &Value| -> Option<String> {
+            match s.list_type.as_deref() {
+                Some("map") if !s.list_map_keys.is_empty() => {
+                    let keys: Vec<Option<&Value>> = s.list_map_keys.iter().map(|k| v.get(k)).collect();
+                    serde_json::to_string(&keys).ok()
+                }
+                Some("set") => serde_json::to_string(v).ok(),
                 _ => None,
-            };
-            self.node(item, v, prior, &format!("{path}[{i}]"));
-        }
-        match s.list_type.as_deref() {
-            Some("set") => {
-                for (i, v) in items.iter().enumerate() {
-                    if items[..i].contains(v) {
-                        self.push(&format!("{path}[{i}]"), format!("Duplicate value: {}", shown(v)));
-                    }
-                }
             }
-            _ if keyed => {
-                for (i, v) in items.iter().enumerate() {
-                    if items[..i].iter().any(|x| same_keys(&s.list_map_keys, x, v)) {
-                        let keys: Map<String, Value> =
-                            s.list_map_keys.iter().filter_map(|k| Some((k.clone(), v.get(k)?.clone()))).collect();
-                        self.push(&format!("{path}[{i}]"), format!("Duplicate value: {}", Value::Object(keys)));
-                    }
-                }
+        };
+        // Items are correlated with the old list's by their keys in a map list, by value in a
+        // set; atomic lists are not correlated.
+        let prior: HashMap<String, &Value> = match (old, s.list_type.as_deref()) {
+            (Some(o), Some("map" | "set")) => o.iter().filter_map(|x| Some((identity(x)?, x))).collect(),
+            _ => HashMap::new(),
+        };
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        for (i, v) in items.iter().enumerate() {
+            let id = identity(v);
+            let before = id.as_ref().and_then(|id| prior.get(id).copied());
+            self.node(item, v, before, &format!("{path}[{i}]"));
+            let Some(id) = id else { continue };
+            if seen.insert(id, ()).is_some() {
+                let shown_value = if s.list_type.as_deref() == Some("set") {
+                    shown(v)
+                } else {
+                    let keys: Map<String, Value> = s.list_map_keys.iter().filter_map(|k| Some((k.clone(), v.get(k)?.clone()))).collect();
+                    Value::Object(keys).to_string()
+                };
+                self.push(&format!("{path}[{i}]"), format!("Duplicate value: {shown_value}"));
             }
-            _ => {}
         }
     }
 }
@@ -387,11 +409,6 @@ fn same(a: &Value, b: &Value) -> bool {
         (Some(x), Some(y)) if a.is_number() && b.is_number() => x == y,
         _ => a == b,
     }
-}
-
-/// Whether two items of a map list have the same keys.
-fn same_keys(keys: &[String], a: &Value, b: &Value) -> bool {
-    !keys.is_empty() && keys.iter().all(|k| a.get(k) == b.get(k))
 }
 
 #[cfg(test)]

@@ -1,0 +1,1 @@
+"""The CRD conformance suite's case files, as code (make_cases.py writes them)."""
