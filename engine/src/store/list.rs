@@ -116,7 +116,7 @@ impl Store {
             // Label selectors (and field selectors beyond the name) read the object; so do the
             // defaults of a custom resource's schema, and a view of another version (which
             // rewrites each object's apiVersion).
-            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) || t.is_view() {
+            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) || t.converts() {
                 let mut obj = object::decode(record, revision)?;
                 t.to_served(&mut obj);
                 let _ = strategy::default_read(&t, &mut obj);

@@ -372,6 +372,9 @@ pub(crate) struct Registered {
     pub stored_as: Option<String>,
     /// For a version that cannot be served (its conversion needs a webhook): why.
     pub conversion_error: Option<String>,
+    /// For a view: the structural schema of the storage version (what is written is pruned by
+    /// it too, as kube-apiserver prunes an object converted to its storage version).
+    pub storage_schema: Option<Arc<crate::crd::Structural>>,
     /// A custom resource's structural schema (its CRD's version), which defaults, validates and
     /// ratchets its objects ([`crate::crd`]).
     pub custom: Option<Arc<crate::crd::Structural>>,
@@ -461,6 +464,7 @@ impl Registered {
             views: Vec::new(),
             stored_as: None,
             conversion_error: None,
+            storage_schema: None,
         })
     }
 }

@@ -543,6 +543,8 @@ impl Store {
             if meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null()) {
                 return Ok(Plan::NoOp(live.clone()));
             }
+            // A definition's deletion keeps its generation (apiextensions-apiserver's own delete).
+            let bump = !definition;
             if held {
                 return Ok(Plan::Put(strategy::namespace::mark_terminating(live, now.as_str()), EventType::Modified));
             }
@@ -551,7 +553,7 @@ impl Store {
                 m.insert("deletionTimestamp".into(), Value::String(now.as_str().to_string()));
                 m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                 let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
-                if generation > 0 {
+                if generation > 0 && bump {
                     m.insert("generation".into(), Value::from(generation.saturating_add(1)));
                 }
             }

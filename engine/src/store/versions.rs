@@ -196,6 +196,7 @@ impl Registered {
             let mut view = compile(spec.at_version(&v))?;
             view.id = t.id;
             view.stored_as = Some(t.api_version.clone());
+            view.storage_schema.clone_from(&t.custom);
             if spec.conversion_webhook {
                 view.conversion_error = Some(format!(
                     "conversion webhook for {}, Kind={} failed: fieldstore does not call conversion webhooks yet: \
@@ -227,23 +228,40 @@ impl Registered {
         self.stored_as.is_some()
     }
 
-    /// An object as read from storage, as this version serves it.
+    /// Whether objects read through this type may need converting: a view, or the storage
+    /// version of a custom resource with several versions (objects stored before the storage
+    /// version moved carry the older one).
+    pub(crate) fn converts(&self) -> bool {
+        self.is_view() || self.spec.versions.len() > 1
+    }
+
+    /// An object as read from storage, as this version serves it: at its apiVersion and, for a
+    /// view, pruned by its schema (kube-apiserver's None conversion, then the version's
+    /// structural schema; its defaults apply to writes, not to reads).
     pub(crate) fn to_served(&self, object: &mut Value) {
-        if self.is_view() {
-            set_api_version(object, &self.api_version);
+        if !self.converts() {
+            return;
+        }
+        set_api_version(object, &self.api_version);
+        if let (true, Some(schema)) = (self.is_view(), &self.custom) {
+            crate::crd::prune::apply(schema, object);
         }
     }
 
-    /// An object written through this version, as it is stored.
+    /// An object written through this version, as it is stored: at the storage version, pruned
+    /// by its schema.
     pub(crate) fn to_stored(&self, object: &mut Value) {
         if let Some(stored) = &self.stored_as {
             set_api_version(object, stored);
+            if let Some(schema) = &self.storage_schema {
+                crate::crd::prune::apply(schema, object);
+            }
         }
     }
 
-    /// A shared object from storage as this version serves it (a copy only for a view).
+    /// A shared object from storage as this version serves it (a copy only when it converts).
     pub(crate) fn served_arc(&self, object: &Arc<Value>) -> Arc<Value> {
-        if self.is_view() {
+        if self.converts() {
             let mut o = Value::clone(object);
             self.to_served(&mut o);
             Arc::new(o)
