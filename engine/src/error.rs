@@ -128,6 +128,10 @@ pub enum Error {
     /// The store's files are not in a format this version reads, or are damaged.
     #[error("corrupt store data: {0}")]
     Corrupt(String),
+    /// An object cannot be converted to the version asked for (a CRD whose conversion needs a
+    /// webhook, which the store does not call): 500, as kube-apiserver's conversion failures.
+    #[error("{0}")]
+    Conversion(String),
     /// The store was closed (its last handle dropped) while the request was under way.
     #[error("the store is closed")]
     Closed,
@@ -235,7 +239,7 @@ impl Error {
                     Reason::InternalError
                 }
             }
-            Error::Corrupt(_) | Error::Closed | Error::InUse { .. } => Reason::InternalError,
+            Error::Corrupt(_) | Error::Closed | Error::InUse { .. } | Error::Conversion(_) => Reason::InternalError,
         }
     }
 }

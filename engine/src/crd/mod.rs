@@ -15,6 +15,7 @@ pub mod prune;
 mod rule_shapes;
 mod rules_walk;
 pub mod schema_checks;
+pub mod selectable;
 pub mod structural;
 pub mod validation;
 

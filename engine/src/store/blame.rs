@@ -154,7 +154,7 @@ impl Store {
     /// # Errors
     /// [`Error::NotFound`] when the object does not exist.
     pub fn blame(&self, key: &ObjectKey) -> Result<Vec<BlameLine>> {
-        let t = self.resolve(&key.resource)?;
+        let t = self.resolve_history(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();
         let mut obj = self.get(key, &Default::default())?;
@@ -207,7 +207,7 @@ impl Store {
     /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
     /// write in history; [`Error::BadRequest`] for a namespace error.
     pub fn field_history(&self, key: &ObjectKey, path: &str, query: &HistoryQuery) -> Result<FieldTimeline> {
-        let t = self.resolve(&key.resource)?;
+        let t = self.resolve_history(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = query.limit.unwrap_or(100).max(1);
@@ -270,7 +270,7 @@ impl Store {
     /// [`Error::NotFound`] for an unknown resource, or an object that neither exists nor has a
     /// write in history.
     pub fn object_log(&self, key: &ObjectKey, limit: Option<usize>) -> Result<Vec<WriteEntry>> {
-        let t = self.resolve(&key.resource)?;
+        let t = self.resolve_history(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = limit.unwrap_or(usize::MAX);
@@ -300,7 +300,7 @@ impl Store {
     /// [`Error::TooLargeResourceVersion`] for a future revision.
     pub fn object_at(&self, key: &ObjectKey, revision: Revision) -> Result<Option<Value>> {
         let Revision(revision) = revision;
-        let t = self.resolve(&key.resource)?;
+        let t = self.resolve_history(&key.resource)?;
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();
         self.core().wait_for(revision)?;

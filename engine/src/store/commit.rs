@@ -171,8 +171,11 @@ fn admit(
     }
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
         (false, true) => {
+            let sent = object.get("status").cloned();
             let specs = core.registry.read().specs();
-            definitions::prepare(object, live, &definitions::others_of_group(object, &specs))?
+            let defined = definitions::prepare(object, live, &definitions::others_of_group(object, &specs))?;
+            definitions::settle(live, sent.as_ref(), who.subresource == "status", object);
+            defined
         }
         _ => None,
     })
@@ -209,9 +212,13 @@ impl Store {
         for _ in 0..1000 {
             let core = self.core();
             let mut read = Read::latest(core, &prefix)?;
-            // A custom resource stored under an older schema is planned on as it reads now.
-            let mut normalised = read.live.clone().filter(|_| t.spec.reshaped);
-            let normalised = normalised.as_mut().is_some_and(|l| super::strategy::default_read(t, l)).then_some(normalised).flatten();
+            // A custom resource stored under an older schema is planned on as it reads now; a view
+            // of another version plans on the object as that version serves it.
+            let mut normalised = read.live.clone().filter(|_| t.spec.reshaped || t.converts());
+            if let Some(l) = normalised.as_mut() {
+                t.to_served(l);
+                let _ = super::strategy::default_read(t, l);
+            }
             let (mut object, event, tombstone) = match plan(normalised.as_ref().or(read.live.as_ref())) {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
@@ -225,17 +232,19 @@ impl Store {
                 Ok(Plan::Put(v, e)) => (v, e, false),
                 Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
             };
+            t.to_stored(&mut object);
             if event == EventType::Added && who.is_client() {
-                if let Err(e) = self.admit_content(t, ns, name) {
+                if let Err(e) = definitions::admit_new(t, name).and_then(|()| self.admit_content(t, ns, name)) {
                     read.put_back(core, &prefix);
                     return Err(e);
                 }
             }
-            // The last finalizer of an object in a namespace being deleted: the namespace may go.
-            let finalized = tombstone
+            // The last finalizer of an object in a namespace being deleted: the namespace may go
+            // (and a definition being deleted, when the object's type is its).
+            let last_finalizer = tombstone
                 && event == EventType::Deleted
-                && !ns.is_empty()
                 && read.live.as_ref().is_some_and(|l| l.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()));
+            let finalized = last_finalizer && !ns.is_empty();
             let defines = match admit(core, t, ns, who, &mut object, tombstone, read.live.as_ref()) {
                 Ok(defines) => defines,
                 Err(e) => {
@@ -251,6 +260,7 @@ impl Store {
                     }
                 }
                 read.put_back(core, &prefix);
+                t.to_served(&mut object);
                 return Ok(object);
             }
             let defines = defines.map(|d| definitions::Registration::of(core, d).map(Box::new)).transpose()?;
@@ -264,7 +274,12 @@ impl Store {
                     if finalized {
                         self.finalize_namespace_later(ns);
                     }
-                    return Ok(Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone()));
+                    if last_finalizer && t.spec.terminating {
+                        self.clean_up_definition_later(&t.spec.resource());
+                    }
+                    let mut obj = Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone());
+                    t.to_served(&mut obj);
+                    return Ok(obj);
                 }
                 Outcome::Stale => continue,
                 Outcome::Failed(e) => return Err(e),

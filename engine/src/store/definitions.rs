@@ -3,8 +3,13 @@
 //! type is served from the moment the definition's revision is visible), as kube-apiserver
 //! serves a CRD's resource once it is established. A definition whose type cannot be built is
 //! refused before it is written; a written one is marked `NamesAccepted` and `Established` in
-//! its status, as Kubernetes' CRD controllers mark it. Deleting a definition leaves its type
-//! registered (objects of it stay readable).
+//! its status, as Kubernetes' CRD controllers mark it. Its `status.storedVersions` keeps every
+//! version that has been the storage version.
+//!
+//! Deleting a definition is kube-apiserver's: the delete adds the finalizer [`FINALIZER`] and
+//! marks it `Terminating`; the store then deletes every object of its type (`cleanup`), and
+//! once none is left retires the type (no longer served; its objects' history stays readable)
+//! and removes the finalizer, and the definition goes.
 
 use super::core::Core;
 use super::keys::CF_TYPES;
@@ -15,6 +20,77 @@ use serde_json::{json, Value};
 
 /// The resource name of CustomResourceDefinitions.
 pub(crate) const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
+
+/// The finalizer a definition's deletion adds: its objects are deleted before it goes.
+pub const FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// The `Terminating` condition's reason and message once the definition is marked deleted.
+const PENDING: (&str, &str) =
+    ("InstanceDeletionPending", "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon");
+
+/// The `Terminating` condition's reason and message while its objects are deleted.
+pub(crate) const IN_PROGRESS: (&str, &str) = ("InstanceDeletionInProgress", "CustomResource deletion is in progress");
+
+/// Refuses a new object of a type whose definition is being deleted (kube-apiserver's 403).
+pub(crate) fn admit_new(t: &Registered, name: &str) -> Result<()> {
+    if t.spec.terminating {
+        return Err(Error::Forbidden {
+            resource: t.spec.resource(),
+            name: name.into(),
+            message: "create not allowed while custom resource definition is terminating".into(),
+            cause: None,
+        });
+    }
+    Ok(())
+}
+
+/// Whether a definition is being deleted.
+pub(crate) fn deleting(crd: &Value) -> bool {
+    crd.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+}
+
+/// A definition about to be deleted, with [`FINALIZER`] (the delete then marks it deleted
+/// rather than removing it).
+pub(crate) fn with_finalizer(crd: &Value) -> Value {
+    let mut out = crd.clone();
+    if let Some(Value::Object(m)) = out.get_mut("metadata") {
+        let f = m.entry("finalizers").or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(f) = f {
+            if !f.iter().any(|v| v == FINALIZER) {
+                f.push(Value::String(FINALIZER.into()));
+            }
+        }
+    }
+    out
+}
+
+/// What [`prepare`] does not know of a definition's status: its `storedVersions` keep those of
+/// the live definition (or, on a write of the status, those the writer sent), and a definition
+/// being deleted has the `Terminating` condition (the writer's, the live one's, or a new one
+/// `InstanceDeletionPending`).
+pub(crate) fn settle(live: Option<&Value>, sent: Option<&Value>, status_write: bool, object: &mut Value) {
+    let strs =
+        |v: Option<&Value>, p: &str| -> Vec<Value> { v.and_then(|v| v.pointer(p)).and_then(Value::as_array).cloned().unwrap_or_default() };
+    let mut stored = if status_write { strs(sent, "/storedVersions") } else { strs(live, "/status/storedVersions") };
+    for v in strs(Some(object), "/status/storedVersions") {
+        if !stored.contains(&v) {
+            stored.push(v);
+        }
+    }
+    let terminating = deleting(object).then(|| {
+        let find = |conds: Vec<Value>| conds.into_iter().find(|c| c.get("type").and_then(Value::as_str) == Some("Terminating"));
+        find(strs(sent, "/conditions")).or_else(|| find(strs(live, "/status/conditions"))).unwrap_or_else(|| {
+            let time = object.pointer("/metadata/deletionTimestamp").cloned().unwrap_or(Value::Null);
+            json!({"type": "Terminating", "status": "True", "lastTransitionTime": time, "reason": PENDING.0, "message": PENDING.1})
+        })
+    });
+    if let Some(Value::Object(status)) = object.get_mut("status") {
+        status.insert("storedVersions".into(), Value::Array(stored));
+        if let (Some(c), Some(Value::Array(conds))) = (terminating, status.get_mut("conditions")) {
+            conds.push(c);
+        }
+    }
+}
 
 /// The type a definition about to be written defines, checked as kube-apiserver checks a
 /// definition ([`crate::crd::definition`]; `live` is the stored one on an update) and to
@@ -106,7 +182,7 @@ impl Registration {
             None => (registry.reserve_id(), true),
         };
         let record = serde_json::to_vec(&compiled.spec).map_err(|e| Error::BadRequest(e.to_string()))?;
-        compiled.id = id;
+        compiled.set_id(id);
         Ok(Registration { id, record, new, compiled })
     }
 

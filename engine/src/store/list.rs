@@ -98,6 +98,7 @@ impl Store {
         let t = self.resolve(&of.resource)?;
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let mut obj = object::decode(record, revision)?;
+            t.to_served(&mut obj);
             let _ = strategy::default_read(&t, &mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
@@ -113,9 +114,11 @@ impl Store {
         let t = self.resolve(&of.resource)?;
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             // Label selectors (and field selectors beyond the name) read the object; so do the
-            // defaults of a custom resource's schema.
-            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) {
+            // defaults of a custom resource's schema, and a view of another version (which
+            // rewrites each object's apiVersion).
+            if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) || t.converts() {
                 let mut obj = object::decode(record, revision)?;
+                t.to_served(&mut obj);
                 let _ = strategy::default_read(&t, &mut obj);
                 if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
@@ -200,7 +203,7 @@ impl Selectors {
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
         if let Some(f) = &fields {
-            f.check(&t.spec.resource())?;
+            f.check(&t.spec.resource(), t.spec.selectable_fields())?;
         }
         Ok(Selectors { labels, fields })
     }

@@ -40,11 +40,13 @@
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
 //    `meta` (metadata rules), `compact`;
-// 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`.
+// 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`, `versions` (a custom resource's
+//    versions), `cleanup` (a deleted CRD's objects).
 mod address;
 mod blame;
 mod builtin;
 mod cache;
+mod cleanup;
 mod commit;
 mod compact;
 mod core;
@@ -68,6 +70,7 @@ mod types;
 mod unknown_fields;
 mod validate;
 mod verbs;
+mod versions;
 mod view;
 mod wait;
 mod watch;
@@ -75,6 +78,7 @@ mod watch;
 pub use address::{Collection, ObjectKey, Revision};
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};
 pub use builtin::{builtin_type, builtin_types};
+pub use definitions::FINALIZER as CRD_CLEANUP_FINALIZER;
 pub use keys::EventType;
 pub use list::ObjectList;
 pub use options::{
@@ -88,6 +92,7 @@ pub use strategy::namespace::{
 pub use strategy::scale::{has_scale, scale_of, ScaleChange, SCALABLE};
 pub use types::{type_is_named, HistoryPolicy, ScaleSubresource, SchemaSource, TypeSpec};
 pub use verbs::address;
+pub use versions::{sort_by_priority, ApiVersionSpec};
 pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 
 use self::core::Core;
@@ -218,6 +223,7 @@ impl Store {
         }
         let store = Store { inner: Arc::new(Inner { core, commits: Mutex::new(Some(tx)), threads: Mutex::new(threads) }) };
         store.resume_namespace_deletions()?;
+        store.resume_definition_cleanups()?;
         Ok(store)
     }
 
@@ -247,8 +253,20 @@ impl Store {
         Revision(self.core().compacted.load(Ordering::SeqCst))
     }
 
+    /// The registered type (or served version) a resource name means; a version that cannot
+    /// be served (its conversion needs a webhook) fails with its conversion error.
     fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
-        self.core().registry.read().resolve(resource)
+        let t = self.core().registry.read().resolve(resource)?;
+        match &t.conversion_error {
+            Some(e) => Err(Error::Conversion(e.clone())),
+            None => Ok(t),
+        }
+    }
+
+    /// [`Store::resolve`], or the retired type of a deleted CRD: the history verbs still read
+    /// its objects' history.
+    fn resolve_history(&self, resource: &str) -> Result<Arc<Registered>> {
+        self.resolve(resource).or_else(|e| self.core().registry.read().retired(resource).ok_or(e))
     }
 }
 

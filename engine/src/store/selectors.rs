@@ -232,12 +232,14 @@ impl FieldSelector {
     }
 
     /// Fails unless every field label is one kube-apiserver supports for `resource` (`plural`
-    /// or `plural.group`).
+    /// or `plural.group`), or one of `selectable` (a custom resource version's
+    /// `selectableFields`).
     ///
     /// # Errors
     /// [`Error::BadRequest`] naming the first unsupported label.
-    pub(crate) fn check(&self, resource: &str) -> Result<()> {
-        match self.0.iter().find(|(f, _, _)| !on_key(f) && !supported(resource).contains(&f.as_str())) {
+    pub(crate) fn check(&self, resource: &str, selectable: &[String]) -> Result<()> {
+        let allowed = |f: &str| on_key(f) || supported(resource).contains(&f) || selectable.iter().any(|s| s == f);
+        match self.0.iter().find(|(f, _, _)| !allowed(f)) {
             Some((f, _, _)) => Err(Error::BadRequest(format!("field label not supported: {f}"))),
             None => Ok(()),
         }
@@ -371,8 +373,8 @@ mod tests {
         assert!(FieldSelector::parse("count=2,reason!=x,missing=").unwrap().matches_object(&ev));
         assert!(!FieldSelector::parse("metadata.name=x").unwrap().needs_object());
         assert!(FieldSelector::parse("a..b=1").is_err());
-        assert!(f.check("events").is_ok());
-        assert!(f.check("configmaps").is_err());
-        assert!(FieldSelector::parse("metadata.name=a").unwrap().check("configmaps").is_ok());
+        assert!(f.check("events", &[]).is_ok());
+        assert!(f.check("configmaps", &[]).is_err());
+        assert!(FieldSelector::parse("metadata.name=a").unwrap().check("configmaps", &[]).is_ok());
     }
 }

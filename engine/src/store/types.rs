@@ -91,6 +91,21 @@ pub struct TypeSpec {
     /// schema as they are read, as kube-apiserver decodes stored objects.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reshaped: bool,
+    /// Every version of a custom resource (its CRD's `spec.versions`; `version` is the storage
+    /// version): the served ones are served ([`super::versions`]). Empty for other types.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<super::versions::ApiVersionSpec>,
+    /// Whether the CRD converts through a webhook (`spec.conversion.strategy: Webhook`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion_webhook: bool,
+    /// Whether the CRD is being deleted: no new object of the type is created, and its objects
+    /// are being deleted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminating: bool,
+    /// Whether the CRD is gone: the type is no longer served, and only its objects' history is
+    /// kept (readable through the history verbs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retired: bool,
 }
 
 /// Where a custom resource keeps what its `scale` subresource shows: JSON paths such as
@@ -139,6 +154,10 @@ impl TypeSpec {
             generation: true,
             scale: None,
             reshaped: false,
+            versions: Vec::new(),
+            conversion_webhook: false,
+            terminating: false,
+            retired: false,
         }
     }
 
@@ -221,6 +240,10 @@ impl TypeSpec {
             generation: true,
             scale,
             reshaped: false,
+            versions: super::versions::ApiVersionSpec::of_crd(spec),
+            conversion_webhook: spec.pointer("/conversion/strategy").and_then(Value::as_str) == Some("Webhook"),
+            terminating: crd.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()),
+            retired: false,
         })
     }
 
@@ -343,6 +366,15 @@ pub(crate) struct Registered {
     /// The Kubernetes protobuf message of a built-in kind (what clients read it as): every
     /// object stored must encode as it.
     pub protobuf: Option<fieldstore_codec::k8s_protobuf::MessageType>,
+    /// The other served versions of a custom resource, each its own view of the same objects.
+    pub views: Vec<Arc<Registered>>,
+    /// For a view of a version objects are not stored at: the storage version's apiVersion.
+    pub stored_as: Option<String>,
+    /// For a version that cannot be served (its conversion needs a webhook): why.
+    pub conversion_error: Option<String>,
+    /// For a view: the structural schema of the storage version (what is written is pruned by
+    /// it too, as kube-apiserver prunes an object converted to its storage version).
+    pub storage_schema: Option<Arc<crate::crd::Structural>>,
     /// A custom resource's structural schema (its CRD's version), which defaults, validates and
     /// ratchets its objects ([`crate::crd`]).
     pub custom: Option<Arc<crate::crd::Structural>>,
@@ -352,6 +384,13 @@ impl Registered {
     /// Compiles `spec`. The schema is leaked: field managers borrow it for the life of the
     /// process, and types are registered a handful of times.
     pub(crate) fn compile(id: u32, spec: TypeSpec) -> Result<Self> {
+        let mut t = Self::compile_version(id, spec)?;
+        t.views = Self::views_of(&t, |v| Self::compile_version(id, v))?;
+        Ok(t)
+    }
+
+    /// Compiles `spec` at its version only.
+    fn compile_version(id: u32, spec: TypeSpec) -> Result<Self> {
         let (schema, root_name) = match &spec.schema {
             SchemaSource::Builtin { definition } => {
                 return Self::with_schema(id, spec.clone(), schema::builtin::schema(), definition.clone())
@@ -411,7 +450,22 @@ impl Registered {
                 .map(|s| Arc::new(crate::crd::Structural::read(s))),
             _ => None,
         };
-        Ok(Registered { id, spec, api_version, root_name, schema, root, main, status, protobuf, custom })
+        Ok(Registered {
+            id,
+            spec,
+            api_version,
+            root_name,
+            schema,
+            root,
+            main,
+            status,
+            protobuf,
+            custom,
+            views: Vec::new(),
+            stored_as: None,
+            conversion_error: None,
+            storage_schema: None,
+        })
     }
 }
 
@@ -420,6 +474,10 @@ impl Registered {
 pub(crate) struct Registry {
     by_id: HashMap<u32, Arc<Registered>>,
     by_resource: HashMap<String, Arc<Registered>>,
+    /// Every served version of every non-core type, by `plural.version.group`.
+    by_version: HashMap<String, Arc<Registered>>,
+    /// Every served version's spec, in registration order (discovery, the OpenAPI documents).
+    served: Arc<[TypeSpec]>,
     /// Every spec in registration order, rebuilt on each registration and shared by readers that
     /// need them all on every request (the HTTP API's routing and discovery).
     shared: Arc<[TypeSpec]>,
@@ -431,9 +489,40 @@ pub(crate) struct Registry {
 impl Registry {
     pub(crate) fn insert(&mut self, t: Registered) {
         let t = Arc::new(t);
-        self.by_resource.insert(t.spec.resource(), t.clone());
+        let resource = t.spec.resource();
+        self.by_version.retain(|_, v| v.id != t.id);
+        if t.spec.retired {
+            if self.by_resource.get(&resource).is_some_and(|o| o.id == t.id) {
+                self.by_resource.remove(&resource);
+            }
+        } else {
+            for v in std::iter::once(&t).chain(&t.views) {
+                if !v.spec.group.is_empty() && v.spec.served_versions().contains(&v.spec.version) {
+                    self.by_version.insert(v.spec.versioned_resource(), v.clone());
+                }
+            }
+            self.by_resource.insert(resource, t.clone());
+        }
         self.by_id.insert(t.id, t);
         self.shared = self.specs().into();
+        let mut served: Vec<(u32, TypeSpec)> = self.by_version.values().map(|v| (v.id, v.spec.clone())).collect();
+        served.extend(self.by_id.values().filter(|t| t.spec.group.is_empty() && !t.spec.retired).map(|t| (t.id, t.spec.clone())));
+        served.sort_by(|(a, s), (b, o)| a.cmp(b).then_with(|| super::versions::priority_cmp(&s.version, &o.version)));
+        self.served = served.into_iter().map(|(_, s)| s).collect::<Vec<_>>().into();
+    }
+
+    /// Every served version's spec (one per version of a custom resource), in registration
+    /// order and then kube's version preference, shared as [`Registry::shared`].
+    pub(crate) fn served(&self) -> Arc<[TypeSpec]> {
+        self.served.clone()
+    }
+
+    /// A retired type (a deleted CRD's), by resource name (`plural.group`, or one of its
+    /// versions' `plural.version.group`): what the history verbs still read.
+    pub(crate) fn retired(&self, resource: &str) -> Option<Arc<Registered>> {
+        let named =
+            |s: &TypeSpec| s.resource() == resource || s.versions.iter().any(|v| s.at_version(&v.name).versioned_resource() == resource);
+        self.by_id.values().filter(|t| t.spec.retired && named(&t.spec)).max_by_key(|t| t.id).cloned()
     }
 
     /// Every spec in registration order, shared: the same allocation until the next
@@ -446,10 +535,10 @@ impl Registry {
     /// [`TypeSpec::is_named`] accepts (a short name, the kind, a plural without its group) that
     /// names exactly one type.
     pub(crate) fn resolve(&self, resource: &str) -> Result<Arc<Registered>> {
-        if let Some(t) = self.by_resource.get(resource) {
+        if let Some(t) = self.get(resource) {
             return Ok(t.clone());
         }
-        let mut named = self.by_id.values().filter(|t| t.spec.is_named(resource) || t.spec.plural == resource);
+        let mut named = self.by_id.values().filter(|t| !t.spec.retired && (t.spec.is_named(resource) || t.spec.plural == resource));
         match (named.next(), named.next()) {
             (Some(t), None) => Ok(t.clone()),
             _ => Err(Error::NotFound { resource: "resource type".into(), name: resource.into() }),
@@ -466,9 +555,10 @@ impl Registry {
         self.by_id.iter().map(|(id, t)| (*id, t.spec.resource())).collect()
     }
 
-    /// The type registered under exactly this resource name (`plural` or `plural.group`).
+    /// The type registered under exactly this resource name (`plural` or `plural.group`), or
+    /// the served version `plural.version.group` names.
     pub(crate) fn get(&self, resource: &str) -> Option<&Arc<Registered>> {
-        self.by_resource.get(resource)
+        self.by_resource.get(resource).or_else(|| self.by_version.get(resource))
     }
 
     /// The type registered with this id.
@@ -490,11 +580,11 @@ impl Registry {
     /// The first type, in registration order, whose spec satisfies `pred` (without copying the
     /// others: a lookup on every request must not clone every spec).
     pub(crate) fn first(&self, pred: impl Fn(&TypeSpec) -> bool) -> Option<&Arc<Registered>> {
-        self.by_id.values().filter(|t| pred(&t.spec)).min_by_key(|t| t.id)
+        self.by_id.values().filter(|t| !t.spec.retired && pred(&t.spec)).min_by_key(|t| t.id)
     }
 
     pub(crate) fn specs(&self) -> Vec<TypeSpec> {
-        let mut v: Vec<_> = self.by_id.values().map(|t| (t.id, t.spec.clone())).collect();
+        let mut v: Vec<_> = self.by_id.values().filter(|t| !t.spec.retired).map(|t| (t.id, t.spec.clone())).collect();
         v.sort_by_key(|(id, _)| *id);
         v.into_iter().map(|(_, s)| s).collect()
     }

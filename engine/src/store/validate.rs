@@ -161,7 +161,10 @@ pub(crate) fn object_meta(t: &super::types::Registered, object: &Value) -> Resul
         }
     }
     if let Some(Value::Array(finalizers)) = meta.and_then(|m| m.get("finalizers")) {
-        let built_in = matches!(t.spec.schema, crate::store::SchemaSource::Builtin { .. });
+        // CustomResourceDefinitions are validated by apiextensions-apiserver, which does not
+        // (their cleanup finalizer has no prefix).
+        let built_in = matches!(t.spec.schema, crate::store::SchemaSource::Builtin { .. })
+            && t.spec.resource() != "customresourcedefinitions.apiextensions.k8s.io";
         for (i, f) in finalizers.iter().enumerate() {
             let Some(f) = f.as_str() else { continue };
             for msg in qualified_name(f) {

@@ -68,6 +68,25 @@ impl Store {
         self.core().registry.read().shared()
     }
 
+    /// The type of a deleted CustomResourceDefinition, retired (no longer served) but whose
+    /// objects' history the history verbs ([`Store::object_log`], [`Store::field_history`],
+    /// [`Store::blame`], [`Store::object_at`]) still read: by `plural.group`, or at a version by
+    /// `plural.version.group`.
+    #[must_use]
+    pub fn retired_type(&self, resource: &str) -> Option<TypeSpec> {
+        let t = self.core().registry.read().retired(resource)?;
+        let version = t.spec.versions.iter().find(|v| t.spec.at_version(&v.name).versioned_resource() == resource);
+        Some(version.map_or_else(|| t.spec.clone(), |v| t.spec.at_version(&v.name)))
+    }
+
+    /// Every served version of every type, one spec each (a custom resource's served versions
+    /// after its storage version's registration, in kube's order of preference), shared as
+    /// [`Store::types_shared`]: what discovery and the OpenAPI documents list.
+    #[must_use]
+    pub fn served_types_shared(&self) -> std::sync::Arc<[TypeSpec]> {
+        self.core().registry.read().served()
+    }
+
     /// The type registered under exactly this resource name (`plural` for the core group,
     /// `plural.group` otherwise), without copying the others as [`Store::types`] does: the
     /// lookup of a request path.
@@ -122,9 +141,13 @@ impl Store {
             return Err(Error::BadRequest("the object needs apiVersion and kind".into()));
         }
         let registry = self.core().registry.read();
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        // Any served version of the type (a custom resource's other versions too).
         registry
-            .first(|t| t.kind == kind && t.api_version() == api_version)
-            .map(|t| t.spec.clone())
+            .first(|t| {
+                t.kind == kind && (t.api_version() == api_version || (t.group == group && t.served_versions().iter().any(|v| v == version)))
+            })
+            .map(|t| t.spec.at_version(version))
             .ok_or_else(|| Error::NotFound { resource: "resource type".into(), name: format!("{kind}.{api_version}") })
     }
 
@@ -311,6 +334,7 @@ impl Store {
         })?;
         match found {
             Some((_, Some(object))) => object.map(|mut o| {
+                t.to_served(&mut o);
                 let _ = strategy::default_read(&t, &mut o);
                 o
             }),
@@ -475,10 +499,19 @@ impl Store {
         let name = key.name.as_str();
         self.admit_namespace_delete(&t, name)?;
         let terminates = self.namespace_terminates(&t);
+        let definition = t.spec.resource() == super::definitions::CRDS;
         let now = now_time();
         let deleter = Who::default();
         let deleted = self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
+            // A CustomResourceDefinition waits for its objects to be deleted.
+            let held;
+            let live = if definition && !super::definitions::deleting(live) {
+                held = super::definitions::with_finalizer(live);
+                &held
+            } else {
+                live
+            };
             let meta = live.get("metadata");
             let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or("");
             if let Some(uid) = &opts.uid {
@@ -510,6 +543,8 @@ impl Store {
             if meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null()) {
                 return Ok(Plan::NoOp(live.clone()));
             }
+            // A definition's deletion keeps its generation (apiextensions-apiserver's own delete).
+            let bump = !definition;
             if held {
                 return Ok(Plan::Put(strategy::namespace::mark_terminating(live, now.as_str()), EventType::Modified));
             }
@@ -518,7 +553,7 @@ impl Store {
                 m.insert("deletionTimestamp".into(), Value::String(now.as_str().to_string()));
                 m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                 let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
-                if generation > 0 {
+                if generation > 0 && bump {
                     m.insert("generation".into(), Value::from(generation.saturating_add(1)));
                 }
             }
@@ -526,6 +561,9 @@ impl Store {
         })?;
         if terminates && !opts.dry_run {
             self.finalize_namespace_later(name);
+        }
+        if definition && !opts.dry_run {
+            self.clean_up_definition_later(name);
         }
         Ok(deleted)
     }

@@ -174,7 +174,7 @@ impl Store {
         let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
         let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
         if let Some(f) = &fields {
-            f.check(&t.spec.resource())?;
+            f.check(&t.spec.resource(), t.spec.selectable_fields())?;
         }
         let rv = parse_rv(opts.resource_version.as_deref())?;
         let core = self.inner.core.clone();
@@ -221,7 +221,11 @@ impl Store {
                 if opts.send_initial_events != Some(false) {
                     if reg > 0 {
                         let list = self.list(
-                            &Collection { resource: t.spec.resource(), namespace: namespace.clone() },
+                            // A view lists at its version.
+                            &Collection {
+                                resource: if t.is_view() { t.spec.versioned_resource() } else { t.spec.resource() },
+                                namespace: namespace.clone(),
+                            },
                             &ListOptions {
                                 label_selector: opts.label_selector.clone(),
                                 field_selector: opts.field_selector.clone(),
@@ -500,6 +504,7 @@ impl Watch {
     /// The event a change is for this watch, with selectors turning entries and exits into
     /// `ADDED` and `DELETED`.
     fn event_for(&self, event: EventType, object: &Arc<Value>, prev: Option<&Value>) -> Option<WatchEvent> {
+        let object = &self.t.served_arc(object);
         if self.labels.is_none() && self.fields.is_none() {
             return Some(match event {
                 EventType::Added => WatchEvent::Added(object.clone()),

@@ -47,8 +47,8 @@ pub(crate) fn core_versions() -> Value {
     json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
 }
 
-/// The versions of each non-core group, in registration order of their first type, and the
-/// reviews' groups.
+/// The versions of each non-core group (`types` has one spec per served version), in kube's
+/// order of preference (the first is the preferred version), and the reviews' groups.
 pub(crate) fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (g, v, _, _) in super::review::REVIEWS {
@@ -60,6 +60,7 @@ pub(crate) fn groups(types: &[TypeSpec]) -> BTreeMap<String, Vec<String>> {
             versions.push(t.version.clone());
         }
     }
+    out.values_mut().for_each(|vs| fieldstore_engine::store::sort_by_priority(vs));
     out
 }
 

@@ -86,7 +86,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
     let path = req.uri().path().to_string();
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
-    let types = || h.api.store().types_shared();
+    // One spec per served version (a custom resource's every served version).
+    let types = || h.api.store().served_types_shared();
     let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
     let wants_aggregated = aggregated::wanted(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or(""));
     match segs.as_slice() {
@@ -152,11 +153,21 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             h.docs.documents(&types()).v3_json(&rest.join("/")).map(|d| bytes_reply(d, "application/json")).ok_or_else(Failure::no_route)
         }
         ["apis", g, "v1", plural] if review::kind(g, plural).is_some() => review::create(h, &id, g, plural, req).await,
-        _ => match paths::route(&path, |r| h.api.store().resource_type(r))? {
-            Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
-            Some(t) => verbs::serve(h, id, t, req).await,
-            None => Err(Failure::no_route()),
-        },
+        _ => {
+            let target = match paths::route(&path, |r| h.api.store().resource_type(r)) {
+                // The objects of a deleted CRD keep their history (`blame`, `history`, `log`, `at`).
+                Err(f) => match paths::route(&path, |r| h.api.store().retired_type(r)) {
+                    Ok(Some(t)) if matches!(t.subresource.as_deref(), Some("blame" | "history" | "log" | "at")) => Some(t),
+                    _ => return Err(f),
+                },
+                Ok(t) => t,
+            };
+            match target {
+                Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
+                Some(t) => verbs::serve(h, id, t, req).await,
+                None => Err(Failure::no_route()),
+            }
+        }
     }
 }
 

@@ -32,9 +32,9 @@ impl Target {
 /// (`at`). Any other is 404.
 pub(crate) const SUBRESOURCES: [&str; 7] = ["status", "scale", "finalize", "blame", "history", "log", "at"];
 
-/// Resolves a path against the registered types (`lookup` finds one by its resource name,
-/// `plural` or `plural.group`): the resource it names, or `None` for a path that is not a
-/// resource path.
+/// Resolves a path against the registered types (`lookup` finds one by its resource name:
+/// `plural` for the core group, the served version `plural.version.group` otherwise): the
+/// resource it names, or `None` for a path that is not a resource path.
 ///
 /// # Errors
 /// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
@@ -57,7 +57,7 @@ pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Re
         _ => (false, rest),
     };
     let in_gv = |plural: &str| {
-        let resource = if group.is_empty() { plural.to_string() } else { format!("{plural}.{group}") };
+        let resource = if group.is_empty() { plural.to_string() } else { format!("{plural}.{version}.{group}") };
         lookup(&resource).filter(|t| t.version == version && t.plural == plural)
     };
     // `namespaces/NS/RESOURCE…`, unless the third segment is a subresource of the namespace.
@@ -87,7 +87,7 @@ mod tests {
     use fieldstore_engine::store::builtin_types;
 
     fn lookup(resource: &str) -> Option<TypeSpec> {
-        builtin_types().into_iter().find(|t| t.resource() == resource)
+        builtin_types().into_iter().find(|t| t.versioned_resource() == resource)
     }
 
     fn target(p: &str) -> Target {

@@ -41,12 +41,12 @@ impl Ctx<'_> {
 
     /// The object this request's path names.
     pub(crate) fn key(&self) -> ObjectKey {
-        ObjectKey::new(self.t.spec.resource(), self.t.ns(), self.t.name.clone().unwrap_or_default())
+        ObjectKey::new(self.t.spec.versioned_resource(), self.t.ns(), self.t.name.clone().unwrap_or_default())
     }
 
     /// The collection this request's path names.
     pub(crate) fn collection(&self) -> Collection {
-        Collection::new(self.t.spec.resource(), self.t.ns())
+        Collection::new(self.t.spec.versioned_resource(), self.t.ns())
     }
 
     /// The request body, at most `--max-request-bytes` (413 beyond).

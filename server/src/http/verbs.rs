@@ -49,12 +49,18 @@ pub(crate) async fn serve(h: &Http, id: Identity, t: Target, req: HttpRequest) -
         user_agent: hdr(header::USER_AGENT),
         t,
     };
-    match serve_verb(&ctx, parts.method, body).await {
+    // A deprecated version of a custom resource: kube-apiserver's warning on every request.
+    let deprecated = ctx.t.spec.deprecation_warning();
+    let r = match serve_verb(&ctx, parts.method, body).await {
         // Failures in YAML too, when that is what the client reads.
         Err(f) if accept.media == body::YAML => {
             Ok(encoded(body::encode(&f.0, body::YAML)?, StatusCode::from_u16(f.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)))
         }
         r => r,
+    };
+    match deprecated {
+        Some(w) => Ok(super::reply::with_warnings(r.unwrap_or_else(axum::response::IntoResponse::into_response), &[w])),
+        None => r,
     }
 }
 
