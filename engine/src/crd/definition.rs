@@ -191,6 +191,7 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
             && versions.iter().all(|v| v.get(key).is_some_and(|x| !x.is_null() && x != &json!([])) && v.get(key) == versions[0].get(key))
     };
     let (schema_top, subresources_top, columns_top) = (hoisted("schema"), hoisted("subresources"), hoisted("additionalPrinterColumns"));
+    let selectable_top = hoisted("selectableFields");
     if !versions.iter().all(|v| schema_of(v).is_some()) {
         for (i, v) in versions.iter().enumerate() {
             if schema_of(v).is_none() {
@@ -242,6 +243,9 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
         if !columns_top {
             columns(v.get("additionalPrinterColumns"), &format!("{at}.additionalPrinterColumns"), out);
         }
+        if !selectable_top {
+            out.extend(super::selectable::selectable_fields_errors(v, &at));
+        }
     }
     if !unique {
         err(out, "spec.versions", format!("Invalid value: {}: must contain unique version names", versions_shown(versions)));
@@ -265,6 +269,9 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
     }
     if columns_top {
         columns(versions[0].get("additionalPrinterColumns"), "spec.additionalPrinterColumns", out);
+    }
+    if selectable_top {
+        out.extend(super::selectable::selectable_fields_errors(&versions[0], "spec"));
     }
     conversion(spec, out);
 }
