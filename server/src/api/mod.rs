@@ -264,7 +264,12 @@ impl Api {
                 if opts.manager.is_empty() {
                     opts.manager.clone_from(&who.user);
                 }
-                Ok(Response::Object(self.call(move |s| s.update_scale(&key, &change, &opts)).await?))
+                let (resource, name) = (key.resource.clone(), key.name.clone());
+                let scaled = self.call(move |s| s.update_scale(&key, &change, &opts)).await;
+                // A custom resource's scale is validated as the resource (kube-apiserver names it).
+                let custom =
+                    self.store.resource_type(&resource).is_some_and(|t| matches!(t.schema, fieldstore_engine::store::SchemaSource::Crd(_)));
+                Ok(Response::Object(scaled.map_err(|e| if custom { self.naming(e, &resource, Some(&name)) } else { e })?))
             }
             Request::Finalize { key, object, mut opts } => {
                 if opts.manager.is_empty() {

@@ -205,6 +205,11 @@ impl Ctx<'_> {
                 .map_err(|e| Failure::from(fieldstore_engine::Error::BadRequest(format!("cannot encode as protobuf: {e}"))))?;
             return Ok(encoded(body::Body { content_type: body::PROTOBUF.into(), data: data.into() }, StatusCode::OK));
         }
+        let mut page = page;
+        if matches!(spec.schema, fieldstore_engine::store::SchemaSource::Crd(_)) && page.continue_token.is_none() {
+            // kube-apiserver's lists of custom resources (unstructured) always carry `continue`.
+            page.continue_token = Some(String::new());
+        }
         let out = page.to_json_bytes(&api_version, &spec.kind);
         Ok(encoded(body::encode_json(out, &api_version, &list_kind, self.accept.media_type())?, StatusCode::OK))
     }

@@ -140,7 +140,7 @@ impl Store {
                 .and_then(|r| i32::try_from(r).ok())
                 .ok_or_else(|| Error::BadRequest("spec.replicas: a non-negative 32-bit integer is required".into()))?;
             // kube-apiserver's Scale validation: 422 naming the field.
-            if replicas < 0 {
+            if replicas < 0 && t.custom.is_none() {
                 return Err(Error::Invalid(ValidationErrors(vec![ValidationError {
                     path: "spec.replicas".into(),
                     message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
@@ -149,6 +149,20 @@ impl Store {
             let mut new = live.clone();
             let path = t.spec.scale.as_ref().map_or(".spec.replicas", |s| s.spec_replicas_path.as_str());
             set_replicas(&mut new, path, replicas);
+            // A custom resource is validated as scaled by its schema, and the replicas at its
+            // path (kube-apiserver's `ValidateScaleSpec`, naming the path as the CRD writes it).
+            if let Some(schema) = &t.custom {
+                let mut errs = crate::crd::validation::validate(schema, &new, Some(live));
+                if replicas < 0 {
+                    errs.push(ValidationError {
+                        path: path.to_string(),
+                        message: format!("Invalid value: {replicas}: should be a non-negative integer"),
+                    });
+                }
+                if !errs.is_empty() {
+                    return Err(Error::Invalid(ValidationErrors(errs)));
+                }
+            }
             let new = prepare_update(&t, false, live, new);
             let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
             if t.spec.scale.is_some() {
