@@ -23,6 +23,10 @@ pub(crate) fn check(s: &Structural, v: &Value, old: Option<&Value>, path: &str, 
     if !s.has_rules || v.is_null() || budget.is_exhausted() {
         return;
     }
+    // Ratcheting: an unchanged value passes every rule but a transition rule.
+    if !s.has_transition_rules && old == Some(v) {
+        return;
+    }
     if let Some(rules) = &s.rules {
         out.extend(rules.check(v, old, path, budget));
     }

@@ -47,6 +47,8 @@ pub struct Structural {
     pub rules: Option<Arc<super::cel::Rules>>,
     /// Whether this node or one below it has CEL rules.
     pub has_rules: bool,
+    /// Whether this node or one below it has CEL transition rules (using `oldSelf`).
+    pub has_transition_rules: bool,
 }
 
 /// `additionalProperties`: a schema for every undeclared key, or a plain yes/no.
@@ -159,6 +161,7 @@ fn read(v: &Value, depth: usize) -> Structural {
         checks: checks(m, depth),
         rules: None,
         has_rules: false,
+        has_transition_rules: false,
     };
     let options = super::cel::CompileOptions { cardinality: 1, root: depth == 0 };
     node.rules = super::cel::Rules::compile_with(v, "x-kubernetes-validations", options).ok().flatten().map(Arc::new);
@@ -166,6 +169,10 @@ fn read(v: &Value, depth: usize) -> Structural {
         || node.properties.values().any(|p| p.has_rules)
         || node.items.as_ref().is_some_and(|i| i.has_rules)
         || matches!(&node.additional, Some(Additional::Schema(a)) if a.has_rules);
+    node.has_transition_rules = node.rules.as_ref().is_some_and(|r| !r.transition_rules().is_empty())
+        || node.properties.values().any(|p| p.has_transition_rules)
+        || node.items.as_ref().is_some_and(|i| i.has_transition_rules)
+        || matches!(&node.additional, Some(Additional::Schema(a)) if a.has_transition_rules);
     node
 }
 

@@ -163,14 +163,15 @@ impl Walk {
     fn type_ok(&mut self, s: &Structural, v: &Value, path: &str) -> bool {
         let actual = type_name(v);
         let ok = match s.kind.as_deref() {
-            None if s.int_or_string => matches!(actual, "integer" | "string") || is_whole(v),
+            // kube-apiserver types an int-or-string as `[integer, string]`, whatever its `type`.
+            _ if s.int_or_string => matches!(actual, "integer" | "string") || is_whole(v),
             None => true,
             Some("integer") => actual == "integer" || is_whole(v),
             Some("number") => matches!(actual, "integer" | "number"),
             Some(t) => t == actual,
         };
         if !ok {
-            let want = s.kind.as_deref().unwrap_or("integer,string");
+            let want = if s.int_or_string { "integer,string" } else { s.kind.as_deref().unwrap_or("") };
             self.push(path, format!("Invalid value: \"{actual}\": {path} in body must be of type {want}: \"{actual}\""));
             if want == "integer" && actual == "number" {
                 self.unchecked_integer(path, "(default format)");

@@ -480,19 +480,24 @@ impl Rules {
         if value.is_null() || budget.exhausted {
             return out;
         }
+        // Ratcheting (kube-apiserver's CRDValidationRatcheting, on by default since 1.30): a value
+        // equal to its correlated old value keeps passing the rules that don't use oldSelf —
+        // kube-apiserver evaluates them and turns their failures into warnings; they aren't run.
+        // Without a transition rule, nothing of an unchanged value is even converted.
+        let unchanged = old.is_some_and(|o| o == value);
+        let transitions = self.rules.iter().any(|r| r.uses_old_self);
+        if unchanged && !transitions {
+            return out;
+        }
         let self_val = types::to_cel(value, &self.schema, self.root);
         let self_ty = Ty::of_value(&self_val);
-        let old_val = old.filter(|o| !o.is_null()).map(|o| types::to_cel(o, &self.schema, self.root));
+        let old_val = old.filter(|o| !o.is_null() && transitions).map(|o| types::to_cel(o, &self.schema, self.root));
         let old_ty = old_val.as_ref().map_or(Ty::Null, Ty::of_value);
         let with_optional = self.rules.iter().any(|r| r.optional_old_self);
         let Some(ctx) = Context::new(&self_val, old_val.as_ref(), with_optional) else {
             out.push(self.invalid(path, "rule compiler initialization error: value not representable"));
             return out;
         };
-        // Ratcheting (kube-apiserver's CRDValidationRatcheting, on by default since 1.30): a value
-        // equal to its correlated old value keeps passing the rules that don't use oldSelf —
-        // kube-apiserver evaluates them and turns their failures into warnings; they aren't run.
-        let unchanged = old.is_some_and(|o| o == value);
         for rule in &self.rules {
             if rule.uses_old_self && old_val.is_none() && !rule.optional_old_self {
                 continue;
