@@ -242,6 +242,13 @@ fn spec(crd: &Value, out: &mut Vec<ValidationError>) {
         if !columns_top {
             columns(v.get("additionalPrinterColumns"), &format!("{at}.additionalPrinterColumns"), out);
         }
+        if !hoisted("selectableFields") {
+            out.extend(super::selectable::selectable_fields_errors(v, &at));
+        }
+    }
+    // Identical in every version (one version, say), kube-apiserver checks them as the spec's.
+    if hoisted("selectableFields") {
+        out.extend(super::selectable::selectable_fields_errors(&versions[0], "spec"));
     }
     if !unique {
         err(out, "spec.versions", format!("Invalid value: {}: must contain unique version names", versions_shown(versions)));
