@@ -75,6 +75,8 @@ async fn every_served_version_is_served() {
             (d["groupVersion"].as_str(), d["resources"][0]["name"].as_str()),
             (Some(format!("example.com/{v}").as_str()), Some("widgets"))
         );
+        // apiextensions-apiserver's order of a custom resource's verbs.
+        assert_eq!(d["resources"][0]["verbs"], json!(["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]));
     }
     s.get("/apis/example.com/v2alpha1").await.status(404, "NotFound");
     let agg = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
@@ -178,6 +180,8 @@ async fn a_deleted_definition_takes_its_objects_and_its_type() {
     assert_eq!(answer.code, 200, "{}", String::from_utf8_lossy(&answer.body));
     let answer = answer.json();
     assert_eq!(answer["metadata"]["finalizers"], json!(["customresourcecleanup.apiextensions.k8s.io"]));
+    // As apiextensions-apiserver marks it: no grace period, the generation kept.
+    assert_eq!((answer["metadata"].get("deletionGracePeriodSeconds"), &answer["metadata"]["generation"]), (None, &json!(1)));
     let terminating = answer["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Terminating").unwrap().clone();
     assert_eq!((terminating["status"].as_str(), terminating["reason"].as_str()), (Some("True"), Some("InstanceDeletionPending")));
     let refused = s.post(&at("v1"), &widget("v1", "late", json!({}))).await.status(403, "Forbidden");

@@ -543,7 +543,8 @@ impl Store {
             if meta.and_then(|m| m.get("deletionTimestamp")).is_some_and(|v| !v.is_null()) {
                 return Ok(Plan::NoOp(live.clone()));
             }
-            // A definition's deletion keeps its generation (apiextensions-apiserver's own delete).
+            // A definition's deletion keeps its generation and sets no grace period
+            // (apiextensions-apiserver's own delete).
             let bump = !definition;
             if held {
                 return Ok(Plan::Put(strategy::namespace::mark_terminating(live, now.as_str()), EventType::Modified));
@@ -551,7 +552,9 @@ impl Store {
             let mut out = live.clone();
             if let Some(Value::Object(m)) = out.get_mut("metadata") {
                 m.insert("deletionTimestamp".into(), Value::String(now.as_str().to_string()));
-                m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                if bump {
+                    m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                }
                 let generation = m.get("generation").and_then(Value::as_i64).unwrap_or(0);
                 if generation > 0 && bump {
                     m.insert("generation".into(), Value::from(generation.saturating_add(1)));

@@ -2,12 +2,15 @@
 //! for every registered type and the create-only reviews ([`super::review`]). Aggregated
 //! discovery (`as=APIGroupDiscoveryList`) is built from these documents ([`super::aggregated`]).
 
-use fieldstore_engine::store::{Collection, ListOptions, Store, TypeSpec};
+use fieldstore_engine::store::{Collection, ListOptions, SchemaSource, Store, TypeSpec};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// The verbs of every resource.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// The verbs of a custom resource, in apiextensions-apiserver's order.
+const CUSTOM_VERBS: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
 
 /// The resources Kubernetes puts in the `all` category (`kubectl get all`).
 const ALL: [&str; 10] = [
@@ -115,7 +118,7 @@ pub(crate) fn resource_list(
     for t in types.iter().filter(|t| t.group == group && t.version == version) {
         let mut r = json!({
             "name": t.plural, "singularName": t.kind.to_lowercase(), "namespaced": t.namespaced,
-            "kind": t.kind, "verbs": VERBS,
+            "kind": t.kind, "verbs": if matches!(t.schema, SchemaSource::Crd(_)) { CUSTOM_VERBS } else { VERBS },
         });
         if !t.short_names.is_empty() {
             r["shortNames"] = json!(t.short_names);
