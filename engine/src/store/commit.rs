@@ -217,7 +217,7 @@ impl Store {
             let mut normalised = read.live.clone().filter(|_| t.spec.reshaped || t.converts());
             if let Some(l) = normalised.as_mut() {
                 t.to_served(l);
-                let _ = super::strategy::default_read(t, l);
+                let _ = t.read_view(l);
             }
             let (mut object, event, tombstone) = match plan(normalised.as_ref().or(read.live.as_ref())) {
                 Ok(Plan::NoOp(v)) => {

@@ -99,7 +99,7 @@ impl Store {
         self.list_with(&of.resource, of.ns(), opts, &mut |record, revision, labels| {
             let mut obj = object::decode(record, revision)?;
             t.to_served(&mut obj);
-            let _ = strategy::default_read(&t, &mut obj);
+            let _ = t.read_view(&mut obj);
             Ok(labels.is_none_or(|l| l.matches(&obj)).then_some(obj))
         })
     }
@@ -119,7 +119,7 @@ impl Store {
             if labels.is_some() || (t.custom.is_some() && t.spec.reshaped) || t.converts() {
                 let mut obj = object::decode(record, revision)?;
                 t.to_served(&mut obj);
-                let _ = strategy::default_read(&t, &mut obj);
+                let _ = t.read_view(&mut obj);
                 if labels.is_some_and(|l| !l.matches(&obj)) {
                     return Ok(None);
                 }

@@ -381,6 +381,19 @@ pub(crate) struct Registered {
 }
 
 impl Registered {
+    /// A stored object of this type as read: a custom resource pruned and defaulted by its
+    /// schema as it is now (kube-apiserver prunes and defaults objects as it decodes them from
+    /// storage, so a field removed from a CRD goes and a default added shows on objects written
+    /// before). Only types whose schema changed while objects were stored
+    /// ([`TypeSpec::reshaped`]): the others' objects were pruned and defaulted when written.
+    /// Whether anything changed.
+    pub(crate) fn read_view(&self, object: &mut Value) -> bool {
+        match (&self.custom, self.spec.reshaped) {
+            (Some(schema), true) => crate::crd::prune::apply(schema, object) | crate::crd::defaults::apply(schema, object),
+            _ => false,
+        }
+    }
+
     /// Compiles `spec`. The schema is leaked: field managers borrow it for the life of the
     /// process, and types are registered a handful of times.
     pub(crate) fn compile(id: u32, spec: TypeSpec) -> Result<Self> {

@@ -335,7 +335,7 @@ impl Store {
         match found {
             Some((_, Some(object))) => object.map(|mut o| {
                 t.to_served(&mut o);
-                let _ = strategy::default_read(&t, &mut o);
+                let _ = t.read_view(&mut o);
                 o
             }),
             _ => Err(Error::NotFound { resource: t.spec.resource(), name: name.into() }),

@@ -472,12 +472,12 @@ impl Watch {
         let gone = || Error::Expired(format!("too old resource version: {rev} ({})", self.core.compacted.load(Ordering::SeqCst)));
         let record = self.core.kv.get(CF_OBJECTS, &key)?.ok_or_else(gone)?;
         let mut object = object::decode(&record, rev)?;
-        let _ = super::strategy::default_read(&self.t, &mut object);
+        let _ = self.t.read_view(&mut object);
         let prev = if ch.event == EventType::Modified || self.labels.is_some() || self.fields.is_some() {
             match self.core.version_at(&ch.object_prefix, rev - 1)? {
                 Some((r, rec)) if !object::is_tombstone(&rec) => {
                     let mut prev = object::decode(&rec, r)?;
-                    let _ = super::strategy::default_read(&self.t, &mut prev);
+                    let _ = self.t.read_view(&mut prev);
                     Some(prev)
                 }
                 _ => None,

@@ -16,7 +16,7 @@ use cel::objects::{Key, Map};
 use cel::parser::{Macro, MacroExprHelper};
 use cel::{Env, ExecutionError, ParseError, Value};
 
-use super::library::{fail, overload};
+use super::args::{fail, overload};
 
 /// `[[index or key, value], …]` of a list or map (map keys in order).
 pub(crate) const PAIRS: &str = "@k8s_pairs";

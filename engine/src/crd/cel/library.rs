@@ -13,6 +13,8 @@ use cel::common::value::{CowVal, Val};
 use cel::objects::{Opaque, OptionalValue};
 use cel::{Env, ExecutionError, Value};
 
+use super::args::{arg_str, fail, overload};
+
 /// The type name of a named format value.
 pub(crate) const FORMAT_TYPE: &str = "kubernetes.NamedFormat";
 
@@ -33,27 +35,8 @@ pub(crate) const FORMATS: &[&str] = &[
     "datetime",
 ];
 
-/// Wraps `fn(&[Value]) -> Result<Value, ExecutionError>` as a cel-rust overload: the arguments
-/// (a member's receiver first) converted to `Value`s, the result back.
-macro_rules! overload {
-    ($f:expr) => {{
-        fn wrapped<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-            let vals = args.iter().map(|a| Value::try_from(a.as_ref())).collect::<Result<Vec<Value>, _>>()?;
-            let out: Value = ($f)(vals.as_slice())?;
-            let boxed: Box<dyn Val> = Box::<dyn Val>::try_from(out)?;
-            Ok(CowVal::from(boxed))
-        }
-        wrapped
-    }};
-}
-pub(crate) use overload;
-
 /// The shared environment.
 pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(build()));
-
-pub(crate) fn fail(function: &str, message: impl ToString) -> ExecutionError {
-    ExecutionError::function_error(function, message)
-}
 
 fn build() -> Env {
     let mut env = Env::stdlib();
@@ -66,14 +49,6 @@ fn build() -> Env {
     let _ = super::quantity::register(&mut env);
     let _ = super::semver::register(&mut env);
     env
-}
-
-pub(crate) fn arg_str<'a>(function: &str, args: &'a [Value], i: usize) -> Result<&'a str, ExecutionError> {
-    match args.get(i) {
-        Some(Value::String(s)) => Ok(s.as_str()),
-        Some(other) => Err(ExecutionError::no_such_overload(function, vec![other.type_of().to_string()])),
-        None => Err(ExecutionError::invalid_argument_count(i + 1, args.len())),
-    }
 }
 
 fn arg_list<'a>(function: &str, args: &'a [Value], i: usize) -> Result<&'a [Value], ExecutionError> {

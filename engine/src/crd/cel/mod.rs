@@ -40,6 +40,7 @@
 //! `lists.range`, `sortBy`; the equality and concatenation of `x-kubernetes-list-type: set`/`map`
 //! lists are a plain list's (ordered).
 
+mod args;
 mod check;
 mod comprehensions;
 pub mod cost;

@@ -13,7 +13,7 @@ use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map, Opaque};
 use cel::{Env, ExecutionError, Value};
 
-use super::library::{arg_str, fail, overload};
+use super::args::{arg_str, fail, overload};
 
 pub(crate) const URL_TYPE: &str = "kubernetes.URL";
 pub(crate) const IP_TYPE: &str = "net.IP";

@@ -10,7 +10,7 @@ use cel::common::value::{CowVal, Val};
 use cel::objects::Opaque;
 use cel::{Env, ExecutionError, Value};
 
-use super::library::{arg_str, fail, overload};
+use super::args::{arg_str, fail, overload};
 
 pub(crate) const SEMVER_TYPE: &str = "kubernetes.Semver";
 

@@ -49,18 +49,6 @@ pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut V
     Ok(())
 }
 
-/// A stored custom resource as read: pruned and defaulted by its schema as it is now
-/// (kube-apiserver prunes and defaults objects as it decodes them from storage, so a field
-/// removed from a CRD goes and a default added shows on objects written before). Only types
-/// whose schema changed while objects were stored ([`super::TypeSpec::reshaped`]): the others'
-/// objects were pruned and defaulted when written. Whether anything changed.
-pub(crate) fn default_read(t: &Registered, object: &mut Value) -> bool {
-    match (&t.custom, t.spec.reshaped) {
-        (Some(schema), true) => crate::crd::prune::apply(schema, object) | crate::crd::defaults::apply(schema, object),
-        _ => false,
-    }
-}
-
 /// What the kind's strategy sets on a new object after the field manager (owned by nobody).
 pub(super) fn prepare_create(t: &Registered, object: &mut Value) {
     if namespace::is(t) {
