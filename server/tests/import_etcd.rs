@@ -132,7 +132,8 @@ fn adjust(mut object: Value, spec: &TypeSpec, n: usize) -> Value {
         s["conversion"] = json!({"strategy": "None"});
         let v = &mut s["versions"][0];
         v["name"] = json!("v1");
-        v["schema"] = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+        v["schema"] = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"color": {"type": "string"}}}}}});
         v["subresources"]["scale"] = json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"});
         v["additionalPrinterColumns"] = json!([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]);
         v["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);

@@ -540,8 +540,9 @@ impl Structural {
             Value::Object(m) if !self.preserve_unknown => m.iter().any(|(k, x)| match self.field(k) {
                 Some(f) => f.has_unknown(x),
                 None => {
-                    !(self.embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-                        && !matches!(self.additional, Some(super::structural::Additional::Allowed(true)))
+                    let kept = matches!(self.additional, Some(super::structural::Additional::Allowed(true)))
+                        || (self.embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
+                    !kept
                 }
             }),
             Value::Object(m) => m.iter().any(|(k, x)| self.properties.get(k).is_some_and(|f| f.has_unknown(x))),

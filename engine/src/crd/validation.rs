@@ -349,10 +349,8 @@ impl Walk {
             match (s.properties.get(k.as_str()), &s.additional) {
                 (Some(f), _) => self.node(f, v, old.and_then(|o| o.get(k.as_str())), &p),
                 (None, Some(Additional::Schema(f))) => self.node(f, v, old.and_then(|o| o.get(k.as_str())), &p),
-                (None, Some(Additional::Allowed(false))) => {
-                    if old.and_then(|o| o.get(k.as_str())) != Some(v) {
-                        self.push(path, format!("Invalid value: {}: {p} in body is a forbidden property", quoted(k)));
-                    }
+                (None, Some(Additional::Allowed(false))) if old.and_then(|o| o.get(k.as_str())) != Some(v) => {
+                    self.push(path, format!("Invalid value: {}: {p} in body is a forbidden property", quoted(k)));
                 }
                 _ => {}
             }

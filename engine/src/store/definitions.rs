@@ -100,9 +100,14 @@ pub(crate) fn settle(live: Option<&Value>, sent: Option<&Value>, status_write: b
 /// # Errors
 /// [`Error::Invalid`] naming every problem of the definition; [`Error::BadRequest`] when it
 /// does not make a type all the same.
-pub(crate) fn prepare(object: &mut Value, live: Option<&Value>, others: &[&Value]) -> Result<Option<Registered>> {
-    crate::crd::definition::default(object);
-    let problems = crate::crd::definition::check(object, live);
+///
+/// `checked`: whether a client writes it; the store's own writes (an import of what
+/// kube-apiserver stored, a deletion's steps) are neither defaulted nor checked again.
+pub(crate) fn prepare(object: &mut Value, live: Option<&Value>, others: &[&Value], checked: bool) -> Result<Option<Registered>> {
+    if checked {
+        crate::crd::definition::default(object);
+    }
+    let problems = if checked { crate::crd::definition::check(object, live) } else { Vec::new() };
     if !problems.is_empty() {
         return Err(Error::Invalid(crate::typed::ValidationErrors(problems)));
     }

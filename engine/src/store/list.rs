@@ -13,7 +13,7 @@ use super::kv::Flow;
 use super::options::{ListOptions, ResourceVersionMatch};
 use super::selectors::{parse_rv, FieldSelector, LabelSelector, ObjectFilter};
 use super::types::Registered;
-use super::{object, strategy, validate, view, Store};
+use super::{object, validate, view, Store};
 use crate::{Error, Result};
 use serde_json::{json, Value};
 

@@ -469,4 +469,3 @@ fn invalid_formatted_strings_stay_strings() {
     // A malformed date-time (the schema walker reports its format) is still a value to CEL.
     assert!(eval(schema, "has(self.t)", json!({"t": "yesterday"})));
 }
-
