@@ -59,11 +59,12 @@ pub fn check(schema: &Value, path: &str, status: bool) -> Vec<ValidationError> {
     let mut structural_errors = Vec::new();
     // A schema with keywords a structural schema cannot hold does not become one: only the
     // OpenAPI checks below name them.
-    if !unsupported(schema, 0) {
+    let readable = !unsupported(schema, 0);
+    if readable {
         structural(m, Level::Root, path, &mut structural_errors, 0);
     }
     structural_errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
-    let structural_ok = structural_errors.is_empty() && !unsupported(schema, 0);
+    let structural_ok = readable && structural_errors.is_empty();
     out.extend(structural_errors);
     if structural_ok {
         defaults(&Structural::read(schema), schema, path, true, &mut out);

@@ -71,8 +71,11 @@ impl Column {
     pub(crate) fn name() -> Self {
         Column {
             format: "name".into(),
+            // `metav1.ObjectMeta{}.SwaggerDoc()["name"]`, as kube-apiserver's printers describe it.
             description: "Name must be unique within a namespace. Is required when creating resources, although some resources may \
-                          allow a client to request the generation of an appropriate name automatically."
+                          allow a client to request the generation of an appropriate name automatically. Name is primarily intended \
+                          for creation idempotence and configuration definition. Cannot be updated. More info: \
+                          https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
                 .into(),
             ..Column::new("Name", "string")
         }
@@ -81,7 +84,12 @@ impl Column {
     /// The `Age` column (the time since `metadata.creationTimestamp`).
     pub(crate) fn age() -> Self {
         Column {
-            description: "CreationTimestamp is a timestamp representing the server time when this object was created.".into(),
+            // `metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]`.
+            description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not \
+                          guaranteed to be set in happens-before order across separate operations. Clients may not set this value. \
+                          It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. \
+                          More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+                .into(),
             ..Column::new("Age", "string")
         }
     }
