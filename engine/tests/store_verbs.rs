@@ -328,13 +328,14 @@ fn a_custom_resources_scale_follows_its_crd_paths() {
     let after = store.get(&key, &Default::default()).unwrap();
     assert_eq!((&after["spec"], &after["metadata"]["generation"]), (&json!({"size": 4, "color": "x"}), &json!(2)));
     assert_eq!(after["metadata"]["managedFields"], before["metadata"]["managedFields"]);
-    // A negative count is kube-apiserver's 422 naming `spec.replicas`; not a number, a 400.
+    // A negative count is kube-apiserver's 422 naming the CRD's replicas path as written; not a
+    // number, a 400.
     match store.update_scale(&key, &ScaleChange::Patch(PatchType::Merge, json!({"spec": {"replicas": -1}})), &w()) {
         Err(Error::Invalid(errs)) => {
             assert_eq!(errs.0.len(), 1);
             assert_eq!(
                 (errs.0[0].path.as_str(), errs.0[0].message.as_str()),
-                ("spec.replicas", "Invalid value: -1: must be greater than or equal to 0")
+                (".spec.size", "Invalid value: -1: should be a non-negative integer")
             );
         }
         other => panic!("{other:?}"),
