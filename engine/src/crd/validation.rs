@@ -74,9 +74,9 @@ pub(crate) fn shown(v: &Value) -> String {
     }
 }
 
-/// A string as Go's `%q` prints it (JSON's escapes are the same for what matters here).
+/// A string as Go's `%q` prints it (one implementation with the CEL errors': [`super::cel::go_quote`]).
 pub(crate) fn quoted(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
+    super::cel::go_quote(s)
 }
 
 /// A float as Go's `%v` prints it.

@@ -214,7 +214,7 @@ impl Store {
             let mut read = Read::latest(core, &prefix)?;
             // A custom resource stored under an older schema is planned on as it reads now; a view
             // of another version plans on the object as that version serves it.
-            let mut normalised = read.live.clone().filter(|_| t.spec.reshaped || t.converts());
+            let mut normalised = read.live.as_ref().filter(|_| t.spec.reshaped || t.converts()).cloned();
             if let Some(l) = normalised.as_mut() {
                 t.to_served(l);
                 let _ = t.read_view(l);

@@ -62,7 +62,8 @@ use serde_json::Value;
 pub use cost::{cost_error_message, CrdCost, RUNTIME_CEL_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 
 use crate::typed::ValidationError;
-use errors::{go_quote, rule_struct, ParsedRule};
+pub(crate) use errors::go_quote;
+use errors::{rule_struct, ParsedRule};
 use types::Ty;
 
 /// The longest rule (and messageExpression) in code points: cel-go's default
