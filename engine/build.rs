@@ -51,6 +51,9 @@ const OUTPUT: &str = "builtin_openapi_v3.json";
 /// The descriptions of the definitions and their members (kept apart: only the served OpenAPI
 /// documents need them, not the schema the engine loads).
 const DESCRIPTIONS: &str = "builtin_descriptions.json";
+/// The Go zero value of each kind, as kube-apiserver's typed conversion reads it (see
+/// [`Model::zero_value`]).
+const ZERO_VALUES: &str = "builtin_zero_values.json";
 /// The proto message whose members `apiVersion` and `kind` are inlined into every kind.
 const TYPE_META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta";
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -147,6 +150,13 @@ fn main() -> BoxResult<()> {
     std::fs::write(out.join(OUTPUT), text)?;
     let descriptions = serde_json::to_string(&*model.descriptions.borrow())?;
     std::fs::write(out.join(DESCRIPTIONS), descriptions)?;
+    let mut zeros = Map::new();
+    for (full, m) in &model.messages {
+        if model.has_definition(full, m) && model.type_meta_inline(full) && special_definition(full).is_none() {
+            zeros.insert(m.definition.clone(), Value::Object(model.zero_value(full, m)?));
+        }
+    }
+    std::fs::write(out.join(ZERO_VALUES), serde_json::to_string(&zeros)?)?;
     Ok(())
 }
 
@@ -285,6 +295,57 @@ impl<'a> Model<'a> {
 
     fn type_meta_inline(&self, message: &str) -> bool {
         self.go_message(message).and_then(|m| m.get("typeMetaInline")).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// The Go zero value of a struct as structured-merge-diff's reflection of Go values reads it
+    /// (kube-apiserver compares a create against `New()` of the kind): a member with `omitempty`
+    /// is left out when Go calls it empty (nil, `""`, `0`, `false`, an empty slice or map), which a
+    /// struct never is; a member without it is always there (`null` for a nil pointer, slice or
+    /// map). Types with their own JSON form give theirs (`Time`: `null`, `Duration`: `"0s"`,
+    /// `Quantity`: `"0"`, `IntOrString`: `0`).
+    fn zero_value(&self, full: &str, m: &Message<'a>) -> BoxResult<Map<String, Value>> {
+        let mut out = Map::new();
+        for field in &m.descriptor.field {
+            let Some(go) = self.go_field(full, field) else { continue };
+            let Some(json_name) = go.json else { continue };
+            if go.inline {
+                let (inner_full, inner) = self.message(field.type_name())?;
+                out.extend(self.zero_value(inner_full, inner)?);
+                continue;
+            }
+            let repeated = field.label() == Label::Repeated || go.kind != "value";
+            let zero = match field.r#type() {
+                _ if repeated => {
+                    if go.omitempty {
+                        continue;
+                    }
+                    Value::Null
+                }
+                Type::Message => {
+                    let (inner_full, inner) = self.message(field.type_name())?;
+                    match inner_full {
+                        "k8s.io.apimachinery.pkg.apis.meta.v1.Duration" => json!("0s"),
+                        "k8s.io.apimachinery.pkg.api.resource.Quantity" => json!("0"),
+                        "k8s.io.apimachinery.pkg.util.intstr.IntOrString" => json!(0),
+                        _ if STRING_SLICES.contains(&inner_full) => {
+                            if go.omitempty {
+                                continue;
+                            }
+                            Value::Null
+                        }
+                        _ if special_definition(inner_full).is_some() => Value::Null,
+                        _ => Value::Object(self.zero_value(inner_full, inner)?),
+                    }
+                }
+                _ if go.omitempty => continue,
+                Type::String => json!(""),
+                Type::Bool => json!(false),
+                Type::Bytes => Value::Null,
+                _ => json!(0),
+            };
+            out.insert(json_name.to_string(), zero);
+        }
+        Ok(out)
     }
 
     fn document(&self) -> BoxResult<Value> {

@@ -243,3 +243,27 @@ fn a_type_of_ones_own_under_a_builtin_name_survives_reopening() {
     assert_eq!(got["data"]["k"], "v");
     assert_eq!(store.types().len(), builtin_types().len());
 }
+
+/// kube-apiserver compares a create with the Go zero value of the kind: members Go always has
+/// (`spec.strategy`, `spec.template`, `spec.template.spec.containers` as `null`) get no `"."`
+/// entry in the creator's set; those Go leaves out when empty (`labels`, `rollingUpdate`) do.
+#[test]
+fn a_create_is_compared_with_the_kinds_go_zero_value() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open(dir.path(), Options::default());
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+          "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}},
+          "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}});
+    let out = store.create(&Collection::new("deployments.apps", Some("default")), &deploy, &WriteOptions::new("me")).expect("create");
+    let set = &out["metadata"]["managedFields"][0]["fieldsV1"];
+    let spec = &set["f:spec"];
+    assert!(set.get("f:spec").is_some() && spec.get(".").is_none(), "{set}");
+    assert!(spec["f:strategy"].get(".").is_none(), "{spec}");
+    assert!(spec["f:strategy"]["f:rollingUpdate"].get(".").is_some(), "{spec}");
+    assert!(spec["f:template"].get(".").is_none() && spec["f:template"]["f:spec"]["f:containers"].get(".").is_none(), "{spec}");
+    assert!(spec["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"].get(".").is_some(), "{spec}");
+    assert!(set["f:metadata"].get(".").is_none() && set["f:metadata"]["f:labels"].get(".").is_some(), "{set}");
+    // The object itself is as written: the zero value only decides ownership.
+    assert!(out.get("status").is_none(), "{out}");
+}

@@ -84,6 +84,48 @@ fn a_definition_is_defaulted_and_tracks_its_stored_versions() {
 }
 
 #[test]
+fn a_definition_is_answered_empty_then_established_by_its_controllers() {
+    let store = TestStore::new(Options::default());
+    let created = store.create(&Collection::new(CRDS, None), &crd(schema()), &w()).unwrap();
+    // kube-apiserver's answer: the Go zero value of the status, and the storage version.
+    assert_eq!(created["status"], json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]}));
+    // The writer owns what it wrote; `names` (a struct Go always has) gets no "." entry, the
+    // defaulted `conversion` (a pointer) does.
+    let entries = created["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    let spec = &entries[0]["fieldsV1"]["f:spec"];
+    assert!(spec["f:names"].get(".").is_none(), "{spec}");
+    assert!(spec["f:names"].get("f:listKind").is_some(), "{spec}");
+    assert!(spec["f:conversion"].get(".").is_some(), "{spec}");
+    // Then the controllers' write: names accepted, established, as manager kube-apiserver.
+    let c = store.get(&ObjectKey::new(CRDS, None, "widgets.example.com"), &GetOptions::default()).unwrap();
+    assert_eq!(
+        c["status"]["acceptedNames"],
+        json!({"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"})
+    );
+    let types: Vec<(&str, &str)> = c["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(types, [("NamesAccepted", "True"), ("Established", "True")]);
+    let entries = c["metadata"]["managedFields"].as_array().unwrap();
+    let managers: Vec<(&str, &str)> =
+        entries.iter().map(|e| (e["manager"].as_str().unwrap(), e["subresource"].as_str().unwrap_or(""))).collect();
+    assert_eq!(managers, [("kube-apiserver", "status"), ("test", "")]);
+    let owned = &entries[0]["fieldsV1"]["f:status"];
+    assert!(owned["f:conditions"].get(".").is_none() && owned["f:conditions"].get("k:{\"type\":\"Established\"}").is_some(), "{owned}");
+    // An update keeps the status; the controllers follow a change of names.
+    let mut changed = c.clone();
+    changed["spec"]["names"]["shortNames"] = json!(["wd"]);
+    let updated = store.update(&Collection::new(CRDS, None), &changed, &w()).unwrap();
+    assert_eq!(updated["status"]["acceptedNames"].get("shortNames"), None);
+    let c = store.get(&ObjectKey::new(CRDS, None, "widgets.example.com"), &GetOptions::default()).unwrap();
+    assert_eq!(c["status"]["acceptedNames"]["shortNames"], json!(["wd"]));
+}
+
+#[test]
 fn objects_are_defaulted_on_create_and_the_defaults_are_owned_by_the_writer() {
     let store = store_with(schema());
     let out = store.create(&widgets(), &widget("a", json!({"ports": [{"name": "http"}]})), &w()).unwrap();

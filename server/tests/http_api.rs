@@ -44,8 +44,9 @@ async fn discovery_lists_every_registered_type() {
     assert!(core["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/status"));
     assert_eq!(s.get("/apis/apps").await.json()["preferredVersion"]["version"], "v1");
     assert_eq!(s.get("/apis/apps/v1").await.json()["groupVersion"], "apps/v1");
-    s.get("/apis/nothing.example.com/v1").await.status(404, "NotFound");
-    s.get("/no/such/path").await.status(404, "NotFound");
+    // No API serves these: kube-apiserver's plain 404.
+    s.get("/apis/nothing.example.com/v1").await.page_not_found();
+    s.get("/no/such/path").await.page_not_found();
     // The namespaces Kubernetes starts with exist.
     let ns = s.get("/api/v1/namespaces").await.json();
     let names: Vec<&str> = ns["items"].as_array().unwrap().iter().map(|n| n["metadata"]["name"].as_str().unwrap()).collect();
@@ -497,11 +498,17 @@ async fn crds_register_their_types() {
                     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
                     "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]}
     });
-    s.get("/apis/example.com/v1").await.status(404, "NotFound");
+    s.get("/apis/example.com/v1").await.page_not_found();
     let created = s.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await;
     assert_eq!(created.code, 201, "{}", String::from_utf8_lossy(&created.body));
-    let conds = created.json()["status"]["conditions"].clone();
+    // The answer is kube-apiserver's: the empty status; its controllers' write follows.
+    assert_eq!(created.json()["status"]["conditions"], Value::Null);
+    let stored = s.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").await.json();
+    let conds = stored["status"]["conditions"].clone();
     assert!(conds.as_array().unwrap().iter().any(|c| c["type"] == "Established" && c["status"] == "True"), "{conds}");
+    let controllers = stored["metadata"]["managedFields"].as_array().unwrap().iter().find(|e| e["manager"] == "kube-apiserver").cloned();
+    let controllers = controllers.expect("an entry of the CRD controllers");
+    assert_eq!((controllers["operation"].as_str(), controllers["subresource"].as_str()), (Some("Update"), Some("status")));
     let d = s.get("/apis/example.com/v1").await.json();
     assert_eq!(d["resources"][0]["name"], "widgets");
     assert_eq!(d["resources"][0]["shortNames"], json!(["wd"]));

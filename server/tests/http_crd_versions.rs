@@ -78,7 +78,7 @@ async fn every_served_version_is_served() {
         // apiextensions-apiserver's order of a custom resource's verbs.
         assert_eq!(d["resources"][0]["verbs"], json!(["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]));
     }
-    s.get("/apis/example.com/v2alpha1").await.status(404, "NotFound");
+    s.get("/apis/example.com/v2alpha1").await.page_not_found();
     let agg = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     let doc = s.send("GET", "/apis", &[("accept", agg)], Bytes::new()).await.json();
     let item = doc["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == "example.com").unwrap().clone();
@@ -123,8 +123,8 @@ async fn every_served_version_is_served() {
     assert_eq!((deleted.code, deleted.json()["status"].as_str()), (200, Some("Success")));
     s.get(&format!("{}/c", at("v1"))).await.status(404, "NotFound");
     // Not served: kube-apiserver's 404.
-    s.get(&at("v2alpha1")).await.status(404, "NotFound");
-    s.post(&at("v2alpha1"), &widget("v2alpha1", "d", json!({}))).await.status(404, "NotFound");
+    s.get(&at("v2alpha1")).await.page_not_found();
+    s.post(&at("v2alpha1"), &widget("v2alpha1", "d", json!({}))).await.page_not_found();
 
     // The storage version moves: storedVersions keep both.
     let mut def = s.get(&format!("{CRDS}/widgets.example.com")).await.json();
@@ -199,9 +199,9 @@ async fn a_deleted_definition_takes_its_objects_and_its_type() {
 
     // Then the definition goes, and its type with it.
     until(s, &format!("{CRDS}/widgets.example.com"), 404).await;
-    s.get("/apis/example.com").await.status(404, "NotFound");
-    s.get("/apis/example.com/v1").await.status(404, "NotFound");
-    s.get(&at("v1")).await.status(404, "NotFound");
+    s.get("/apis/example.com").await.page_not_found();
+    s.get("/apis/example.com/v1").await.page_not_found();
+    s.get(&at("v1")).await.page_not_found();
     assert!(!s.get("/apis").await.json()["groups"].as_array().unwrap().iter().any(|g| g["name"] == "example.com"));
     assert!(s.get("/openapi/v3").await.json()["paths"].get("apis/example.com/v1").is_none());
     assert!(s.get("/openapi/v2").await.json()["definitions"].get("com.example.v1.Widget").is_none());
@@ -214,7 +214,7 @@ async fn a_deleted_definition_takes_its_objects_and_its_type() {
     assert_eq!(then.code, 200, "{}", String::from_utf8_lossy(&then.body));
     assert_eq!(then.json()["metadata"]["name"], "held");
     // Nothing else answers for them.
-    s.get(&format!("{}/held", at("v1"))).await.status(404, "NotFound");
+    s.get(&format!("{}/held", at("v1"))).await.page_not_found();
 }
 
 /// The revision of the first write in an object's log.

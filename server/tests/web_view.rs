@@ -54,7 +54,7 @@ async fn the_ui_is_served_on_loopback_and_can_be_turned_off() {
     drop(s);
 
     let off = Server::start(&["--ui=false"]);
-    off.get("/ui/").await.status(404, "NotFound");
+    off.get("/ui/").await.page_not_found();
     assert_eq!(off.get("/api").await.code, 200);
 }
 

@@ -31,8 +31,13 @@ pub fn accept(crd: &Value, others: &[&Value]) -> Naming {
     let mut resources: Vec<String> = Vec::new();
     let mut kinds: Vec<String> = Vec::new();
     for o in others {
-        // A definition registered before its status was written: its names were accepted.
-        let a = o.pointer("/status/acceptedNames").filter(|a| a.is_object()).or_else(|| o.pointer("/spec/names")).unwrap_or(&Value::Null);
+        // A definition registered before its status was written (or with the empty one of a
+        // create): its names were accepted.
+        let a = o
+            .pointer("/status/acceptedNames")
+            .filter(|a| !s(a, "/plural").is_empty())
+            .or_else(|| o.pointer("/spec/names"))
+            .unwrap_or(&Value::Null);
         resources.extend([s(a, "/plural"), s(a, "/singular")].into_iter().filter(|x| !x.is_empty()).map(str::to_string));
         resources.extend(strings(a, "/shortNames"));
         kinds.extend([s(a, "/kind"), s(a, "/listKind")].into_iter().filter(|x| !x.is_empty()).map(str::to_string));

@@ -82,6 +82,7 @@ pub struct FieldManager<'s> {
     strict_reset_fields: bool,
     strip: Set,
     atomic_index: std::sync::Arc<reconcile::AtomicIndex>,
+    created_from: Option<&'s Value>,
 }
 
 /// The outcome of a successful apply.
@@ -174,6 +175,7 @@ impl<'s> FieldManager<'s> {
             strict_reset_fields: false,
             strip: strip::strip_set(),
             atomic_index,
+            created_from: None,
         }
     }
 
@@ -182,6 +184,16 @@ impl<'s> FieldManager<'s> {
     #[must_use]
     pub fn with_kind(mut self, kind: impl Into<String>) -> Self {
         self.kind = Some(kind.into());
+        self
+    }
+
+    /// What an [`update`](Self::update) that creates its object compares the new object with, in
+    /// place of nothing: kube-apiserver compares a create with `New()` of the kind, whose Go zero
+    /// value ([`builtin::zero_value`](crate::schema::builtin::zero_value)) always has some
+    /// members (`spec.template`, `status`), so those get no `"."` entry in the writer's set.
+    #[must_use]
+    pub fn with_created_from(mut self, zero: &'s Value) -> Self {
+        self.created_from = Some(zero);
         self
     }
 
@@ -380,9 +392,13 @@ impl<'s> FieldManager<'s> {
         }
 
         let current = current_operation();
+        let compared = match (live, self.created_from) {
+            (None, Some(zero)) => zero,
+            _ => &*live_view,
+        };
         // The new object is validated in the same walk (every write is checked against the schema,
         // not only applies).
-        let mut managers = self.updater().validating().update(&live_view, &new, &self.api_version, managers, &current)?;
+        let mut managers = self.updater().validating().update(compared, &new, &self.api_version, managers, &current)?;
         if let Some(vs) = managers.remove(&current) {
             let mut set = strip::stripped(vs.set, &self.strip);
             if let Some(reset) = reset {

@@ -33,16 +33,19 @@ impl Store {
         });
     }
 
-    /// Resumes the clean-up of every definition being deleted (after a restart).
+    /// Resumes the clean-up of every definition being deleted (after a restart), and
+    /// establishes those written without their controllers' status.
     pub(super) fn resume_definition_cleanups(&self) -> Result<()> {
         if self.core().registry.read().get(CRDS).is_none() {
             return Ok(());
         }
         for crd in self.list(&Collection::new(CRDS, None), &ListOptions::default())?.items {
+            let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else { continue };
             if definitions::deleting(&crd) {
-                if let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) {
-                    self.clean_up_definition_later(name);
-                }
+                self.clean_up_definition_later(name);
+            } else if crd.pointer("/status/conditions").and_then(Value::as_array).is_none_or(Vec::is_empty) {
+                // Written, and the process stopped before its controllers' write.
+                let _ = super::wait::block_on(self.establish_definition(name));
             }
         }
         Ok(())

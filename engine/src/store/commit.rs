@@ -173,7 +173,13 @@ fn admit(
         (false, true) => {
             let sent = object.get("status").cloned();
             let specs = core.registry.read().specs();
-            let defined = definitions::prepare(object, live, &definitions::others_of_group(object, &specs), who.is_client())?;
+            let defined = definitions::prepare(
+                object,
+                live,
+                &definitions::others_of_group(object, &specs),
+                who.is_client(),
+                who.subresource == "status",
+            )?;
             definitions::settle(live, sent.as_ref(), who.subresource == "status", object);
             defined
         }

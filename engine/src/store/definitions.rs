@@ -2,9 +2,11 @@
 //! type it defines, in the same commit (the type's record joins the definition's batch, and the
 //! type is served from the moment the definition's revision is visible), as kube-apiserver
 //! serves a CRD's resource once it is established. A definition whose type cannot be built is
-//! refused before it is written; a written one is marked `NamesAccepted` and `Established` in
-//! its status, as Kubernetes' CRD controllers mark it. Its `status.storedVersions` keeps every
-//! version that has been the storage version.
+//! refused before it is written. The write answers with kube-apiserver's status (empty on a
+//! create); then, before the request returns, the store writes what Kubernetes' naming and
+//! establishing controllers would (`acceptedNames`, `NamesAccepted`, `Established`) through the
+//! status subresource as manager `kube-apiserver` ([`establish`], `Store::establish_definition`).
+//! Its `status.storedVersions` keeps every version that has been the storage version.
 //!
 //! Deleting a definition is kube-apiserver's: the delete adds the finalizer [`FINALIZER`] and
 //! marks it `Terminating`; the store then deletes every object of its type (`cleanup`), and
@@ -86,24 +88,42 @@ pub(crate) fn settle(live: Option<&Value>, sent: Option<&Value>, status_write: b
     });
     if let Some(Value::Object(status)) = object.get_mut("status") {
         status.insert("storedVersions".into(), Value::Array(stored));
-        if let (Some(c), Some(Value::Array(conds))) = (terminating, status.get_mut("conditions")) {
-            conds.push(c);
+        if let Some(c) = terminating {
+            let conds = status.entry("conditions").or_insert(Value::Null);
+            if !conds.is_array() {
+                *conds = Value::Array(Vec::new());
+            }
+            if let Value::Array(conds) = conds {
+                conds.retain(|o| o["type"] != "Terminating");
+                conds.push(c);
+            }
         }
     }
 }
 
 /// The type a definition about to be written defines, checked as kube-apiserver checks a
 /// definition ([`crate::crd::definition`]; `live` is the stored one on an update) and to
-/// compile; its status gets the conditions of an established definition, and its storage
-/// version joins `status.storedVersions`.
+/// compile; `None` when its names are not all accepted (it is not served). A client's write of
+/// the definition itself gets kube-apiserver's strategy for its status: on a create the empty
+/// status (its Go zero value), on an update the live one; a write of the status keeps the
+/// status sent. Either way its storage version joins `status.storedVersions` ([`settle`]). The
+/// conditions and accepted names are the controllers' to write, after the commit
+/// ([`establish`]).
 ///
 /// # Errors
 /// [`Error::Invalid`] naming every problem of the definition; [`Error::BadRequest`] when it
 /// does not make a type all the same.
 ///
 /// `checked`: whether a client writes it; the store's own writes (an import of what
-/// kube-apiserver stored, a deletion's steps) are neither defaulted nor checked again.
-pub(crate) fn prepare(object: &mut Value, live: Option<&Value>, others: &[&Value], checked: bool) -> Result<Option<Registered>> {
+/// kube-apiserver stored, a deletion's steps) are neither defaulted nor checked again, and get
+/// the controllers' status in their own commit.
+pub(crate) fn prepare(
+    object: &mut Value,
+    live: Option<&Value>,
+    others: &[&Value],
+    checked: bool,
+    status_write: bool,
+) -> Result<Option<Registered>> {
     if checked {
         crate::crd::definition::default(object);
     }
@@ -114,24 +134,86 @@ pub(crate) fn prepare(object: &mut Value, live: Option<&Value>, others: &[&Value
     let spec = TypeSpec::from_crd(object).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let compiled = Registered::compile(0, spec).map_err(|e| Error::BadRequest(format!("invalid CustomResourceDefinition: {e}")))?;
     let naming = crate::crd::naming::accept(object, others);
-    let versions = crate::crd::definition::stored_versions_after(object, live);
-    let time = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
-    let condition = |kind: &str, status: &str, reason: &str, message: &str| json!({"type": kind, "status": status, "lastTransitionTime": time, "reason": reason, "message": message});
-    let conditions = match &naming.conflict {
-        None => vec![
-            condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
-            condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted"),
-        ],
-        Some((reason, message)) => vec![
-            condition("NamesAccepted", "False", reason, message),
-            condition("Established", "False", "NotAccepted", "not all names are accepted"),
-        ],
+    // A write of the status sets `storedVersions` (so that versions no longer stored can be
+    // dropped); any other write keeps the live ones.
+    let versions = if status_write {
+        crate::crd::definition::stored_versions_after(object, Some(&object.clone()))
+    } else {
+        crate::crd::definition::stored_versions_after(object, live)
     };
-    if let Value::Object(m) = object {
-        m.insert("status".into(), json!({"acceptedNames": naming.accepted, "conditions": conditions, "storedVersions": versions}));
+    if checked && !status_write {
+        let status = match live.and_then(|l| l.get("status")) {
+            Some(s) => s.clone(),
+            None => empty_status(),
+        };
+        if let Value::Object(m) = object {
+            m.insert("status".into(), status);
+        }
+    }
+    if let Some(Value::Object(status)) = object.get_mut("status") {
+        status.insert("storedVersions".into(), json!(versions));
+    }
+    if !checked {
+        // An import is established in its own commit (what kube-apiserver stored normally is).
+        let time = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
+        if let Value::Object(m) = object {
+            if !m.get("status").is_some_and(Value::is_object) {
+                m.insert("status".into(), empty_status());
+            }
+        }
+        establish(object, others, &time);
     }
     // A definition whose names are not all accepted is not served.
     Ok(naming.conflict.is_none().then_some(compiled))
+}
+
+/// A new definition's status: the Go zero value of its type, as kube-apiserver answers a create
+/// (`conditions: null`, `acceptedNames` with empty `plural` and `kind`).
+fn empty_status() -> Value {
+    crate::schema::builtin::zero_value("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition")
+        .and_then(|z| z.get("status"))
+        .cloned()
+        .unwrap_or_else(|| json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": null}))
+}
+
+/// What kube-apiserver's naming and establishing controllers write in a definition's status
+/// once it is stored: `acceptedNames` (the names no other definition of the group holds), the
+/// `NamesAccepted` condition and `Established` (true once the names were accepted, and from then
+/// on). A condition keeps its `lastTransitionTime` while its status stays; a changed one gets
+/// `now`. Whether anything changed.
+pub(crate) fn establish(object: &mut Value, others: &[&Value], now: &Value) -> bool {
+    let naming = crate::crd::naming::accept(object, others);
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| json!({"type": kind, "status": status, "lastTransitionTime": now, "reason": reason, "message": message});
+    let names = match &naming.conflict {
+        None => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
+        Some((reason, message)) => condition("NamesAccepted", "False", reason, message),
+    };
+    let before = object.get("status").cloned();
+    let Some(Value::Object(status)) = object.get_mut("status") else { return false };
+    status.insert("acceptedNames".into(), naming.accepted);
+    let conds = status.entry("conditions").or_insert(Value::Null);
+    if !conds.is_array() {
+        *conds = Value::Array(Vec::new());
+    }
+    let Value::Array(conds) = conds else { return false };
+    let established_true = conds.iter().any(|c| c["type"] == "Established" && c["status"] == "True");
+    let established = match (&naming.conflict, established_true) {
+        (_, true) => None,
+        (None, false) => Some(condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted")),
+        (Some(_), false) => Some(condition("Established", "False", "NotAccepted", "not all names are accepted")),
+    };
+    for c in std::iter::once(names).chain(established) {
+        match conds.iter_mut().find(|o| o["type"] == c["type"]) {
+            Some(o) if o["status"] == c["status"] => {
+                let time = o["lastTransitionTime"].clone();
+                *o = c;
+                o["lastTransitionTime"] = time;
+            }
+            Some(o) => *o = c,
+            None => conds.push(c),
+        }
+    }
+    object.get("status") != before.as_ref()
 }
 
 /// The other definitions of `object`'s group among the registered types, as registered.

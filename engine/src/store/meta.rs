@@ -277,14 +277,23 @@ impl Store {
             }
         }
         let s = |k: &str| object.get(k).and_then(Value::as_str);
-        if let Some(kind) = s("kind") {
-            if kind != t.spec.kind {
-                return Err(Error::BadRequest(format!("kind {kind} does not match the resource's kind {}", t.spec.kind)));
-            }
-        }
         if let Some(v) = s("apiVersion") {
             if v != t.api_version {
-                return Err(Error::BadRequest(format!("apiVersion {v} does not match the resource's {}", t.api_version)));
+                // kube-apiserver's create and update handlers' words.
+                return Err(Error::BadRequest(format!(
+                    "the API version in the data ({v}) does not match the expected API version ({})",
+                    t.api_version
+                )));
+            }
+        }
+        if let Some(kind) = s("kind") {
+            if kind != t.spec.kind {
+                // A custom resource's kind is checked by its validation (422), a built-in's by
+                // its decoding (400).
+                if t.custom.is_some() {
+                    return Err(super::validate::invalid("kind", &format!("Invalid value: {kind:?}: must be {}", t.spec.kind)));
+                }
+                return Err(Error::BadRequest(format!("kind {kind} does not match the resource's kind {}", t.spec.kind)));
             }
         }
         Ok(())

@@ -51,6 +51,7 @@ mod commit;
 mod compact;
 mod core;
 mod definitions;
+mod establishing;
 mod etcd;
 mod follow;
 mod history_record;

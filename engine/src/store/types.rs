@@ -436,6 +436,12 @@ impl Registered {
         let root: &'static TypeRef = Box::leak(Box::new(root));
         let api_version = spec.api_version();
         let mut main = FieldManager::over_static_schema(schema, root, api_version.clone()).with_kind(spec.kind.clone());
+        // A built-in kind's create is compared with its Go zero value, as kube-apiserver does.
+        if let SchemaSource::Builtin { .. } = spec.schema {
+            if let Some(zero) = crate::schema::builtin::zero_value(&root_name) {
+                main = main.with_created_from(zero);
+            }
+        }
         let mut status = None;
         if spec.status_subresource {
             let status_set = Set::from_paths([&Path::fields(["status"])]);

@@ -273,6 +273,24 @@ impl Store {
     /// # Errors
     /// Those of the verb.
     pub async fn write_async(&self, verb: WriteVerb, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Written> {
+        let written = self.write_unsettled(verb, of, object, opts).await?;
+        self.settle_definition(&of.resource, &written.object, opts).await;
+        Ok(written)
+    }
+
+    /// A client's write of a CustomResourceDefinition is followed by its controllers' (see
+    /// `definitions::establish`); the client's answer is the object as its own write left it.
+    /// A failure leaves the status to the next write of the definition, or the next open.
+    async fn settle_definition(&self, resource: &str, written: &Value, opts: &WriteOptions) {
+        if opts.dry_run || self.resource_name(resource).ok().as_deref() != Some(super::definitions::CRDS) {
+            return;
+        }
+        if let Some(name) = written.pointer("/metadata/name").and_then(Value::as_str) {
+            let _ = self.establish_definition(name).await;
+        }
+    }
+
+    async fn write_unsettled(&self, verb: WriteVerb, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Written> {
         let (resource, namespace) = (of.resource.as_str(), of.ns());
         match self.write_once(verb, resource, namespace, object, opts).await {
             // Undeclared fields, and options that allow them: written once more without them.
@@ -484,6 +502,7 @@ impl Store {
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
         })?;
+        super::wait::block_on(self.settle_definition(&key.resource, &object, opts));
         Ok(Written { object, warnings, created: false })
     }
 

@@ -88,7 +88,8 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
     let get_only = |m: &Method| if m == Method::GET || m == Method::HEAD { Ok(()) } else { Err(Failure::method_not_allowed(m)) };
     // One spec per served version (a custom resource's every served version).
     let types = || h.api.store().served_types_shared();
-    let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::no_route()), |v| json(&v));
+    // Discovery of a group or version no API serves: kube-apiserver's plain 404.
+    let found = |v: Option<serde_json::Value>| v.map_or_else(|| Err(Failure::page_not_found()), |v| json(&v));
     let wants_aggregated = aggregated::wanted(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or(""));
     match segs.as_slice() {
         ["version"] => {
@@ -165,7 +166,7 @@ async fn dispatch(h: &Http, req: Request) -> Reply {
             match target {
                 Some(t) if t.subresource.as_deref() == Some("at") => ui_api::object_at(h, &id, t, req).await,
                 Some(t) => verbs::serve(h, id, t, req).await,
-                None => Err(Failure::no_route()),
+                None => Err(Failure::page_not_found()),
             }
         }
     }

@@ -37,7 +37,8 @@ pub(crate) const SUBRESOURCES: [&str; 7] = ["status", "scale", "finalize", "blam
 /// resource it names, or `None` for a path that is not a resource path.
 ///
 /// # Errors
-/// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource.
+/// 404 for a path under `/api/v1` or `/apis/G/V` that names no registered resource (a `Status`
+/// under a built-in group version, else the plain `404 page not found`).
 pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Result<Option<Target>, Failure> {
     // Segments are percent-decoded (`system%3Anode` is `system:node`).
     let decoded: Vec<String> =
@@ -48,9 +49,12 @@ pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Re
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
         _ => return Ok(None),
     };
+    // Under a built-in group version an unknown resource is a `Status`; elsewhere (a custom
+    // resource's group, no group at all) kube-apiserver's plain 404.
+    let missing = || if builtin_group_version(group, version) { Failure::no_route() } else { Failure::page_not_found() };
     // `.` and `..` name nothing (a client that resolves them asks for another path).
     if rest.iter().any(|s| s.is_empty() || *s == "." || *s == "..") {
-        return Err(Failure::no_route());
+        return Err(missing());
     }
     let (watch, rest) = match rest {
         ["watch", rest @ ..] => (true, rest),
@@ -69,16 +73,23 @@ pub(crate) fn route(path: &str, lookup: impl Fn(&str) -> Option<TypeSpec>) -> Re
         [p] => (*p, None, None),
         [p, n] => (*p, Some(n.to_string()), None),
         [p, n, s] if SUBRESOURCES.contains(s) => (*p, Some(n.to_string()), Some(s.to_string())),
-        _ => return Err(Failure::no_route()),
+        _ => return Err(missing()),
     };
-    let spec = in_gv(plural).ok_or_else(Failure::no_route)?;
+    let spec = in_gv(plural).ok_or_else(missing)?;
     if namespace.is_some() && !spec.namespaced {
-        return Err(Failure::no_route());
+        return Err(missing());
     }
     if name.is_some() && spec.namespaced && namespace.is_none() {
-        return Err(Failure::no_route());
+        return Err(missing());
     }
     Ok(Some(Target { spec, namespace, name, subresource, watch }))
+}
+
+/// Whether the built-in kinds have `group`/`version` (`""`/`v1`, `apps`/`v1`).
+fn builtin_group_version(group: &str, version: &str) -> bool {
+    static SET: std::sync::OnceLock<std::collections::HashSet<(String, String)>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| fieldstore_engine::store::builtin_types().into_iter().map(|t| (t.group, t.version)).collect())
+        .contains(&(group.to_string(), version.to_string()))
 }
 
 #[cfg(test)]

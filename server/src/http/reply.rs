@@ -8,9 +8,10 @@ use fieldstore_engine::{Error, Reason};
 use http::{header, HeaderValue, StatusCode};
 use serde_json::Value;
 
-/// A refused or failed request: the `Status` object it answers with.
+/// A refused or failed request: the `Status` object it answers with, or (the second field)
+/// kube-apiserver's plain `404 page not found` for a path no API serves.
 #[derive(Debug)]
-pub(crate) struct Failure(pub(crate) Value);
+pub(crate) struct Failure(pub(crate) Value, bool);
 
 impl Failure {
     /// A failure with an engine [`Reason`].
@@ -20,7 +21,7 @@ impl Failure {
 
     /// A failure with a code and reason the engine does not produce (405, 406, 415).
     pub(crate) fn with_code(code: u16, reason: &str, message: impl Into<String>) -> Self {
-        Failure(fieldstore_engine::Status::failure_with_code(code, reason, message).to_value())
+        Failure(fieldstore_engine::Status::failure_with_code(code, reason, message).to_value(), false)
     }
 
     /// 400 BadRequest.
@@ -31,6 +32,13 @@ impl Failure {
     /// 404 NotFound for a path that names no resource.
     pub(crate) fn no_route() -> Self {
         Failure::new(Reason::NotFound, "the server could not find the requested resource")
+    }
+
+    /// 404 for a path under a group or version no API serves (an unknown group, a version not
+    /// served, a custom resource's group without that resource): kube-apiserver's handlers pass
+    /// it on to Go's not-found handler, which answers `404 page not found` as text/plain.
+    pub(crate) fn page_not_found() -> Self {
+        Failure(Failure::no_route().0, true)
     }
 
     /// 405 MethodNotAllowed.
@@ -72,19 +80,26 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
-        Failure(e.to_status())
+        Failure(e.to_status(), false)
     }
 }
 
 impl From<fieldstore_engine::Status> for Failure {
     fn from(s: fieldstore_engine::Status) -> Self {
-        Failure(s.to_value())
+        Failure(s.to_value(), false)
     }
 }
 
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if self.1 {
+            let mut r = Response::new(Body::from("404 page not found\n"));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+            r.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+            return r;
+        }
         let mut r = json_bytes(serde_json::to_vec(&self.0).unwrap_or_default(), code);
         if code == StatusCode::UNAUTHORIZED {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"fieldstore\""));

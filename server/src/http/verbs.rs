@@ -78,7 +78,7 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
         },
         (true, sub @ (None | Some("status"))) => {
             if sub.is_some() && !ctx.t.spec.status_subresource {
-                return Err(Failure::no_route());
+                return Err(no_subresource(ctx));
             }
             match method {
                 Method::GET if ctx.t.watch || (sub.is_none() && ctx.q.flag("watch")) => watch::serve(ctx).await,
@@ -98,7 +98,21 @@ async fn serve_verb(ctx: &Ctx<'_>, method: Method, body: axum::body::Body) -> Re
             Method::GET => history::object(ctx, what).await,
             _ => not_allowed(),
         },
+        (true, Some(_)) => Err(no_subresource(ctx)),
         _ => Err(Failure::no_route()),
+    }
+}
+
+/// A subresource the type does not have: for a custom resource, kube-apiserver's CRD handler
+/// answers NotFound for the object (`widgets.example.com "w" not found`); for a built-in kind,
+/// no route.
+fn no_subresource(ctx: &Ctx<'_>) -> Failure {
+    match (&ctx.t.spec.schema, &ctx.t.name) {
+        (fieldstore_engine::store::SchemaSource::Crd(_), Some(name)) => Failure::from(fieldstore_engine::Error::NotFound {
+            resource: format!("{}.{}", ctx.t.spec.plural, ctx.t.spec.group),
+            name: name.clone(),
+        }),
+        _ => Failure::no_route(),
     }
 }
 

@@ -36,6 +36,14 @@ impl Resp {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
     }
 
+    /// Asserts kube-apiserver's plain 404 for a path no API serves.
+    pub fn page_not_found(&self) {
+        assert_eq!(
+            (self.code, self.headers.get("content-type").and_then(|v| v.to_str().ok()), self.body.as_slice()),
+            (404, Some("text/plain; charset=utf-8"), b"404 page not found\n".as_slice())
+        );
+    }
+
     /// Asserts a failure: the code and a `Status` of that code and reason.
     pub fn status(&self, code: u16, reason: &str) -> Value {
         let s = self.json();
