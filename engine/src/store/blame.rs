@@ -10,7 +10,7 @@ use super::core::Core;
 use super::history_record::{take_untracked, Record};
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
 use super::kv::Flow;
-use super::{object, Store};
+use super::{object, Registered, Store};
 use crate::history::{self, ChangeKind, FieldChange, StoredValue};
 use crate::typed::to_field_set;
 use crate::{Error, Result};
@@ -136,12 +136,15 @@ fn attribution(revision: u64, r: &Record) -> Attribution {
 impl Core {
     /// Visits the history records of an object, newest first, starting below `before` (a
     /// revision; `u64::MAX` for all).
-    fn history_scan(&self, prefix: &[u8], before: u64, f: &mut dyn FnMut(u64, Record) -> Result<Flow>) -> Result<()> {
+    /// A create's record comes with its changes derived ([`Record::expand`], by `t`'s schema).
+    fn history_scan(&self, t: &Registered, prefix: &[u8], before: u64, f: &mut dyn FnMut(u64, Record) -> Result<Flow>) -> Result<()> {
         let end = keys::prefix_end(prefix);
         let start = keys::object_key(prefix, before.saturating_sub(1));
         self.kv.scan(CF_HISTORY, &start, end.as_deref(), &mut |k, v| {
             let rev = keys::parse_object_key(k)?.revision;
-            f(rev, Record::decode(v)?)
+            let mut r = Record::decode(v)?;
+            r.expand(t)?;
+            f(rev, r)
         })
     }
 }
@@ -183,7 +186,7 @@ impl Store {
             }
         }
         let prefix = keys::object_prefix(t.id, &ns, name);
-        self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
+        self.core().history_scan(&t, &prefix, u64::MAX, &mut |rev, r| {
             if r.uid != uid {
                 return Ok(Flow::Stop);
             }
@@ -214,7 +217,7 @@ impl Store {
         let since = query.since_revision.map_or(0, |r| r.0);
         let mut events = Vec::new();
         let mut next = None;
-        self.core().history_scan(&prefix, query.before_revision.map_or(u64::MAX, |r| r.0), &mut |rev, r| {
+        self.core().history_scan(&t, &prefix, query.before_revision.map_or(u64::MAX, |r| r.0), &mut |rev, r| {
             if rev < since {
                 return Ok(Flow::Stop);
             }
@@ -243,7 +246,7 @@ impl Store {
             Ok(Flow::Continue)
         })?;
         if events.is_empty() {
-            self.known(key, &prefix)?;
+            self.known(&t, key, &prefix)?;
         }
         Ok(FieldTimeline { events, next_before_revision: next.map(Revision) })
     }
@@ -251,9 +254,9 @@ impl Store {
     /// Fails with [`Error::NotFound`] unless the object exists or history holds a write of it
     /// (a deleted object's history stays readable): the log or timeline of an object that never
     /// was is not an empty one.
-    fn known(&self, key: &ObjectKey, prefix: &[u8]) -> Result<()> {
+    fn known(&self, t: &Registered, key: &ObjectKey, prefix: &[u8]) -> Result<()> {
         let mut any = false;
-        self.core().history_scan(prefix, u64::MAX, &mut |_, _| {
+        self.core().history_scan(t, prefix, u64::MAX, &mut |_, _| {
             any = true;
             Ok(Flow::Stop)
         })?;
@@ -275,7 +278,7 @@ impl Store {
         let prefix = keys::object_prefix(t.id, &ns, &key.name);
         let limit = limit.unwrap_or(usize::MAX);
         let mut out = Vec::new();
-        self.core().history_scan(&prefix, u64::MAX, &mut |rev, r| {
+        self.core().history_scan(&t, &prefix, u64::MAX, &mut |rev, r| {
             out.push(WriteEntry {
                 by: attribution(rev, &r),
                 uid: r.uid.clone(),
@@ -333,7 +336,7 @@ impl Store {
         let mut reached = false;
         let mut last_write = None;
         let mut broken = None;
-        core.history_scan(&prefix, from.saturating_add(1), &mut |rev, r| {
+        core.history_scan(&t, &prefix, from.saturating_add(1), &mut |rev, r| {
             if rev <= revision {
                 reached = true;
                 last_write = Some(rev);

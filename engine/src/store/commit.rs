@@ -8,6 +8,7 @@ use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
+use super::recent::{self, Known, Recent};
 use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Store};
 use crate::{Error, Result};
@@ -56,6 +57,8 @@ pub(super) struct Commit {
     type_id: u32,
     namespace: String,
     expect: Expect,
+    /// The revision visible when the writer read the object.
+    read_at: u64,
     record: Vec<u8>,
     tombstone: bool,
     event: EventType,
@@ -95,6 +98,8 @@ pub(super) fn namespace_held(v: &Value) -> bool {
 struct Read {
     /// The version the commit expects to find.
     expect: Expect,
+    /// The revision visible when it was read.
+    at: u64,
     /// The live object (none when absent or deleted).
     live: Option<Value>,
     /// Its managedFields entries, as its record holds them.
@@ -107,6 +112,7 @@ impl Read {
     /// The latest version, read in place: the live object (from the cache when it holds this
     /// revision), its managedFields entries and its record's size.
     fn latest(core: &Core, prefix: &[u8]) -> Result<Read> {
+        let at = core.visible.load(Ordering::SeqCst);
         let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<object::EntryFields>, usize)>> {
             if object::is_tombstone(rec) {
                 return Ok(None);
@@ -124,7 +130,7 @@ impl Read {
             },
             None => (Expect::Absent(0), None, Vec::new(), 0),
         };
-        Ok(Read { expect, live, entries, record_len })
+        Ok(Read { expect, at, live, entries, record_len })
     }
 
     /// For a write that ends without committing (no change, an error, a dry run): the version
@@ -322,20 +328,26 @@ impl Store {
         planned: Planned,
     ) -> Result<(Commit, Receiver<Outcome>)> {
         let Planned { mut object, event, tombstone, record, entries } = planned;
-        let Read { expect, mut live, entries: old_entries, .. } = read;
+        let Read { expect, at: read_at, mut live, entries: old_entries, .. } = read;
         let index_ops = if self.core().options.owner_index {
             owner_index::index_ops(t.id, prefix, &old_entries, if tombstone { &[] } else { &entries })?
         } else {
             Vec::new()
         };
-        let history =
-            if t.spec.history.enabled { Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object)) } else { None };
+        // A create's history keeps the body the object record holds (when JSON), not a copy.
+        let body = object::parts(&record).ok().filter(|p| !p.protobuf && live.is_none()).map(|p| p.body);
+        let history = if t.spec.history.enabled {
+            Some(self.history_record(t, who, event, tombstone, live.as_mut(), &mut object, body))
+        } else {
+            None
+        };
         let (reply, answer) = bounded(1);
         let commit = Commit {
             prefix: prefix.to_vec(),
             type_id: t.id,
             namespace: ns.to_string(),
             expect,
+            read_at,
             record,
             tombstone,
             event,
@@ -359,6 +371,7 @@ impl Store {
         tombstone: bool,
         live: Option<&mut Value>,
         object: &mut Value,
+        body: Option<&[u8]>,
     ) -> Vec<u8> {
         let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
         let saved_new = history_record::take_untracked(object);
@@ -370,7 +383,7 @@ impl Store {
             None => (None, None),
         };
         let after = if tombstone { None } else { Some(&*object) };
-        let record = history_record::record(t, who, event, before.as_deref(), after, millis).encode();
+        let record = history_record::record(t, who, event, before.as_deref(), after, millis, body).encode();
         if let (Some(l), Some(saved)) = (before, saved_old) {
             history_record::restore_untracked(l, saved);
         }
@@ -399,11 +412,12 @@ type Accepted = (Commit, u64, usize);
 /// The committer: orders commits, checks each against the object's latest version, and writes
 /// each group in one synced batch.
 pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
+    let mut recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
     while let Ok(first) = rx.recv() {
         let group = gather(first, rx);
         let base = core.visible.load(Ordering::SeqCst);
         let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-        let latest = match stored_states(core, &group) {
+        let latest = match stored_states(core, &group, &recent) {
             Ok(latest) => latest,
             Err(e) => {
                 for c in group {
@@ -419,12 +433,19 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
         }
         batch.revision = Some(rev);
         match core.kv.commit(batch, base, core.options.sync) {
-            Ok(Committed::Yes) => publish(core, base, rev, accepted),
+            Ok(Committed::Yes) => {
+                for (c, r, _) in &accepted {
+                    recent.record(&c.prefix, *r, c.tombstone);
+                }
+                publish(core, base, rev, accepted);
+            }
             Ok(Committed::Raced) => {
                 // Another process committed first, or an object of the group changed since its
                 // writer read it: learn what was written, then every writer of the group reads
                 // again and retries.
                 let caught_up = follow::catch_up(core);
+                // What another process wrote is not remembered: from now on only.
+                recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
                 for (c, _, _) in accepted {
                     let _ = c.reply.send(match &caught_up {
                         Ok(()) => Outcome::Stale,
@@ -458,13 +479,27 @@ fn gather(first: Commit, rx: &Receiver<Commit>) -> Vec<Commit> {
 /// object that no newer version exists, no read needed (every state `None`). Otherwise (or for
 /// a group too large for guards) the latest versions are read first, together (one round trip
 /// on a networked backend).
-fn stored_states(core: &Core, group: &[Commit]) -> Result<Vec<Stored>> {
+fn stored_states(core: &Core, group: &[Commit], recent: &Recent) -> Result<Vec<Stored>> {
     let guarded = core.kv.shared() && group.len() <= kv::MAX_GUARDS;
     if guarded {
         return Ok(group.iter().map(|_| None).collect());
     }
-    let prefixes: Vec<&[u8]> = group.iter().map(|c| c.prefix.as_slice()).collect();
-    Ok(core.latest_states(&prefixes)?.into_iter().map(Some).collect())
+    // What the committer remembers needs no read (a store no other process writes).
+    let known: Vec<Option<Option<(u64, bool)>>> = group
+        .iter()
+        .map(|c| match (core.kv.shared(), recent.state(&c.prefix, c.read_at)) {
+            (false, Known::Since(rev, tomb)) => Some(Some((rev, tomb))),
+            (false, Known::Unchanged) => Some(match c.expect {
+                Expect::Revision(r) => Some((r, false)),
+                Expect::Absent(0) => None,
+                Expect::Absent(r) => Some((r, true)),
+            }),
+            _ => None,
+        })
+        .collect();
+    let prefixes: Vec<&[u8]> = group.iter().zip(&known).filter(|(_, k)| k.is_none()).map(|(c, _)| c.prefix.as_slice()).collect();
+    let mut read = if prefixes.is_empty() { Vec::new() } else { core.latest_states(&prefixes)? }.into_iter();
+    Ok(known.into_iter().map(|k| Some(k.unwrap_or_else(|| read.next().flatten()))).collect())
 }
 
 /// Accepts into `batch`, at consecutive revisions after `base`, each commit of the group whose

@@ -24,9 +24,28 @@ pub(crate) struct Record {
     /// The previous body (compact JSON, without managedFields and resourceVersion) when the
     /// write deleted the object or no exact undo exists.
     pub prev: Option<String>,
+    /// The body a create wrote (compact JSON, without managedFields and resourceVersion): the
+    /// object is the change, so the write computes no diff; its `changes` (every leaf added)
+    /// are derived when history is read ([`Record::expand`]).
+    pub created: Option<String>,
 }
 
-const RECORD_FORMAT: u8 = 1;
+/// Format 1: records without `created` (written before format 2; still read).
+#[derive(Serialize, Deserialize)]
+struct RecordV1 {
+    uid: String,
+    unix_millis: u64,
+    manager: String,
+    operation: String,
+    subresource: String,
+    event: u8,
+    note: String,
+    changes: Vec<FieldChange>,
+    undo: Option<Undo>,
+    prev: Option<String>,
+}
+
+const RECORD_FORMAT: u8 = 2;
 
 impl Record {
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -37,10 +56,41 @@ impl Record {
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
+        let corrupt = |e: bincode::Error| Error::Corrupt(format!("history record: {e}"));
         match bytes.split_first() {
-            Some((&RECORD_FORMAT, rest)) => bincode::deserialize(rest).map_err(|e| Error::Corrupt(format!("history record: {e}"))),
+            Some((&RECORD_FORMAT, rest)) => bincode::deserialize(rest).map_err(corrupt),
+            Some((1, rest)) => {
+                let v: RecordV1 = bincode::deserialize(rest).map_err(corrupt)?;
+                Ok(Record {
+                    uid: v.uid,
+                    unix_millis: v.unix_millis,
+                    manager: v.manager,
+                    operation: v.operation,
+                    subresource: v.subresource,
+                    event: v.event,
+                    note: v.note,
+                    changes: v.changes,
+                    undo: v.undo,
+                    prev: v.prev,
+                    created: None,
+                })
+            }
             _ => Err(Error::Corrupt("unknown history record format".into())),
         }
+    }
+
+    /// A create's `changes` from its `created` body (a no-op for other records): every leaf of
+    /// the object, added, as the diff from nothing would have recorded them.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the body is not JSON.
+    pub(crate) fn expand(&mut self, t: &super::types::Registered) -> Result<()> {
+        let Some(body) = self.created.take() else { return Ok(()) };
+        let after: Value = serde_json::from_str(&body).map_err(|e| Error::Corrupt(format!("history record: {e}")))?;
+        if let Ok(d) = history::diff(t.schema, t.root, None, Some(&after), t.spec.history.inline_limit) {
+            self.changes = d.changes;
+        }
+        Ok(())
     }
 
     /// The event the write was.
@@ -94,7 +144,8 @@ pub(crate) fn restore_untracked(v: &mut Value, saved: (Option<Value>, Option<Val
 }
 
 /// The history record of a write from `before` to `after` (stripped versions; `after` absent
-/// for a delete).
+/// for a delete). `body`: `after` as compact JSON when the caller has it (a create's record
+/// keeps it).
 pub(crate) fn record(
     t: &super::types::Registered,
     who: &Who,
@@ -102,10 +153,19 @@ pub(crate) fn record(
     before: Option<&Value>,
     after: Option<&Value>,
     unix_millis: u64,
+    body: Option<&[u8]>,
 ) -> Record {
     let policy = &t.spec.history;
     let uid = after.or(before).and_then(|v| v.get("metadata")).and_then(|m| m.get("uid")).and_then(Value::as_str).unwrap_or("").to_string();
-    let (changes, undo) = match history::diff(t.schema, t.root, before, after, policy.inline_limit) {
+    // A create's change is the object: kept as it is, its leaves derived when read.
+    let created = match (before, after) {
+        (None, Some(a)) => match body.and_then(|b| std::str::from_utf8(b).ok()) {
+            Some(b) => Some(b.to_string()),
+            None => serde_json::to_string(a).ok(),
+        },
+        _ => None,
+    };
+    let (changes, undo) = match history::diff(t.schema, t.root, before, after.filter(|_| created.is_none()), policy.inline_limit) {
         Ok(d) => (d.changes, d.undo),
         // Versions are validated before they are written; should one not conform, the write
         // is still recorded, with the whole previous version.
@@ -130,5 +190,35 @@ pub(crate) fn record(
         changes,
         undo,
         prev,
+        created,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records a store wrote before creates kept their body (format 1) still read.
+    #[test]
+    fn format_one_records_still_decode() {
+        let v1 = RecordV1 {
+            uid: "u".into(),
+            unix_millis: 7,
+            manager: "m".into(),
+            operation: "Update".into(),
+            subresource: String::new(),
+            event: 2,
+            note: String::new(),
+            changes: Vec::new(),
+            undo: None,
+            prev: Some("{}".into()),
+        };
+        let mut bytes = vec![1u8];
+        bytes.extend(bincode::serialize(&v1).unwrap_or_default());
+        let r = Record::decode(&bytes).expect("a format 1 record");
+        assert_eq!((r.uid.as_str(), r.unix_millis, r.event, r.prev.as_deref(), r.created.as_deref()), ("u", 7, 2, Some("{}"), None));
+        let again = Record::decode(&r.encode()).expect("a format 2 record");
+        assert_eq!(again.prev.as_deref(), Some("{}"));
+        assert!(Record::decode(&[9, 0]).is_err());
     }
 }

@@ -64,6 +64,7 @@ mod object;
 mod options;
 mod owner_index;
 mod owners;
+mod recent;
 mod rocks;
 mod selectors;
 mod strategy;
