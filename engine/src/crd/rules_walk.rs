@@ -17,18 +17,35 @@ fn child(path: &str, key: &str) -> String {
     }
 }
 
+/// Where the failures of rules go: errors, and (kube-apiserver 1.37) warnings for the failures
+/// of an unchanged value, which ratchets.
+pub(crate) struct Failures<'a> {
+    pub errors: &'a mut Vec<ValidationError>,
+    pub ratcheted: &'a mut Vec<ValidationError>,
+}
+
 /// Evaluates the rules of `s` and of the schemas below it on `v` (at `path`; `old` its
-/// correlated old value), adding their errors to `out`.
-pub(crate) fn check(s: &Structural, v: &Value, old: Option<&Value>, path: &str, budget: &mut Budget, out: &mut Vec<ValidationError>) {
+/// correlated old value), adding their failures to `out`: an unchanged value's (but a
+/// transition rule's) to its ratcheted ones.
+pub(crate) fn check(s: &Structural, v: &Value, old: Option<&Value>, path: &str, budget: &mut Budget, out: &mut Failures<'_>) {
+    walk(s, v, old, path, budget, out, false);
+}
+
+fn walk(s: &Structural, v: &Value, old: Option<&Value>, path: &str, budget: &mut Budget, out: &mut Failures<'_>, unchanged: bool) {
     if !s.has_rules || v.is_null() || budget.is_exhausted() {
         return;
     }
-    // Ratcheting: an unchanged value passes every rule but a transition rule.
-    if !s.has_transition_rules && old == Some(v) {
-        return;
-    }
+    // Ratcheting: an unchanged value passes every rule but a transition rule; what it fails
+    // is a warning.
+    let unchanged = unchanged || (!s.has_transition_rules && old == Some(v));
     if let Some(rules) = &s.rules {
-        out.extend(rules.check(v, old, path, budget));
+        // Below an unchanged value everything is unchanged: its rules' failures are ratcheted.
+        let failed = if unchanged {
+            rules.check_ratcheted(v, Some(v), path, budget, out.ratcheted)
+        } else {
+            rules.check_ratcheted(v, old, path, budget, out.ratcheted)
+        };
+        out.errors.extend(failed);
     }
     match v {
         Value::Object(m) => {
@@ -43,7 +60,7 @@ pub(crate) fn check(s: &Structural, v: &Value, old: Option<&Value>, path: &str, 
                     (None, Some(Additional::Schema(f))) => f,
                     _ => continue,
                 };
-                check(f, x, old.and_then(|o| o.get(k)), &child(path, k), budget, out);
+                walk(f, x, old.and_then(|o| o.get(k)), &child(path, k), budget, out, unchanged);
             }
         }
         Value::Array(items) => {
@@ -59,7 +76,7 @@ pub(crate) fn check(s: &Structural, v: &Value, old: Option<&Value>, path: &str, 
             };
             for (i, x) in items.iter().enumerate() {
                 let before = if keyed { key(x).and_then(|k| prior.get(&k).copied()) } else { None };
-                check(item, x, before, &format!("{path}[{i}]"), budget, out);
+                walk(item, x, before, &format!("{path}[{i}]"), budget, out, unchanged);
             }
         }
         _ => {}

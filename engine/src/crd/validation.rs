@@ -21,6 +21,14 @@ use std::collections::HashMap;
 /// too many items — kube-apiserver then says the rules were not checked.
 #[must_use]
 pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec<ValidationError> {
+    validate_with_warnings(schema, object, old).0
+}
+
+/// [`validate`], and the warnings kube-apiserver 1.37 sends with an update: the CEL rules an
+/// unchanged (ratcheted) value fails, each as `path: message`.
+#[must_use]
+pub fn validate_with_warnings(schema: &Structural, object: &Value, old: Option<&Value>) -> (Vec<ValidationError>, Vec<String>) {
+    let mut ratcheted = Vec::new();
     let mut w = Walk { errors: Vec::new(), base: String::new() };
     if let Value::Object(m) = object {
         w.object(schema, m, old.and_then(Value::as_object), "");
@@ -36,10 +44,12 @@ pub fn validate(schema: &Structural, object: &Value, old: Option<&Value>) -> Vec
             });
         } else {
             let mut budget = super::cel::Budget::new();
-            super::rules_walk::check(schema, object, old, "", &mut budget, &mut w.errors);
+            let mut out = super::rules_walk::Failures { errors: &mut w.errors, ratcheted: &mut ratcheted };
+            super::rules_walk::check(schema, object, old, "", &mut budget, &mut out);
         }
     }
-    w.errors
+    let warnings = ratcheted.into_iter().map(|e| format!("{}: {}", e.path, e.message)).collect();
+    (w.errors, warnings)
 }
 
 /// Every problem of `v` against `schema`, a value at the field path `base` (a CRD's `default`):

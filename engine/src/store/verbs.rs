@@ -296,11 +296,12 @@ impl Store {
             // Undeclared fields, and options that allow them: written once more without them.
             Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
                 let t = self.resolve(resource)?;
-                let (pruned, warnings) = unknown_fields::pruned(&t, opts.field_validation, object, e)?;
-                let (object, created) = self.write_once(verb, resource, namespace, &pruned, opts).await?;
+                let (pruned, mut warnings) = unknown_fields::pruned(&t, opts.field_validation, object, e)?;
+                let (object, created, more) = self.write_once(verb, resource, namespace, &pruned, opts).await?;
+                warnings.extend(more);
                 Ok(Written { object, warnings, created })
             }
-            r => r.map(|(object, created)| Written { object, warnings: Vec::new(), created }),
+            r => r.map(|(object, created, warnings)| Written { object, warnings, created }),
         }
     }
 
@@ -311,10 +312,10 @@ impl Store {
         namespace: Option<&str>,
         object: &Value,
         opts: &WriteOptions,
-    ) -> Result<(Value, bool)> {
+    ) -> Result<(Value, bool, Vec<String>)> {
         match verb {
-            WriteVerb::Create => Ok((self.create_async(resource, namespace, object, opts).await?, true)),
-            WriteVerb::Update => Ok((self.update_async(resource, namespace, object, opts).await?, false)),
+            WriteVerb::Create => Ok((self.create_async(resource, namespace, object, opts).await?, true, Vec::new())),
+            WriteVerb::Update => self.update_async(resource, namespace, object, opts).await.map(|(v, w)| (v, false, w)),
             WriteVerb::Apply => self.apply_async(resource, namespace, object, opts).await,
         }
     }
@@ -370,21 +371,31 @@ impl Store {
         Ok(self.write(WriteVerb::Update, of, object, opts)?.object)
     }
 
-    async fn update_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+    /// An update, and the warnings of its validation.
+    async fn update_async(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        object: &Value,
+        opts: &WriteOptions,
+    ) -> Result<(Value, Vec<String>)> {
         let (t, ns, name) = self.addressed(resource, namespace, object)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
-        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
-            let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
-            check_preconditions(&t, &name, live, object)?;
-            let mut new = prepare_update(&t, opts.status, live, object.clone());
-            fold_string_data(&t, &mut new);
-            strategy::prepare_input(&t, Some(live), &mut new, &name)?;
-            let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
-            strategy::prepare_update(&t, opts.status, live, &mut out)?;
-            Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
-        })
-        .await
+        let warned = parking_lot::Mutex::new(Vec::new()); // Sync: the future stays Send
+        let object = self
+            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+                let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
+                check_preconditions(&t, &name, live, object)?;
+                let mut new = prepare_update(&t, opts.status, live, object.clone());
+                fold_string_data(&t, &mut new);
+                *warned.lock() = strategy::prepare_input(&t, Some(live), &mut new, &name)?;
+                let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+                strategy::prepare_update(&t, opts.status, live, &mut out)?;
+                Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
+            })
+            .await?;
+        Ok((object, warned.into_inner()))
     }
 
     /// Server-side applies `config` as `opts.manager`, creating the object when absent. An apply
@@ -399,12 +410,19 @@ impl Store {
 
     /// An apply, and whether it created the object (its last attempt, when the write loop ran
     /// it again after a concurrent write).
-    async fn apply_async(&self, resource: &str, namespace: Option<&str>, config: &Value, opts: &WriteOptions) -> Result<(Value, bool)> {
+    async fn apply_async(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        config: &Value,
+        opts: &WriteOptions,
+    ) -> Result<(Value, bool, Vec<String>)> {
         let (t, ns, name) = self.addressed(resource, namespace, config)?;
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
         let created = std::sync::atomic::AtomicBool::new(false); // Sync: the future stays Send
+        let warned = parking_lot::Mutex::new(Vec::new());
         let object = self
             .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
                 None => {
@@ -433,13 +451,13 @@ impl Store {
                     }
                     let mut new = prepare_update(&t, opts.status, live, outcome.object);
                     fold_string_data(&t, &mut new);
-                    strategy::prepare_input(&t, Some(live), &mut new, &name)?;
+                    *warned.lock() = strategy::prepare_input(&t, Some(live), &mut new, &name)?;
                     strategy::prepare_update(&t, opts.status, live, &mut new)?;
                     Ok(finish_update(live, new, strategy::annotations_bump_generation(&t, opts.status)))
                 }
             })
             .await?;
-        Ok((object, created.load(std::sync::atomic::Ordering::Relaxed)))
+        Ok((object, created.load(std::sync::atomic::Ordering::Relaxed), warned.into_inner()))
     }
 
     /// Patches an object with a strategic merge, JSON merge or JSON patch.
@@ -484,11 +502,11 @@ impl Store {
             let update = |patched: Value| {
                 let mut new = prepare_update(&t, opts.status, live, patched);
                 fold_string_data(&t, &mut new);
-                strategy::prepare_input(&t, Some(live), &mut new, name)?;
-                fm.update(Some(live), new, &opts.manager, &now)
+                let ratcheted = strategy::prepare_input(&t, Some(live), &mut new, name)?;
+                fm.update(Some(live), new, &opts.manager, &now).map(|o| (o, ratcheted))
             };
             warnings.clear();
-            let out = match update(patched) {
+            let (out, ratcheted) = match update(patched) {
                 // Undeclared fields, and options that allow them: merged once more without them
                 // (the patch applied again: the common write keeps no copy of its result).
                 Err(e) if opts.field_validation.is_some() && unknown_fields::found(&e) => {
@@ -498,6 +516,7 @@ impl Store {
                 }
                 r => r?,
             };
+            warnings.extend(ratcheted);
             let mut out = out.object;
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))

@@ -478,6 +478,31 @@ impl Rules {
     /// cost bounds from `budget` and, when one doesn't fit, runs no further rule and says so
     /// once.
     pub fn check(&self, value: &Value, old: Option<&Value>, path: &str, budget: &mut Budget) -> Vec<ValidationError> {
+        self.run(value, old, path, budget, None)
+    }
+
+    /// [`Rules::check`], also evaluating the rules an unchanged value ratchets (those without
+    /// `oldSelf`): their failures go to `ratcheted`, as kube-apiserver 1.37 turns them into
+    /// warnings.
+    pub fn check_ratcheted(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        budget: &mut Budget,
+        ratcheted: &mut Vec<ValidationError>,
+    ) -> Vec<ValidationError> {
+        self.run(value, old, path, budget, Some(ratcheted))
+    }
+
+    fn run(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        budget: &mut Budget,
+        mut ratcheted: Option<&mut Vec<ValidationError>>,
+    ) -> Vec<ValidationError> {
         let mut out = Vec::new();
         if value.is_null() || budget.exhausted {
             return out;
@@ -488,7 +513,7 @@ impl Rules {
         // Without a transition rule, nothing of an unchanged value is even converted.
         let unchanged = old.is_some_and(|o| o == value);
         let transitions = self.rules.iter().any(|r| r.uses_old_self);
-        if unchanged && !transitions {
+        if unchanged && !transitions && ratcheted.is_none() {
             return out;
         }
         let self_val = types::to_cel(value, &self.schema, self.root);
@@ -504,9 +529,15 @@ impl Rules {
             if rule.uses_old_self && old_val.is_none() && !rule.optional_old_self {
                 continue;
             }
-            if unchanged && !rule.uses_old_self {
+            let ratchets = unchanged && !rule.uses_old_self;
+            if ratchets && ratcheted.is_none() {
                 continue;
             }
+            // Where this rule's failure goes.
+            let failures: &mut Vec<ValidationError> = match (&mut ratcheted, ratchets) {
+                (Some(r), true) => r,
+                _ => &mut out,
+            };
             let vars = vars(&self_ty, &old_ty, rule.optional_old_self);
             let bound = check::check(rule.program.expression(), &vars, false).cost;
             let rule_text = rule.message.as_deref().unwrap_or(rule.source.trim());
@@ -538,7 +569,7 @@ impl Rules {
                         ),
                         other => format!("{} evaluating rule: {rule_text}", errors::execution_error(other)),
                     };
-                    out.push(self.invalid(path, &detail));
+                    failures.push(self.invalid(path, &detail));
                     continue;
                 }
                 Ok(_) => {}
@@ -571,14 +602,31 @@ impl Rules {
                 None => format!("failed rule: {}", rule.source.trim()),
             });
             let message = match rule.reason {
-                Reason::Invalid => format!("Invalid value: {}: {detail}", go_quote(&self.type_name)),
+                // kube-apiserver 1.37 shows a scalar node's value, and no value for an object or
+                // a list.
+                Reason::Invalid => match shown_scalar(value) {
+                    Some(v) => format!("Invalid value: {v}: {detail}"),
+                    None => format!("Invalid value: {detail}"),
+                },
                 Reason::Forbidden => format!("Forbidden: {detail}"),
                 Reason::Required => format!("Required value: {detail}"),
                 Reason::Duplicate => format!("Duplicate value: {}", go_quote(&self.type_name)),
             };
-            out.push(err(at, message));
+            failures.push(err(at, message));
         }
         out
+    }
+}
+
+/// A scalar as Go's field errors print it (strings quoted); `None` for objects, lists and null.
+fn shown_scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(go_quote(s)),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => {
+            Some(n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())).unwrap_or_else(|| n.to_string()))
+        }
+        _ => None,
     }
 }
 

@@ -28,11 +28,12 @@ use serde_json::Value;
 /// What the kind's defaulting adds to a write's input before the field manager sees it (the
 /// writer then owns it, as kube-apiserver's decoding defaults are owned), and the validation of
 /// the input: a custom resource's schema defaults and checks it (unchanged values of `live`
-/// ratchet: [`crate::crd::validation`]).
+/// ratchet: [`crate::crd::validation`]). Returns the warnings of the CEL rules a ratcheted value
+/// fails.
 ///
 /// # Errors
 /// [`Error::Invalid`] naming every field the custom resource's schema refuses.
-pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut Value, name: &str) -> Result<()> {
+pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut Value, name: &str) -> Result<Vec<String>> {
     if namespace::is(t) {
         namespace::default_input(object, name);
     }
@@ -41,12 +42,13 @@ pub(super) fn prepare_input(t: &Registered, live: Option<&Value>, object: &mut V
     }
     if let Some(schema) = &t.custom {
         crate::crd::defaults::apply(schema, object);
-        let errs = crate::crd::validation::validate(schema, object, live);
+        let (errs, warnings) = crate::crd::validation::validate_with_warnings(schema, object, live);
         if !errs.is_empty() {
             return Err(Error::Invalid(ValidationErrors(errs)));
         }
+        return Ok(warnings);
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 /// What the kind's strategy sets on a new object after the field manager (owned by nobody).

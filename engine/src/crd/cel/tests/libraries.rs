@@ -441,7 +441,7 @@ fn transition_rule_on_fields() {
     assert!(rules.check(&json!({"replicas": 3}), Some(&json!({"replicas": 2})), "spec", &mut b).is_empty());
     assert_eq!(
         messages(&rules.check(&json!({"replicas": 1}), Some(&json!({"replicas": 2})), "spec", &mut b)),
-        vec!["spec.replicas: Invalid value: \"object\": replicas may not decrease"]
+        vec!["spec.replicas: Invalid value: replicas may not decrease"]
     );
 }
 
