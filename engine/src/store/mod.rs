@@ -49,6 +49,7 @@ mod cache;
 mod cleanup;
 mod commit;
 mod compact;
+mod continue_token;
 mod core;
 mod definitions;
 mod etcd;
@@ -58,6 +59,7 @@ mod hub;
 mod keys;
 mod kv;
 mod list;
+mod list_scan;
 mod meta;
 mod object;
 mod options;
@@ -81,6 +83,7 @@ pub use builtin::{builtin_type, builtin_types};
 pub use definitions::FINALIZER as CRD_CLEANUP_FINALIZER;
 pub use keys::EventType;
 pub use list::ObjectList;
+pub use list_scan::{ListMeta, ListStream};
 pub use options::{
     DeleteOptions, FieldValidation, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, Written,
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
