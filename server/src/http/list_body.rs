@@ -32,7 +32,7 @@ use serde_json::Value;
 
 /// How many bytes of encoded items a protobuf answer's sizing pass keeps, to send without
 /// encoding them again (the whole of a list this small is encoded once).
-pub(crate) const PROTOBUF_KEPT_BYTES: usize = 1024 * 1024;
+pub(crate) const PROTOBUF_KEPT_BYTES: usize = 4 * 1024 * 1024;
 
 /// The first chunk stops after its first item: the first byte goes as soon as it is read.
 const FIRST_CHUNK_BYTES: usize = 1;
