@@ -1,5 +1,6 @@
 //! The object store: a RocksDB-backed MVCC store of Kubernetes-style objects with
-//! resourceVersions, every write verb, paged lists, watches with bookmarks, and compaction.
+//! resourceVersions, every write verb, paged and streamed lists, watches with bookmarks, and
+//! compaction.
 //!
 //! - Every successful write takes the next revision of one global, gap-free counter; it is the
 //!   object's `metadata.resourceVersion`. Every version is kept until [`Store::compact`].
@@ -35,12 +36,13 @@
 // 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB), `etcd`;
 // 2. values: `cache`, `validate`, `types` (registered types), `builtin` (the built-in kinds),
 //    `object` (records), `view`;
-// 3. requests: `address` (objects, collections, revisions), `selectors`, `options`;
+// 3. requests: `address` (objects, collections, revisions), `selectors`, `options`,
+//    `continue_token`;
 // 4. state: `hub` (watch fan-out), `core` (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
 //    `meta` (metadata rules), `compact`;
-// 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`, `versions` (a custom resource's
+// 7. verbs: `verbs`, `list` (its scan in steps: `list_scan`), `watch`, `blame`, `owners`, `versions` (a custom resource's
 //    versions), `cleanup` (a deleted CRD's objects).
 mod address;
 mod blame;

@@ -34,9 +34,6 @@ use serde_json::Value;
 /// encoding them again (the whole of a list this small is encoded once).
 pub(crate) const PROTOBUF_KEPT_BYTES: usize = 4 * 1024 * 1024;
 
-/// The first chunk stops after its first item: the first byte goes as soon as it is read.
-const FIRST_CHUNK_BYTES: usize = 1;
-
 /// A list answered as JSON, its `metadata` with `continue` always (even empty) when
 /// `always_continue` (kube-apiserver's lists of custom resources carry it).
 pub(crate) async fn json(stream: ListStream, api_version: &str, kind: &str, always_continue: bool) -> Reply {
@@ -60,11 +57,17 @@ pub(crate) async fn protobuf(stream: ListStream, api_version: &str, kind: &str) 
 }
 
 /// Reads the first chunk (its errors are the answer's), then answers 200 with the body of it
-/// and of the chunks read as the connection takes them.
+/// and of the chunks read as the connection takes them; a list read whole in its first chunk is
+/// one body with its length, as before lists were streamed.
 async fn respond(chunks: Chunks, content_type: &'static str) -> Reply {
+    let whole =
+        |data: Vec<u8>| Ok(encoded(body::Body { content_type: content_type.into(), data: data.into() }, axum::http::StatusCode::OK));
     let Some((first, chunks)) = blocking(move || next(chunks)).await? else {
-        return Ok(encoded(body::Body { content_type: content_type.into(), data: Vec::new().into() }, axum::http::StatusCode::OK));
+        return whole(Vec::new());
     };
+    if chunks.finished() {
+        return whole(first);
+    }
     let rest = futures_util::stream::unfold(Some(chunks), |chunks| async move {
         let chunks = chunks?;
         match blocking(move || next(chunks)).await {
@@ -98,6 +101,16 @@ enum Chunks {
     Protobuf(ProtobufList),
 }
 
+impl Chunks {
+    /// Whether the last chunk is written.
+    fn finished(&self) -> bool {
+        match self {
+            Chunks::Json(w) => w.done,
+            Chunks::Protobuf(w) => w.done,
+        }
+    }
+}
+
 /// The next chunk of the answer and the rest of it; `None` once it is all written.
 fn next(chunks: Chunks) -> Result<Option<(Vec<u8>, Chunks)>> {
     match chunks {
@@ -127,7 +140,6 @@ impl JsonList {
             return Ok(None);
         }
         let mut out = Vec::with_capacity(ListStream::CHUNK_BYTES + 4096);
-        let budget = if self.started { ListStream::CHUNK_BYTES } else { FIRST_CHUNK_BYTES };
         if !self.started {
             // Keys in sorted order, as serde_json's map writes them.
             out.extend_from_slice(b"{\"apiVersion\":");
@@ -136,7 +148,7 @@ impl JsonList {
             self.started = true;
         }
         let items = &mut self.items;
-        let meta = self.stream.next_chunk(budget, &mut |item| {
+        let meta = self.stream.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
             if *items > 0 {
                 out.push(b',');
             }
@@ -229,7 +241,12 @@ impl ProtobufList {
         if self.done {
             return Ok(None);
         }
-        if let Some(first) = self.first.take() {
+        if let Some(mut first) = self.first.take() {
+            if self.rest.is_none() {
+                // Every item was kept: the whole answer at once.
+                first.extend_from_slice(&self.encoder.tail());
+                self.done = true;
+            }
             return Ok(Some(first));
         }
         let Some(stream) = self.rest.as_mut() else {
