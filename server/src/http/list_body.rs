@@ -32,7 +32,7 @@ use serde_json::Value;
 
 /// How many bytes of encoded items a protobuf answer's sizing pass keeps, to send without
 /// encoding them again (the whole of a list this small is encoded once).
-pub(crate) const PROTOBUF_KEPT_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const PROTOBUF_KEPT_BYTES: usize = 2 * 1024 * 1024;
 
 /// A list answered as JSON, its `metadata` with `continue` always (even empty) when
 /// `always_continue` (kube-apiserver's lists of custom resources carry it).
@@ -198,7 +198,9 @@ impl ProtobufList {
     /// the rest.
     fn size(stream: ListStream, api_version: &str, list_kind: &str) -> Result<ProtobufList> {
         let mut sizing = stream;
-        let mut kept = Vec::new();
+        // Sized once (a chunk may end past the budget): no copies while it grows. Pages not
+        // written to are not resident.
+        let mut kept = Vec::with_capacity(PROTOBUF_KEPT_BYTES + 2 * ListStream::CHUNK_BYTES);
         let (mut index, mut rest_bytes) = (0usize, 0u64);
         // The rest of the list after the kept items, and how many items were kept.
         let mut rest: Option<(ListStream, usize)> = None;
@@ -231,8 +233,11 @@ impl ProtobufList {
             }
         };
         let encoder = ListEncoder::new(&header(&meta)?).map_err(encoding)?;
-        let mut first = encoder.head(kept.len() as u64 + rest_bytes);
-        first.append(&mut kept);
+        // The head before the kept items, in their buffer (moved up in place, not copied into a
+        // second one).
+        let head = encoder.head(kept.len() as u64 + rest_bytes);
+        let mut first = kept;
+        first.splice(0..0, head);
         let (rest, index) = rest.map_or((None, 0), |(stream, kept)| (Some(stream), kept));
         Ok(ProtobufList { encoder, first: Some(first), rest, rest_bytes, meta, index, written: 0, done: false })
     }
