@@ -98,7 +98,10 @@ impl Scan {
         let (mut spent, mut looked) = (0usize, 0usize);
         let from = std::mem::take(&mut self.key);
         let end = self.end.take();
-        let scanned = core.kv.scan(CF_OBJECTS, &from, end.as_deref(), &mut |k, v| {
+        // A list read in chunks (a stream) is a bulk read: it bypasses the block cache.
+        let bulk = budget.objects != usize::MAX;
+        let scan = if bulk { super::kv::Kv::scan_bulk } else { super::kv::Kv::scan };
+        let scanned = scan(&*core.kv, CF_OBJECTS, &from, end.as_deref(), &mut |k, v| {
             let key = keys::parse_object_key(k)?;
             if decided.as_deref() == Some(key.prefix) || key.revision > at {
                 return Ok(Flow::Continue);
