@@ -130,7 +130,7 @@ def list_once(host, port, media, limit=None):
 def measure(binary, data, media, n, callgrind, warm=False):
     out = None
     if callgrind:
-        out = os.path.join(tempfile.mkdtemp(), "cg.out")
+        out = os.path.join(os.path.dirname(data), f"cg-{os.getpid()}-{time.monotonic_ns()}.out")
     proc, host, port = start(binary, data, out)
     try:
         list_once(host, port, media, limit=None if warm else 1)
