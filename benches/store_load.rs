@@ -35,7 +35,7 @@
 
 use fieldstore::engine::fieldmanager::Time;
 use fieldstore::engine::store::{
-    Collection, GetOptions, ListOptions, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions,
+    Collection, GetOptions, ListOptions, ListStream, ObjectKey, Options, Revision, Store, WatchEvent, WatchOptions, WriteOptions,
 };
 use fieldstore::engine::Error;
 use serde_json::Value;
@@ -371,6 +371,28 @@ fn scenario_list(args: &Args) {
         }
         (start.elapsed().as_secs_f64(), count, out_bytes)
     };
+    // The whole list unpaged, read as a server streams it (`list_stream`, chunks of 64 KiB of
+    // JSON items into one reused buffer): bounded memory, the same items.
+    let stream_pass = || -> (f64, usize) {
+        let start = Instant::now();
+        let mut stream = store.list_stream(&Collection::new("configmaps", Some(NS)), &ListOptions::default()).expect("stream");
+        let (mut count, mut chunk) = (0usize, Vec::with_capacity(ListStream::CHUNK_BYTES + 8192));
+        loop {
+            chunk.clear();
+            let meta = stream
+                .next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
+                    chunk.extend_from_slice(item);
+                    count += 1;
+                    Ok(())
+                })
+                .expect("chunk");
+            black_box(&chunk);
+            if meta.is_some() {
+                break;
+            }
+        }
+        (start.elapsed().as_secs_f64(), count)
+    };
     // Attribution of the baseline: the scan alone (values copied), and with each value parsed.
     let raw_scan_only = |parse: bool| -> f64 {
         let start = Instant::now();
@@ -409,7 +431,7 @@ fn scenario_list(args: &Args) {
     // Warm-up (caches, page cache), then interleaved passes.
     let _ = raw_pass();
     let _ = store_pass(true);
-    let (mut raw_t, mut st_t, mut stj_t) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut raw_t, mut st_t, mut stj_t, mut sts_t) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut raw_bytes, mut store_bytes) = (0, 0);
     for _ in 0..passes {
         let (t, c, b) = raw_pass();
@@ -423,13 +445,16 @@ fn scenario_list(args: &Args) {
         let (t, c, _) = store_pass(false);
         assert_eq!(c, n, "store list saw every object");
         st_t.push(t);
+        let (t, c) = stream_pass();
+        assert_eq!(c, n, "store list_stream saw every object");
+        sts_t.push(t);
     }
     let (mut scan_t, mut parse_t) = (Vec::new(), Vec::new());
     for _ in 0..passes {
         scan_t.push(raw_scan_only(false));
         parse_t.push(raw_scan_only(true));
     }
-    let (raw_s, stj_s, st_s) = (median(&mut raw_t), median(&mut stj_t), median(&mut st_t));
+    let (raw_s, stj_s, st_s, sts_s) = (median(&mut raw_t), median(&mut stj_t), median(&mut st_t), median(&mut sts_t));
     let (scan_s, parse_s) = (median(&mut scan_t), median(&mut parse_t));
     let per = |s: f64| n as f64 / s;
     println!(
@@ -442,6 +467,7 @@ fn scenario_list(args: &Args) {
     println!("  raw scan + parse + serialise: {:.3} s  ({:.0} objects/s, {} MB of JSON out)", raw_s, per(raw_s), raw_bytes >> 20);
     println!("  store list_json (text pages): {:.3} s  ({:.0} objects/s, {} MB of JSON out)", stj_s, per(stj_s), store_bytes >> 20);
     println!("  store list (Values only):     {:.3} s  ({:.0} objects/s)", st_s, per(st_s));
+    println!("  store list_stream (unpaged, 64 KiB chunks): {:.3} s  ({:.0} objects/s)", sts_s, per(sts_s));
     println!(
         "==> list/{n}/{page}: store+json {:.0}/s raw+json {:.0}/s ratio {:.2} (target >= 0.50) | store (Values) / raw+json {:.2} | store+json/etcd(41667/s) {:.2} (aim >= 5)",
         per(stj_s),

@@ -94,7 +94,7 @@ pub use fieldstore_engine::{Conflicts, Error, FieldManager, Reason, Result};
 
 #[cfg(feature = "store")]
 pub use fieldstore_engine::store::{
-    Attribution, BlameLine, Collection, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListOptions,
-    ManagedObject, ManagedPage, ManagerSummary, ObjectKey, ObjectList, Options, Owner, ResourceVersionMatch, Revision, SchemaSource, Store,
-    TypeSpec, Watch, WatchEvent, WatchOptions, WriteEntry, WriteOptions, WriteVerb,
+    Attribution, BlameLine, Collection, DeleteOptions, FieldEvent, FieldTimeline, GetOptions, HistoryPolicy, HistoryQuery, ListMeta,
+    ListOptions, ListStream, ManagedObject, ManagedPage, ManagerSummary, ObjectKey, ObjectList, Options, Owner, ResourceVersionMatch,
+    Revision, SchemaSource, Store, TypeSpec, Watch, WatchEvent, WatchOptions, WriteEntry, WriteOptions, WriteVerb,
 };

@@ -35,6 +35,39 @@ pub fn to_value(set: &Set) -> Value {
     Value::Object(value_node(set, false, &mut String::new()))
 }
 
+/// Appends [`to_value`]'s document as `serde_json` serialises it (keys in byte order, its
+/// escapes), without building the value: the bytes of `serde_json::to_vec(&to_value(set))`.
+pub fn write_value_json(set: &Set, out: &mut Vec<u8>) {
+    write_value_node(set, false, out, &mut String::new());
+}
+
+/// One node of [`write_value_json`]: its entries sorted by key, as a `serde_json::Map` holds them.
+fn write_value_node(set: &Set, include_self: bool, out: &mut Vec<u8>, scratch: &mut String) {
+    let mut entries: Vec<(String, Option<(&Set, bool)>)> = Vec::with_capacity(set.members().len() + set.children().len() + 1);
+    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
+        entries.push((".".into(), None));
+    }
+    each_entry(set, |pe, child| {
+        scratch.clear();
+        serialize_element(scratch, pe);
+        entries.push((String::from(scratch.as_str()), child));
+    });
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out.push(b'{');
+    for (i, (key, child)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        value::write_json_string(out, key);
+        out.push(b':');
+        match child {
+            Some((child, is_member)) => write_value_node(child, *is_member, out, scratch),
+            None => out.extend_from_slice(b"{}"),
+        }
+    }
+    out.push(b'}');
+}
+
 /// One node's map; `scratch` is where each key is written before it is copied out at its length.
 fn value_node(set: &Set, include_self: bool, scratch: &mut String) -> serde_json::Map<String, Value> {
     let mut entries: Vec<(String, Value)> = Vec::with_capacity(set.members().len() + set.children().len() + 1);

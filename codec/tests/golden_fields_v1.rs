@@ -31,6 +31,11 @@ fn json_round_trip_is_byte_identical() {
                 if fields_v1::to_value(&set) != parsed {
                     failures.push(format!("line {}: to_value differs from the parsed text", n + 1));
                 }
+                let mut written = Vec::new();
+                fields_v1::write_value_json(&set, &mut written);
+                if written != serde_json::to_vec(&parsed).expect("a value serialises") {
+                    failures.push(format!("line {}: write_value_json differs from serde_json's text of the value", n + 1));
+                }
             }
             Err(e) => failures.push(format!("line {}: {e}\n  {line}", n + 1)),
         }

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
 
 use fieldstore_engine::store::{
-    Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions,
+    Collection, ListMeta, ListOptions, ListStream, ObjectKey, Options, ResourceVersionMatch, Revision, Store, TypeSpec, WriteOptions,
 };
 use fieldstore_engine::{Error, Reason};
 use serde_json::{json, Value};
@@ -204,4 +204,103 @@ fn json_pages_are_the_bytes_of_the_object_pages() {
         }
         assert!(pages >= 1);
     }
+}
+
+/// Reads a whole [`ListStream`] in chunks of `bytes`: its items' JSON text, its metadata and
+/// how many chunks it took.
+fn streamed(s: &Store, opts: &ListOptions, bytes: usize) -> Result<(Vec<Vec<u8>>, ListMeta, usize), Error> {
+    let mut stream = s.list_stream(&Collection::new("configmaps", Some("ns")), opts)?;
+    let (mut items, mut chunks) = (Vec::new(), 0);
+    loop {
+        chunks += 1;
+        if let Some(meta) = stream.next_chunk(bytes, &mut |item| {
+            items.push(item.to_vec());
+            Ok(())
+        })? {
+            assert_eq!(meta.resource_version, stream.resource_version());
+            return Ok((items, meta, chunks));
+        }
+    }
+}
+
+#[test]
+fn streamed_lists_are_the_json_pages() {
+    let s = store();
+    let w = WriteOptions::new("t");
+    let ns = Collection::new("configmaps", Some("ns"));
+    for i in 0..40 {
+        s.apply(&ns, &cm(&format!("s{i:02}"), json!({"tier": if i % 3 == 0 { "a" } else { "b" }})), &w).unwrap();
+    }
+    // Deleted and rewritten objects: tombstones and older versions the scan steps over.
+    for i in (0..40).step_by(7) {
+        s.delete(&ObjectKey::new("configmaps", Some("ns"), format!("s{i:02}")), &Default::default()).unwrap();
+    }
+    s.patch(&ObjectKey::new("configmaps", Some("ns"), "s01"), fieldstore_engine::patch::PatchType::Merge, &json!({"data": {"v": "2"}}), &w)
+        .unwrap();
+    let before = s.revision();
+    s.create(&ns, &cm("s99", json!({})), &w).unwrap();
+    let cases = [
+        ListOptions::default(),
+        ListOptions { limit: Some(7), ..Default::default() },
+        ListOptions { limit: Some(1000), ..Default::default() },
+        ListOptions { label_selector: Some("tier=a".into()), limit: Some(3), ..Default::default() },
+        ListOptions { field_selector: Some("metadata.name!=s03".into()), limit: Some(9), ..Default::default() },
+        ListOptions {
+            resource_version: Some(before.to_string()),
+            resource_version_match: Some(ResourceVersionMatch::Exact),
+            limit: Some(10),
+            ..Default::default()
+        },
+    ];
+    for opts in cases {
+        let mut opts = opts;
+        loop {
+            let page = s.list_json(&ns, &opts).unwrap();
+            let want = (page.items.clone(), page.list_meta());
+            for bytes in [1, 300, ListStream::CHUNK_BYTES] {
+                let (items, meta, chunks) = streamed(&s, &opts, bytes).unwrap();
+                assert_eq!((&items, &meta), (&want.0, &want.1), "{opts:?} in chunks of {bytes} bytes");
+                if bytes == 1 {
+                    // A chunk an item.
+                    assert!(chunks >= items.len().max(1), "{opts:?}: {chunks} chunks");
+                }
+            }
+            match page.continue_token {
+                Some(t) => opts = ListOptions { continue_token: Some(t), ..ListOptions::default() },
+                None => break,
+            }
+        }
+    }
+    // The options' errors come before any item.
+    let bad = ListOptions { label_selector: Some("a in (".into()), ..Default::default() };
+    assert!(matches!(s.list_stream(&ns, &bad), Err(Error::BadRequest(_))));
+    let bad = ListOptions { continue_token: Some("nope".into()), ..Default::default() };
+    assert!(matches!(s.list_stream(&ns, &bad), Err(Error::BadRequest(_))));
+}
+
+#[test]
+fn a_stream_compacted_past_its_revision_fails_rather_than_skip_objects() {
+    let s = store();
+    let w = WriteOptions::new("t");
+    let ns = Collection::new("configmaps", Some("ns"));
+    for i in 0..10 {
+        s.create(&ns, &cm(&format!("c{i}"), json!({})), &w).unwrap();
+    }
+    let mut stream = s.list_stream(&ns, &ListOptions::default()).unwrap();
+    let mut n = 0;
+    assert!(stream
+        .next_chunk(1, &mut |_| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap()
+        .is_none());
+    // Newer versions of the rest, then a compaction that removes the versions the list reads.
+    for i in 0..10 {
+        s.delete(&ObjectKey::new("configmaps", Some("ns"), format!("c{i}")), &Default::default()).unwrap();
+    }
+    s.compact(s.revision()).unwrap();
+    let e = stream.next_chunk(ListStream::CHUNK_BYTES, &mut |_| Ok(())).unwrap_err();
+    assert!(matches!(e, Error::Expired(_)), "{e:?}");
+    assert_eq!(n, 1);
 }

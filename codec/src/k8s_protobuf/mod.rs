@@ -46,6 +46,7 @@ mod descriptors;
 mod encode;
 mod json_in;
 mod json_out;
+mod list;
 mod path;
 mod quantity;
 mod schema;
@@ -56,6 +57,7 @@ use serde_json::Value;
 
 pub use descriptors::{comments, descriptor_pool, descriptor_set_bytes};
 pub use json_out::JsonStyle;
+pub use list::ListEncoder;
 
 use crate::envelope::Envelope;
 use crate::{Error, Result};
@@ -313,29 +315,15 @@ fn envelope_of<J: json_in::JsonIn>(message: Option<MessageType>, json: &J) -> Re
 ///
 /// As [`encode_envelope`]; an item's error names its path from the list (`.items[3].data`).
 pub fn encode_list_envelope<'a>(header: &[u8], items: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<u8>> {
-    use json_in::JsonIn as _;
-    let text = json_in::lossy_utf8(header);
-    let node = json_in::parse(&text, MAX_DEPTH).map_err(|reason| Error::K8sJson { message: String::new(), path: ".".into(), reason })?;
-    let field = |key: &str| match node.members().filter(|(k, _)| *k == key).last().map(|(_, v)| v.view()) {
-        Some(json_in::View::String(s)) => s.to_owned(),
-        _ => String::new(),
-    };
-    let (api_version, kind) = (field("apiVersion"), field("kind"));
-    let list = MessageType::for_kind(&api_version, &kind)?;
-    let not_a_list = || Error::NotBuiltIn { api_version: api_version.clone(), kind: kind.clone() };
-    let items_field = list.descriptor().and_then(|d| d.get_field_by_name("items")).ok_or_else(not_a_list)?;
-    let item = items_field.kind().as_message().and_then(|m| MessageType::from_full_name(m.full_name())).ok_or_else(not_a_list)?;
-    let mut raw = list.encode(&node)?;
+    let list = ListEncoder::new(header)?;
+    let mut encoded = Vec::new();
     for (i, json) in items.into_iter().enumerate() {
-        let encoded = item.from_json(json).map_err(|e| match e {
-            Error::K8sJson { message, path, reason } => Error::K8sJson { message, path: format!(".items[{i}]{path}"), reason },
-            other => other,
-        })?;
-        wire::put_key(&mut raw, items_field.number(), 2);
-        wire::put_varint(&mut raw, encoded.len() as u64);
-        raw.extend_from_slice(&encoded);
+        list.item(json, i, &mut encoded)?;
     }
-    Ok(Envelope { api_version, kind, raw, content_encoding: String::new(), content_type: String::new() }.encode())
+    let mut out = list.head(encoded.len() as u64);
+    out.append(&mut encoded);
+    out.extend_from_slice(&list.tail());
+    Ok(out)
 }
 
 /// The object a `k8s\x00` envelope carries, whatever its `raw` holds: the Kubernetes protobuf

@@ -149,6 +149,13 @@ pub(crate) trait Kv: Send + Sync {
     /// returns [`Flow::Stop`].
     fn scan(&self, cf: &'static str, from: &[u8], to: Option<&[u8]>, f: &mut ScanFn<'_>) -> Result<()>;
 
+    /// [`Kv::scan`] for a bulk read (a streamed list): what it reads is not kept in the
+    /// backend's cache of recently read data (RocksDB's block cache), so that one long read
+    /// neither grows the process by the cache's size nor evicts what other reads keep using.
+    fn scan_bulk(&self, cf: &'static str, from: &[u8], to: Option<&[u8]>, f: &mut ScanFn<'_>) -> Result<()> {
+        self.scan(cf, from, to, f)
+    }
+
     /// Applies the batch atomically; with `sync` it is durable (the log fsynced) on return.
     fn write(&self, batch: Batch, sync: bool) -> Result<()>;
 

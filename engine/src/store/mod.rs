@@ -1,5 +1,6 @@
 //! The object store: a RocksDB-backed MVCC store of Kubernetes-style objects with
-//! resourceVersions, every write verb, paged lists, watches with bookmarks, and compaction.
+//! resourceVersions, every write verb, paged and streamed lists, watches with bookmarks, and
+//! compaction.
 //!
 //! - Every successful write takes the next revision of one global, gap-free counter; it is the
 //!   object's `metadata.resourceVersion`. Every version is kept until [`Store::compact`].
@@ -35,12 +36,13 @@
 // 1. storage: `keys` (layouts), `kv` (the KV trait), `rocks` (RocksDB), `etcd`;
 // 2. values: `cache`, `validate`, `types` (registered types), `builtin` (the built-in kinds),
 //    `object` (records), `view`;
-// 3. requests: `address` (objects, collections, revisions), `selectors`, `options`;
+// 3. requests: `address` (objects, collections, revisions), `selectors`, `options`,
+//    `continue_token`;
 // 4. state: `hub` (watch fan-out), `core` (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
 //    `meta` (metadata rules), `compact`;
-// 7. verbs: `verbs`, `list`, `watch`, `blame`, `owners`, `versions` (a custom resource's
+// 7. verbs: `verbs`, `list` (its scan in steps: `list_scan`), `watch`, `blame`, `owners`, `versions` (a custom resource's
 //    versions), `cleanup` (a deleted CRD's objects).
 mod address;
 mod blame;
@@ -49,6 +51,7 @@ mod cache;
 mod cleanup;
 mod commit;
 mod compact;
+mod continue_token;
 mod core;
 mod definitions;
 mod establishing;
@@ -59,6 +62,7 @@ mod hub;
 mod keys;
 mod kv;
 mod list;
+mod list_scan;
 mod meta;
 mod object;
 mod options;
@@ -83,6 +87,7 @@ pub use builtin::{builtin_type, builtin_types};
 pub use definitions::FINALIZER as CRD_CLEANUP_FINALIZER;
 pub use keys::EventType;
 pub use list::ObjectList;
+pub use list_scan::{ListMeta, ListStream};
 pub use options::{
     DeleteOptions, FieldValidation, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, Written,
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,

@@ -233,6 +233,48 @@ impl<'a> Parts<'a> {
         Ok(out)
     }
 
+    /// Whether the record has managedFields entries.
+    pub(crate) fn has_managed_fields(&self) -> Result<bool> {
+        Ok(Reader { bytes: self.entries }.uvarint()? > 0)
+    }
+
+    /// Appends the managedFields as the JSON text `serde_json` writes for
+    /// [`Parts::managed_fields`]'s value (each entry's keys in byte order), without building the
+    /// value: a list's JSON view of each object.
+    pub(crate) fn write_managed_fields(&self, out: &mut Vec<u8>) -> Result<()> {
+        let string = |out: &mut Vec<u8>, key: &[u8], s: &str| {
+            out.extend_from_slice(key);
+            fieldstore_codec::value::write_json_string(out, s);
+        };
+        out.push(b'[');
+        for (i, RawEntry { manager, operation, api_version, time, subresource, fields }) in self.entries()?.into_iter().enumerate() {
+            let set = fields_binary::decode(fields)?;
+            out.extend_from_slice(if i == 0 { b"{" } else { b",{" });
+            // The keys of `managed_fields`' map, in byte order; empty strings and a missing time
+            // omitted, as there.
+            if !api_version.is_empty() {
+                string(out, b"\"apiVersion\":", &api_version);
+                out.push(b',');
+            }
+            string(out, b"\"fieldsType\":", FIELDS_TYPE_V1);
+            out.extend_from_slice(b",\"fieldsV1\":");
+            fields_v1::write_value_json(&set, out);
+            if !manager.is_empty() {
+                string(out, b",\"manager\":", &manager);
+            }
+            string(out, b",\"operation\":", operation.as_str());
+            if !subresource.is_empty() {
+                string(out, b",\"subresource\":", &subresource);
+            }
+            if !time.is_empty() {
+                string(out, b",\"time\":", &time);
+            }
+            out.push(b'}');
+        }
+        out.push(b']');
+        Ok(())
+    }
+
     /// The managedFields in Kubernetes' JSON form (`None` when there are no entries).
     pub(crate) fn managed_fields(&self) -> Result<Option<Value>> {
         let mut entries = Vec::new();

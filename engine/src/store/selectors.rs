@@ -1,6 +1,8 @@
 //! Selectors and resourceVersion parameters: parsed once, matched against objects by lists,
 //! watches and the owner verbs.
 
+use super::options::ListOptions;
+use super::types::Registered;
 use crate::{Error, Result};
 use serde_json::Value;
 
@@ -287,6 +289,36 @@ impl ObjectFilter<'_> {
     /// Whether the object is selected.
     pub(crate) fn matches(&self, object: &Value) -> bool {
         self.labels.is_none_or(|l| l.matches(object.pointer("/metadata/labels"))) && self.fields.is_none_or(|f| f.matches_object(object))
+    }
+}
+
+/// A list's label and field selectors.
+pub(super) struct Selectors {
+    labels: Option<LabelSelector>,
+    pub(super) fields: Option<FieldSelector>,
+}
+
+impl Selectors {
+    /// The selectors of `opts`, the field selector checked against type `t`.
+    pub(super) fn parse(opts: &ListOptions, t: &Registered) -> Result<Selectors> {
+        let labels = opts.label_selector.as_deref().map(LabelSelector::parse).transpose()?;
+        let fields = opts.field_selector.as_deref().map(FieldSelector::parse).transpose()?;
+        if let Some(f) = &fields {
+            f.check(&t.spec.resource(), t.spec.selectable_fields())?;
+        }
+        Ok(Selectors { labels, fields })
+    }
+
+    /// Whether any selector selects (the list then has no remaining item count).
+    pub(super) fn filtered(&self) -> bool {
+        self.labels.as_ref().is_some_and(|l| !l.is_empty()) || self.fields.as_ref().is_some_and(|f| !f.is_empty())
+    }
+
+    /// What selects on the object itself (labels, fields other than the name), if anything.
+    pub(super) fn filter(&self) -> Option<ObjectFilter<'_>> {
+        let labels = self.labels.as_ref().filter(|l| !l.is_empty());
+        let fields = self.fields.as_ref().filter(|f| f.needs_object());
+        (labels.is_some() || fields.is_some()).then_some(ObjectFilter { labels, fields })
     }
 }
 

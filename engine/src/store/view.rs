@@ -15,11 +15,15 @@ pub(crate) fn write_json(record: &[u8], revision: u64, out: &mut Vec<u8>) -> Res
     if let Some(meta) = metadata_object(parts.body).filter(|_| !parts.protobuf) {
         let (mf_at, rv_at) = (meta.insert_point(b"managedFields"), meta.insert_point(b"resourceVersion"));
         let mut ins = Inserter { body: parts.body, meta: &meta, copied: 0, inserted: false };
-        if let Some(entries) = parts.managed_fields()? {
-            ins.insert(out, mf_at, b"managedFields", |o| serde_json::to_writer(o, &entries))?;
+        if parts.has_managed_fields()? {
+            ins.insert(out, mf_at, b"managedFields", |o| parts.write_managed_fields(o))?;
         }
-        let rv = revision.to_string();
-        ins.insert(out, rv_at, b"resourceVersion", |o| serde_json::to_writer(o, &rv))?;
+        ins.insert(out, rv_at, b"resourceVersion", |o| {
+            o.push(b'"');
+            o.extend_from_slice(revision.to_string().as_bytes());
+            o.push(b'"');
+            Ok(())
+        })?;
         out.extend_from_slice(parts.body.get(ins.copied..).unwrap_or_default());
         return Ok(());
     }
@@ -93,13 +97,7 @@ struct Inserter<'a, 'm> {
 }
 
 impl Inserter<'_, '_> {
-    fn insert(
-        &mut self,
-        out: &mut Vec<u8>,
-        at: usize,
-        name: &[u8],
-        value: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
-    ) -> Result<()> {
+    fn insert(&mut self, out: &mut Vec<u8>, at: usize, name: &[u8], value: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Result<()> {
         out.extend_from_slice(self.body.get(self.copied..at).unwrap_or_default());
         self.copied = at;
         let at_close = at == self.meta.close;
@@ -109,7 +107,7 @@ impl Inserter<'_, '_> {
         out.push(b'"');
         out.extend_from_slice(name);
         out.extend_from_slice(b"\":");
-        value(out).map_err(|e| Error::Corrupt(format!("object view: {e}")))?;
+        value(out)?;
         if at_close {
             self.inserted = true;
         } else {
@@ -168,10 +166,10 @@ fn skip_value(body: &[u8], i: usize) -> Option<usize> {
 fn skip_string(body: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
+        j += memchr::memchr2(b'"', b'\\', body.get(j..)?)?;
         match body.get(j)? {
             b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
+            _ => j += 2,
         }
     }
 }

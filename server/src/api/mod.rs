@@ -220,6 +220,7 @@ impl Api {
                     // Pages read as JSON text: no object is parsed and serialised again.
                     ListForm::Json => Response::ListJson { page: self.call(move |s| s.list_json(&of, &opts)).await?, spec },
                     ListForm::Objects => Response::List { page: self.call(move |s| s.list(&of, &opts)).await?, spec },
+                    ListForm::Stream => Response::ListStream { stream: self.call(move |s| s.list_stream(&of, &opts)).await?, spec },
                 })
             }
             Request::Watch { of, opts } => {

@@ -16,6 +16,10 @@ pub enum ListForm {
     Json,
     /// As objects (for a door that reads them: Tables, the CLI).
     Objects,
+    /// As a [`fieldstore_engine::store::ListStream`], read in chunks as the door sends them
+    /// (answered with [`super::Response::ListStream`]): every error of the list's options comes
+    /// with the answer, none of them once its items are read but the store's own.
+    Stream,
 }
 
 /// A request of the store, run by [`super::Api::run`] with the caller's identity.

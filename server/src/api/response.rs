@@ -1,6 +1,6 @@
 //! What the request layer answers ([`Response`]), before a door encodes it.
 
-use fieldstore_engine::store::{ObjectList, Revision, TypeSpec, Watch, Written};
+use fieldstore_engine::store::{ListStream, ObjectList, Revision, TypeSpec, Watch, Written};
 use fieldstore_engine::{Reason, Status};
 use serde_json::Value;
 
@@ -16,6 +16,13 @@ pub enum Response {
     ListJson {
         /// The page.
         page: ObjectList<Vec<u8>>,
+        /// The listed type.
+        spec: TypeSpec,
+    },
+    /// A list to read as it is sent.
+    ListStream {
+        /// The list, at its revision, not read yet.
+        stream: ListStream,
         /// The listed type.
         spec: TypeSpec,
     },

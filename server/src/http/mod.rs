@@ -19,6 +19,7 @@
 mod aggregated;
 mod discovery;
 mod history;
+mod list_body;
 pub mod listener;
 mod negotiate;
 mod paths;

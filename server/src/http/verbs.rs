@@ -9,7 +9,7 @@ use super::query::{self, OptionErrors, Query};
 use super::reply::{encoded, with_warnings, Failure, Reply};
 use super::request::Ctx;
 use super::table::table as to_table;
-use super::{history, scale, watch, Http};
+use super::{history, list_body, scale, watch, Http};
 use crate::api::auth::Identity;
 use crate::api::body;
 use crate::api::{ListForm, Request, Response};
@@ -208,20 +208,32 @@ impl Ctx<'_> {
             let table = to_table(&self.t.spec, &page.items, self.include_object()?, meta);
             return Ok(encoded(body::encode(&table, body::JSON)?, StatusCode::OK));
         }
-        let Response::ListJson { page, spec } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Json }).await? else {
+        let (api_version, list_kind) = (self.t.spec.api_version(), format!("{}List", self.t.spec.kind));
+        let streamed = match self.accept.media {
+            body::PROTOBUF => k8s_protobuf::is_built_in(&api_version, &list_kind),
+            media => media == body::JSON,
+        };
+        if streamed {
+            // Sent as it is read (`list_body`): an answer of any length holds a chunk at a time.
+            let Response::ListStream { stream, spec } =
+                self.run(Request::List { of: self.collection(), opts, form: ListForm::Stream }).await?
+            else {
+                return Err(Failure::from(crate::api::mismatch("the answer of its request")));
+            };
+            let custom = matches!(spec.schema, SchemaSource::Crd(_));
+            return if self.accept.media == body::PROTOBUF {
+                list_body::protobuf(stream, &spec.api_version(), &spec.kind).await
+            } else {
+                // kube-apiserver's lists of custom resources (unstructured) always carry `continue`.
+                list_body::json(stream, &spec.api_version(), &spec.kind, custom).await
+            };
+        }
+        let Response::ListJson { mut page, spec } = self.run(Request::List { of: self.collection(), opts, form: ListForm::Json }).await?
+        else {
             return Err(Failure::from(crate::api::mismatch("the answer of its request")));
         };
         let (api_version, list_kind) = (spec.api_version(), format!("{}List", spec.kind));
-        if self.accept.media == body::PROTOBUF && k8s_protobuf::is_built_in(&api_version, &list_kind) {
-            // Item by item: a long list is never one JSON document, nor one tree of it.
-            let header = json!({"apiVersion": api_version, "kind": list_kind, "metadata": page.metadata()});
-            let data = k8s_protobuf::encode_list_envelope(header.to_string().as_bytes(), page.items.iter().map(Vec::as_slice))
-                .map_err(|e| Failure::from(fieldstore_engine::Error::BadRequest(format!("cannot encode as protobuf: {e}"))))?;
-            return Ok(encoded(body::Body { content_type: body::PROTOBUF.into(), data: data.into() }, StatusCode::OK));
-        }
-        let mut page = page;
-        if matches!(spec.schema, fieldstore_engine::store::SchemaSource::Crd(_)) && page.continue_token.is_none() {
-            // kube-apiserver's lists of custom resources (unstructured) always carry `continue`.
+        if matches!(spec.schema, SchemaSource::Crd(_)) && page.continue_token.is_none() {
             page.continue_token = Some(String::new());
         }
         let out = page.to_json_bytes(&api_version, &spec.kind);

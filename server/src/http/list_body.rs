@@ -1,0 +1,287 @@
+//! A LIST's answer written as it is read: the body of a JSON or protobuf list, chunk by chunk
+//! from a [`ListStream`], as kube-apiserver's streaming list encoders write it (since 1.34).
+//!
+//! Each chunk is one step of the list's scan on a blocking thread, taken when the connection
+//! asks for more: a slow client holds neither a thread nor a database iterator, and the server
+//! holds one chunk of the answer (about [`ListStream::CHUNK_BYTES`] of items) at a time.
+//!
+//! The bytes are those of the list answered whole: JSON `{"apiVersion":…,"items":[…],"kind":…,
+//! "metadata":…}` (keys sorted, as every answer of this server), whose `metadata` comes last and
+//! so is known once the items are read; protobuf the `k8s\x00` envelope of the List message,
+//! whose `raw` length comes first: its items are sized in a first pass over the list (at the
+//! same revision), keeping the first [`PROTOBUF_KEPT_BYTES`] of them encoded, and the rest is
+//! encoded again as it is sent.
+//!
+//! # Errors
+//! An error before the first byte (the list's options, a record that does not decode in the
+//! first chunk, any error of the protobuf sizing pass) is the usual `Status` answer. Once the
+//! first byte is sent the status cannot change: as kube-apiserver, which then can only append
+//! its Status to a broken body, the answer ends there — the body is cut off (the connection
+//! closes, or the HTTP/2 stream is reset) so that no client takes a truncated list for a whole
+//! one. That happens when the store is compacted past the list's revision while it is read, or
+//! a later record fails to decode or encode.
+
+use super::reply::{encoded, Failure, Reply};
+use crate::api::body;
+use axum::body::Body;
+use bytes::Bytes;
+use fieldstore_codec::k8s_protobuf::ListEncoder;
+use fieldstore_engine::store::{ListMeta, ListStream};
+use fieldstore_engine::{Error, Result};
+use serde_json::Value;
+
+/// How many bytes of encoded items a protobuf answer's sizing pass keeps, to send without
+/// encoding them again (the whole of a list this small is encoded once).
+pub(crate) const PROTOBUF_KEPT_BYTES: usize = 2 * 1024 * 1024;
+
+/// A list answered as JSON, its `metadata` with `continue` always (even empty) when
+/// `always_continue` (kube-apiserver's lists of custom resources carry it).
+pub(crate) async fn json(stream: ListStream, api_version: &str, kind: &str, always_continue: bool) -> Reply {
+    let writer = JsonList {
+        stream,
+        list_kind: format!("{kind}List"),
+        api_version: api_version.to_owned(),
+        always_continue,
+        items: 0,
+        started: false,
+        done: false,
+    };
+    respond(Chunks::Json(writer), body::JSON).await
+}
+
+/// A list of a built-in kind answered as protobuf.
+pub(crate) async fn protobuf(stream: ListStream, api_version: &str, kind: &str) -> Reply {
+    let (api_version, list_kind) = (api_version.to_owned(), format!("{kind}List"));
+    let sized = blocking(move || ProtobufList::size(stream, &api_version, &list_kind)).await?;
+    respond(Chunks::Protobuf(sized), body::PROTOBUF).await
+}
+
+/// Reads the first chunk (its errors are the answer's), then answers 200 with the body of it
+/// and of the chunks read as the connection takes them; a list read whole in its first chunk is
+/// one body with its length, as before lists were streamed.
+async fn respond(chunks: Chunks, content_type: &'static str) -> Reply {
+    let whole =
+        |data: Vec<u8>| Ok(encoded(body::Body { content_type: content_type.into(), data: data.into() }, axum::http::StatusCode::OK));
+    let Some((first, chunks)) = blocking(move || next(chunks)).await? else {
+        return whole(Vec::new());
+    };
+    if chunks.finished() {
+        return whole(first);
+    }
+    let rest = futures_util::stream::unfold(Some(chunks), |chunks| async move {
+        let chunks = chunks?;
+        match blocking(move || next(chunks)).await {
+            Ok(Some((bytes, chunks))) => Some((Ok(Bytes::from(bytes)), Some(chunks))),
+            Ok(None) => None,
+            Err(f) => {
+                tracing::warn!(status = %f.0, "a streamed list failed after its first byte: the body is cut off");
+                Some((Err(std::io::Error::other(f.0.to_string())), None))
+            }
+        }
+    });
+    let first = futures_util::stream::once(async move { Ok::<_, std::io::Error>(Bytes::from(first)) });
+    let mut r = axum::response::Response::new(Body::from_stream(futures_util::StreamExt::chain(first, rest)));
+    if let Ok(v) = axum::http::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(axum::http::header::CONTENT_TYPE, v);
+    }
+    Ok(r)
+}
+
+/// Runs `f` on a blocking thread, its error the `Status` of a failure.
+async fn blocking<R: Send + 'static>(f: impl FnOnce() -> Result<R> + Send + 'static) -> Result<R, Failure> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Failure::from),
+        Err(join) => Err(Failure::new(fieldstore_engine::Reason::InternalError, format!("list failed: {join}"))),
+    }
+}
+
+/// A list's answer being written.
+enum Chunks {
+    Json(JsonList),
+    Protobuf(ProtobufList),
+}
+
+impl Chunks {
+    /// Whether the last chunk is written.
+    fn finished(&self) -> bool {
+        match self {
+            Chunks::Json(w) => w.done,
+            Chunks::Protobuf(w) => w.done,
+        }
+    }
+}
+
+/// The next chunk of the answer and the rest of it; `None` once it is all written.
+fn next(chunks: Chunks) -> Result<Option<(Vec<u8>, Chunks)>> {
+    match chunks {
+        Chunks::Json(mut w) => Ok(w.next()?.map(|b| (b, Chunks::Json(w)))),
+        Chunks::Protobuf(mut w) => Ok(w.next()?.map(|b| (b, Chunks::Protobuf(w)))),
+    }
+}
+
+/// A JSON list being written.
+struct JsonList {
+    /// The rest of the list.
+    stream: ListStream,
+    api_version: String,
+    list_kind: String,
+    always_continue: bool,
+    /// Items written so far.
+    items: usize,
+    /// Whether the first chunk is written.
+    started: bool,
+    /// Whether the last chunk is written.
+    done: bool,
+}
+
+impl JsonList {
+    fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(ListStream::CHUNK_BYTES + 4096);
+        if !self.started {
+            // Keys in sorted order, as serde_json's map writes them.
+            out.extend_from_slice(b"{\"apiVersion\":");
+            write_json(&mut out, &Value::String(self.api_version.clone()))?;
+            out.extend_from_slice(b",\"items\":[");
+            self.started = true;
+        }
+        let items = &mut self.items;
+        let meta = self.stream.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
+            if *items > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+            *items += 1;
+            Ok(())
+        })?;
+        if let Some(mut meta) = meta {
+            if self.always_continue && meta.continue_token.is_none() {
+                meta.continue_token = Some(String::new());
+            }
+            out.extend_from_slice(b"],\"kind\":");
+            write_json(&mut out, &Value::String(self.list_kind.clone()))?;
+            out.extend_from_slice(b",\"metadata\":");
+            write_json(&mut out, &meta.to_json())?;
+            out.push(b'}');
+            self.done = true;
+        }
+        Ok(Some(out))
+    }
+}
+
+fn write_json(out: &mut Vec<u8>, v: &Value) -> Result<()> {
+    serde_json::to_writer(out, v).map_err(|e| Error::Corrupt(format!("list: {e}")))
+}
+
+/// A protobuf list being written: its head and the items kept from the sizing pass, then the
+/// items after them encoded again, then the envelope's tail.
+struct ProtobufList {
+    encoder: ListEncoder,
+    /// The answer's first bytes: the head and the kept items.
+    first: Option<Vec<u8>>,
+    /// The rest of the list after the kept items, at the same revision (`None`: all kept, or
+    /// written).
+    rest: Option<ListStream>,
+    /// What the rest must come to: its items' encoded size, and the list's metadata.
+    rest_bytes: u64,
+    meta: ListMeta,
+    /// The items of the rest written so far, and their bytes.
+    index: usize,
+    written: u64,
+    done: bool,
+}
+
+impl ProtobufList {
+    /// The sizing pass: reads the whole list, keeping the first items encoded and the size of
+    /// the rest.
+    fn size(stream: ListStream, api_version: &str, list_kind: &str) -> Result<ProtobufList> {
+        let mut sizing = stream;
+        // Sized once (a chunk may end past the budget): no copies while it grows. Pages not
+        // written to are not resident.
+        let mut kept = Vec::with_capacity(PROTOBUF_KEPT_BYTES + 2 * ListStream::CHUNK_BYTES);
+        let (mut index, mut rest_bytes) = (0usize, 0u64);
+        // The rest of the list after the kept items, and how many items were kept.
+        let mut rest: Option<(ListStream, usize)> = None;
+        let mut scratch = Vec::new();
+        // The list's metadata is read with its items; the encoder needs it first. It is made
+        // for the empty list's metadata and replaced once the pass is done.
+        let header = |meta: &ListMeta| {
+            serde_json::to_vec(&serde_json::json!({"apiVersion": api_version, "kind": list_kind, "metadata": meta.to_json()}))
+                .map_err(|e| Error::Corrupt(format!("list: {e}")))
+        };
+        let unknown = ListMeta { resource_version: sizing.resource_version(), continue_token: None, remaining_item_count: None };
+        let encoder = ListEncoder::new(&header(&unknown)?).map_err(encoding)?;
+        let meta = loop {
+            let keep = rest.is_none() && kept.len() < PROTOBUF_KEPT_BYTES;
+            if !keep && rest.is_none() {
+                rest = Some((sizing.clone(), index));
+            }
+            let meta = sizing.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
+                if keep {
+                    encoder.item(item, index, &mut kept).map_err(encoding)?;
+                } else {
+                    scratch.clear();
+                    rest_bytes += encoder.item(item, index, &mut scratch).map_err(encoding)? as u64;
+                }
+                index += 1;
+                Ok(())
+            })?;
+            if let Some(meta) = meta {
+                break meta;
+            }
+        };
+        let encoder = ListEncoder::new(&header(&meta)?).map_err(encoding)?;
+        // The head before the kept items, in their buffer (moved up in place, not copied into a
+        // second one).
+        let head = encoder.head(kept.len() as u64 + rest_bytes);
+        let mut first = kept;
+        first.splice(0..0, head);
+        let (rest, index) = rest.map_or((None, 0), |(stream, kept)| (Some(stream), kept));
+        Ok(ProtobufList { encoder, first: Some(first), rest, rest_bytes, meta, index, written: 0, done: false })
+    }
+
+    fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        if self.done {
+            return Ok(None);
+        }
+        if let Some(mut first) = self.first.take() {
+            if self.rest.is_none() {
+                // Every item was kept: the whole answer at once.
+                first.extend_from_slice(&self.encoder.tail());
+                self.done = true;
+            }
+            return Ok(Some(first));
+        }
+        let Some(stream) = self.rest.as_mut() else {
+            self.done = true;
+            return Ok(Some(self.encoder.tail()));
+        };
+        let mut out = Vec::with_capacity(ListStream::CHUNK_BYTES + 4096);
+        let (encoder, index, written) = (&self.encoder, &mut self.index, &mut self.written);
+        let meta = stream.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
+            *written += encoder.item(item, *index, &mut out).map_err(encoding)? as u64;
+            *index += 1;
+            Ok(())
+        })?;
+        if let Some(meta) = meta {
+            // The second pass read the list the first sized: the same revision and keys, so
+            // the same items, unless something is badly wrong.
+            if self.written != self.rest_bytes || meta != self.meta {
+                return Err(Error::Corrupt(format!(
+                    "a list read twice at revision {} differs: {} bytes of items sized, {} written",
+                    self.meta.resource_version, self.rest_bytes, self.written
+                )));
+            }
+            self.rest = None;
+        }
+        Ok(Some(out))
+    }
+}
+
+/// An item that does not encode as protobuf: before the first byte, the 400 the list answered
+/// whole gives.
+fn encoding(e: fieldstore_codec::Error) -> Error {
+    Error::BadRequest(format!("cannot encode as protobuf: {e}"))
+}

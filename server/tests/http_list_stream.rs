@@ -1,0 +1,272 @@
+//! Streamed LISTs (`http::list_body`): a JSON or protobuf list is written as it is read, in
+//! chunks, and its bytes are those of the same list answered whole — what the server sent before
+//! lists were streamed (`Store::list_json` made one body: `ObjectList::to_json_bytes`, or
+//! `k8s_protobuf::encode_list_envelope` for protobuf) — unpaged and paged, with selectors, at a
+//! resourceVersion; errors before the first byte are `Status` answers, one after it cuts the body
+//! off. Run in process (`embedded::InProcess`) on a store the test also reads directly.
+
+#![allow(clippy::unwrap_used, reason = "test: a failed setup is a failed test")]
+
+use axum::body::Body;
+use fieldstore_codec::k8s_protobuf;
+use fieldstore_engine::store::{Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_server::embedded::InProcess;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const JSON: &str = "application/json";
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// A store with ConfigMaps of about 3.6 KiB in two namespaces (5 MB: more than a protobuf answer's kept
+/// bytes, so that both of its passes run), some deleted and rewritten, and a few custom resources.
+fn populated() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Options::default().sync(false).builtin_types(true)).unwrap();
+    let w = WriteOptions::new("loader");
+    for i in 0..1400 {
+        let ns = if i % 2 == 0 { "a" } else { "b" };
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("c{i:04}"), "namespace": ns, "labels": {"tier": format!("t{}", i % 3)}},
+            "data": {"payload": "x".repeat(3500 + i % 50), "index": i.to_string()}});
+        store.apply(&Collection::new("configmaps", Some(ns)), &cm, &w).unwrap();
+    }
+    for i in (0..1400).step_by(37) {
+        let ns = if i % 2 == 0 { "a" } else { "b" };
+        store.delete(&ObjectKey::new("configmaps", Some(ns), format!("c{i:04}")), &Default::default()).unwrap();
+    }
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "size": {"type": "integer"}}}}}}}]}});
+    store.register(TypeSpec::from_crd(&crd).unwrap()).unwrap();
+    for i in 0..5 {
+        let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": format!("w{i}")}, "spec": {"size": i}});
+        store.apply(&Collection::new("widgets.example.com", Some("a")), &widget, &w).unwrap();
+    }
+    (dir, store)
+}
+
+/// An answer: status, content type, body, how many frames the body came in, and whether its
+/// length was known before it was read (a whole body, not a stream).
+struct Answer {
+    code: u16,
+    content_type: String,
+    body: Vec<u8>,
+    frames: usize,
+    sized: bool,
+}
+
+async fn get(api: &InProcess, path: &str, accept: &str) -> Answer {
+    let req = http::Request::builder().uri(path).header("accept", accept).body(Body::empty()).unwrap();
+    let resp = api.clone().oneshot(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let content_type = resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    let mut body = resp.into_body();
+    let sized = axum::body::HttpBody::size_hint(&body).exact().is_some();
+    let (mut bytes, mut frames) = (Vec::new(), 0);
+    while let Some(frame) = body.frame().await {
+        if let Some(data) = frame.unwrap().data_ref() {
+            bytes.extend_from_slice(data);
+            frames += 1;
+        }
+    }
+    Answer { code, content_type, body: bytes, frames, sized }
+}
+
+/// The bytes of the list answered whole, as the server sent it before lists were streamed.
+fn whole(store: &Store, of: &Collection, opts: &ListOptions, media: &str) -> Vec<u8> {
+    let mut page = store.list_json(of, opts).unwrap();
+    let (api_version, kind) = if of.resource.starts_with("widgets") { ("example.com/v1", "Widget") } else { ("v1", "ConfigMap") };
+    if media == PROTOBUF {
+        let header = json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": page.metadata()});
+        return k8s_protobuf::encode_list_envelope(header.to_string().as_bytes(), page.items.iter().map(Vec::as_slice)).unwrap();
+    }
+    if kind == "Widget" && page.continue_token.is_none() {
+        page.continue_token = Some(String::new());
+    }
+    page.to_json_bytes(api_version, kind)
+}
+
+/// The query string of list options.
+fn query(opts: &ListOptions) -> String {
+    let mut q = Vec::new();
+    let enc = |s: &str| s.replace('=', "%3D").replace('!', "%21").replace(',', "%2C");
+    if let Some(l) = opts.limit {
+        q.push(format!("limit={l}"));
+    }
+    if let Some(c) = &opts.continue_token {
+        q.push(format!("continue={c}"));
+    }
+    if let Some(s) = &opts.label_selector {
+        q.push(format!("labelSelector={}", enc(s)));
+    }
+    if let Some(s) = &opts.field_selector {
+        q.push(format!("fieldSelector={}", enc(s)));
+    }
+    if let Some(rv) = &opts.resource_version {
+        q.push(format!("resourceVersion={rv}"));
+    }
+    if opts.resource_version_match == Some(ResourceVersionMatch::Exact) {
+        q.push("resourceVersionMatch=Exact".into());
+    }
+    if q.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", q.join("&"))
+    }
+}
+
+/// Lists `path` (of collection `of`) page by page with `opts` in `media`, each answer checked
+/// against the whole one; the number of pages, of body frames and of answers streamed (their
+/// length unknown before they were read).
+async fn check_pages(api: &InProcess, store: &Store, path: &str, of: &Collection, opts: ListOptions, media: &str) -> (usize, usize, usize) {
+    let mut opts = opts;
+    let (mut pages, mut frames, mut streamed) = (0, 0, 0);
+    loop {
+        let want = whole(store, of, &opts, media);
+        let got = get(api, &format!("{path}{}", query(&opts)), media).await;
+        assert_eq!((got.code, got.content_type.as_str()), (200, media), "{path} {opts:?}: {}", String::from_utf8_lossy(&got.body));
+        assert!(got.body == want, "{path} {opts:?} in {media}: {} bytes streamed, {} whole", got.body.len(), want.len());
+        pages += 1;
+        frames += got.frames;
+        streamed += usize::from(!got.sized);
+        let token = if media == PROTOBUF {
+            let list = k8s_protobuf::object_of_envelope(&got.body).unwrap();
+            list["metadata"]["continue"].as_str().map(str::to_owned)
+        } else {
+            let list: Value = serde_json::from_slice(&got.body).unwrap();
+            list["metadata"]["continue"].as_str().map(str::to_owned)
+        };
+        match token.filter(|t| !t.is_empty()) {
+            Some(t) => opts = ListOptions { continue_token: Some(t), limit: opts.limit, ..ListOptions::default() },
+            None => return (pages, frames, streamed),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamed_lists_are_the_bytes_of_the_whole_answer() {
+    let (_dir, store) = populated();
+    let api = InProcess::new(store.clone());
+    let all = Collection::new("configmaps", None);
+    let in_a = Collection::new("configmaps", Some("a"));
+    let in_c = Collection::new("configmaps", Some("c"));
+    let before = store.revision();
+    // Later changes, so that a list at `before` differs from the latest one.
+    let w = WriteOptions::new("later");
+    for i in [1, 3, 5] {
+        store.delete(&ObjectKey::new("configmaps", Some("b"), format!("c{i:04}")), &Default::default()).unwrap();
+    }
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late", "namespace": "a"}, "data": {"k": "v"}});
+    store.apply(&in_a, &cm, &w).unwrap();
+    for media in [JSON, PROTOBUF] {
+        let at_before = ListOptions {
+            resource_version: Some(before.to_string()),
+            resource_version_match: Some(ResourceVersionMatch::Exact),
+            ..ListOptions::default()
+        };
+        let cases: Vec<(&str, &Collection, ListOptions)> = vec![
+            ("/api/v1/configmaps", &all, ListOptions::default()),
+            ("/api/v1/namespaces/a/configmaps", &in_a, ListOptions::default()),
+            ("/api/v1/configmaps", &all, ListOptions { label_selector: Some("tier=t1".into()), ..ListOptions::default() }),
+            (
+                "/api/v1/namespaces/a/configmaps",
+                &in_a,
+                ListOptions { field_selector: Some("metadata.name!=c0002".into()), ..ListOptions::default() },
+            ),
+            ("/api/v1/configmaps", &all, at_before.clone()),
+            ("/api/v1/configmaps", &all, ListOptions { limit: Some(500), ..ListOptions::default() }),
+            (
+                "/api/v1/configmaps",
+                &all,
+                ListOptions { limit: Some(400), label_selector: Some("tier!=t0".into()), ..ListOptions::default() },
+            ),
+            ("/api/v1/configmaps", &all, ListOptions { limit: Some(600), ..at_before }),
+            ("/api/v1/namespaces/c/configmaps", &in_c, ListOptions::default()),
+        ];
+        for (path, of, opts) in cases {
+            let (pages, frames, streamed) = check_pages(&api, &store, path, of, opts.clone(), media).await;
+            let paged = opts.limit.is_some();
+            assert!(!paged || pages > 1, "{path} {opts:?}: {pages} pages");
+            let everything = format!("{opts:?}") == format!("{:?}", ListOptions::default());
+            if everything && of.namespace.is_none() {
+                // 5 MB of items: sent in many chunks, not one body.
+                assert!(frames > 10 && streamed == 1, "{path} in {media}: {frames} frames");
+            }
+            if of.namespace.as_deref() == Some("c") {
+                // An empty list is read whole in its first chunk: one body of known length.
+                assert_eq!((pages, streamed), (1, 0), "{path} in {media}");
+            }
+        }
+    }
+    // Custom resources: JSON with `continue` always, as kube-apiserver's unstructured lists.
+    let widgets = Collection::new("widgets.example.com", Some("a"));
+    for opts in [ListOptions::default(), ListOptions { limit: Some(2), ..ListOptions::default() }] {
+        let (_, _, streamed) = check_pages(&api, &store, "/apis/example.com/v1/namespaces/a/widgets", &widgets, opts, JSON).await;
+        assert_eq!(streamed, 0, "short lists are whole bodies");
+    }
+    let list: Value = serde_json::from_slice(&get(&api, "/apis/example.com/v1/namespaces/a/widgets", JSON).await.body).unwrap();
+    assert_eq!(list["metadata"]["continue"], "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_before_the_first_byte_are_status_answers() {
+    let (_dir, store) = populated();
+    let api = InProcess::new(store.clone());
+    let w = WriteOptions::new("later");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late", "namespace": "a"}, "data": {"k": "v"}});
+    store.apply(&Collection::new("configmaps", Some("a")), &cm, &w).unwrap();
+    let old = store.revision().0 - 2;
+    store.compact(store.revision()).unwrap();
+    for media in [JSON, PROTOBUF] {
+        for (path, code, reason) in [
+            ("/api/v1/configmaps?labelSelector=a%20in%20(", 400, "BadRequest"),
+            ("/api/v1/configmaps?continue=garbage", 400, "BadRequest"),
+            ("/api/v1/configmaps?limit=5&continue=x&resourceVersion=7", 400, "BadRequest"),
+            (&format!("/api/v1/configmaps?resourceVersion={old}&resourceVersionMatch=Exact") as &str, 410, "Expired"),
+            ("/api/v1/configmaps?fieldSelector=data.x%3Dy", 400, "BadRequest"),
+        ] {
+            let got = get(&api, path, media).await;
+            // A Status is JSON whatever the client accepts, as kube-apiserver's errors here.
+            let status: Value = serde_json::from_slice(&got.body).unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert_eq!(
+                (got.code, status["kind"].as_str(), status["code"].as_u64(), status["reason"].as_str()),
+                (code, Some("Status"), Some(u64::from(code)), Some(reason)),
+                "{path} in {media}: {status}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_compacted_while_it_is_sent_is_cut_off() {
+    let (_dir, store) = populated();
+    let api = InProcess::new(store.clone());
+    let req = http::Request::builder().uri("/api/v1/configmaps").body(Body::empty()).unwrap();
+    let resp = api.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert!(first.starts_with(b"{\"apiVersion\":\"v1\",\"items\":[{"), "{}", String::from_utf8_lossy(&first));
+    // Every object changes, then the store forgets the revision the list reads.
+    let w = WriteOptions::new("later");
+    for i in 0..1400 {
+        let ns = if i % 2 == 0 { "a" } else { "b" };
+        let _ = store.delete(&ObjectKey::new("configmaps", Some(ns), format!("c{i:04}")), &Default::default());
+    }
+    store
+        .apply(&Collection::new("configmaps", Some("a")), &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "z"}}), &w)
+        .unwrap();
+    store.compact(store.revision()).unwrap();
+    let mut failed = false;
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed, "the body ends with an error, not as a whole list");
+}
