@@ -379,6 +379,9 @@ def fmt_codes(codes):
 
 
 def status_problem(r):
+    # A path no API serves: kube-apiserver's plain 404 (Go's not-found handler), not a Status.
+    if r.code == 404 and r.body == b"404 page not found\n" and any(v.startswith("text/plain") for v in r.header("Content-Type")):
+        return ""
     j = r.json()
     if not isinstance(j, dict):
         return f"not JSON: {short(r.body[:80], 80)}"

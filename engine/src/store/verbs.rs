@@ -274,15 +274,17 @@ impl Store {
     /// Those of the verb.
     pub async fn write_async(&self, verb: WriteVerb, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Written> {
         let written = self.write_unsettled(verb, of, object, opts).await?;
-        self.settle_definition(&of.resource, &written.object, opts).await;
+        self.settle_definition(&written.object, opts).await;
         Ok(written)
     }
 
     /// A client's write of a CustomResourceDefinition is followed by its controllers' (see
     /// `definitions::establish`); the client's answer is the object as its own write left it.
     /// A failure leaves the status to the next write of the definition, or the next open.
-    async fn settle_definition(&self, resource: &str, written: &Value, opts: &WriteOptions) {
-        if opts.dry_run || self.resource_name(resource).ok().as_deref() != Some(super::definitions::CRDS) {
+    async fn settle_definition(&self, written: &Value, opts: &WriteOptions) {
+        // Known by what was written (no lookup of the resource on every write).
+        let s = |k: &str| written.get(k).and_then(Value::as_str);
+        if opts.dry_run || s("kind") != Some("CustomResourceDefinition") || s("apiVersion") != Some("apiextensions.k8s.io/v1") {
             return;
         }
         if let Some(name) = written.pointer("/metadata/name").and_then(Value::as_str) {
@@ -521,7 +523,7 @@ impl Store {
             strategy::prepare_update(&t, opts.status, live, &mut out)?;
             Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
         })?;
-        super::wait::block_on(self.settle_definition(&key.resource, &object, opts));
+        super::wait::block_on(self.settle_definition(&object, opts));
         Ok(Written { object, warnings, created: false })
     }
 
