@@ -40,11 +40,7 @@ fn walk(s: &Structural, v: &Value, old: Option<&Value>, path: &str, budget: &mut
     let unchanged = unchanged || (!s.has_transition_rules && old == Some(v));
     if let Some(rules) = &s.rules {
         // Below an unchanged value everything is unchanged: its rules' failures are ratcheted.
-        let failed = if unchanged {
-            rules.check_ratcheted(v, Some(v), path, budget, out.ratcheted)
-        } else {
-            rules.check_ratcheted(v, old, path, budget, out.ratcheted)
-        };
+        let failed = rules.check_ratcheted(v, if unchanged { Some(v) } else { old }, path, budget, out.ratcheted);
         out.errors.extend(failed);
     }
     match v {

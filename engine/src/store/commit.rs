@@ -335,7 +335,7 @@ impl Store {
             Vec::new()
         };
         // A create's history keeps the body the object record holds (when JSON), not a copy.
-        let body = object::parts(&record).ok().filter(|p| !p.protobuf && live.is_none()).map(|p| p.body);
+        let body = if live.is_none() { object::parts(&record).ok().filter(|p| !p.protobuf).map(|p| p.body) } else { None };
         let history =
             if t.spec.history.enabled { Some(history_record(t, who, event, tombstone, live.as_mut(), &mut object, body)) } else { None };
         let (reply, answer) = bounded(1);

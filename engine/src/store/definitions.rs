@@ -137,7 +137,8 @@ pub(crate) fn prepare(
     // A write of the status sets `storedVersions` (so that versions no longer stored can be
     // dropped); any other write keeps the live ones.
     let versions = if status_write {
-        crate::crd::definition::stored_versions_after(object, Some(&object.clone()))
+        let sent = json!({"status": {"storedVersions": object.pointer("/status/storedVersions")}});
+        crate::crd::definition::stored_versions_after(object, Some(&sent))
     } else {
         crate::crd::definition::stored_versions_after(object, live)
     };

@@ -184,3 +184,38 @@ fn value_text(v: &cel::Value) -> String {
         other => format!("{other:?}"),
     }
 }
+
+/// How kube-apiserver's field errors print a value: numbers and booleans plainly, strings
+/// quoted, anything else as JSON.
+pub(crate) fn shown(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.to_string())
+            .or_else(|| n.as_u64().map(|u| u.to_string()))
+            .unwrap_or_else(|| go_float(n.as_f64().unwrap_or(0.0))),
+        Value::String(s) => go_quote(s),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "\"null\"".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A float as Go's `%v` prints it.
+pub(crate) fn go_float(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        format!("{}", f as i64)
+    } else if f.abs() >= 1e21 || (f != 0.0 && f.abs() < 1e-4) {
+        let s = format!("{f:e}");
+        // Go writes the exponent with a sign and at least two digits: 1e+21, 1e-05.
+        match s.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+                format!("{m}e{sign}{digits:0>2}")
+            }
+            None => s,
+        }
+    } else {
+        format!("{f}")
+    }
+}

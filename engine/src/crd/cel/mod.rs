@@ -62,7 +62,7 @@ use serde_json::Value;
 pub use cost::{cost_error_message, CrdCost, RUNTIME_CEL_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT};
 
 use crate::typed::ValidationError;
-pub(crate) use errors::go_quote;
+pub(crate) use errors::{go_float, go_quote, shown};
 use errors::{rule_struct, ParsedRule};
 use types::Ty;
 
@@ -604,9 +604,9 @@ impl Rules {
             let message = match rule.reason {
                 // kube-apiserver 1.37 shows a scalar node's value, and no value for an object or
                 // a list.
-                Reason::Invalid => match shown_scalar(value) {
-                    Some(v) => format!("Invalid value: {v}: {detail}"),
-                    None => format!("Invalid value: {detail}"),
+                Reason::Invalid => match value {
+                    Value::Object(_) | Value::Array(_) => format!("Invalid value: {detail}"),
+                    scalar => format!("Invalid value: {}: {detail}", errors::shown(scalar)),
                 },
                 Reason::Forbidden => format!("Forbidden: {detail}"),
                 Reason::Required => format!("Required value: {detail}"),
@@ -615,18 +615,6 @@ impl Rules {
             failures.push(err(at, message));
         }
         out
-    }
-}
-
-/// A scalar as Go's field errors print it (strings quoted); `None` for objects, lists and null.
-fn shown_scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(go_quote(s)),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => {
-            Some(n.as_i64().map(|i| i.to_string()).or_else(|| n.as_u64().map(|u| u.to_string())).unwrap_or_else(|| n.to_string()))
-        }
-        _ => None,
     }
 }
 
