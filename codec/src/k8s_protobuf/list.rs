@@ -54,15 +54,42 @@ impl ListEncoder {
     /// # Errors
     /// As [`MessageType::from_json`], the path from the list (`.items[3].data`).
     pub fn item(&self, json: &[u8], index: usize, out: &mut Vec<u8>) -> Result<usize> {
-        let encoded = self.item.from_json(json).map_err(|e| match e {
+        let encoded = self.encode_item(json, index)?;
+        Ok(self.put_item(&encoded, out))
+    }
+
+    /// The message of the list's items (`v1.ConfigMap` for a `ConfigMapList`).
+    #[must_use]
+    pub fn item_message(&self) -> MessageType {
+        self.item
+    }
+
+    /// The encoding of item number `index` from its JSON text: the item's message alone, which
+    /// [`ListEncoder::put_item`] appends as the list's `items` field.
+    ///
+    /// # Errors
+    /// As [`ListEncoder::item`].
+    pub fn encode_item(&self, json: &[u8], index: usize) -> Result<Vec<u8>> {
+        self.item.from_json(json).map_err(|e| match e {
             Error::K8sJson { message, path, reason } => Error::K8sJson { message, path: format!(".items[{index}]{path}"), reason },
             other => other,
-        })?;
+        })
+    }
+
+    /// Appends to `out` an item's message (as [`ListEncoder::encode_item`] encodes it) as the
+    /// list's `items` field; answers how many bytes it appended.
+    pub fn put_item(&self, encoded: &[u8], out: &mut Vec<u8>) -> usize {
         let before = out.len();
         wire::put_key(out, self.items_field, 2);
         wire::put_varint(out, encoded.len() as u64);
-        out.extend_from_slice(&encoded);
-        Ok(out.len() - before)
+        out.extend_from_slice(encoded);
+        out.len() - before
+    }
+
+    /// How many bytes [`ListEncoder::put_item`] appends for an item's message of `len` bytes.
+    #[must_use]
+    pub fn item_size(&self, len: usize) -> usize {
+        wire::key_len(self.items_field) + wire::varint_len(len as u64) + len
     }
 
     /// The answer's first bytes, when its items take `items_len` bytes (the sum of what

@@ -184,6 +184,16 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
+/// How many bytes [`put_varint`] appends for `value`.
+pub(crate) fn varint_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// How many bytes [`put_key`] appends for a field of `number`.
+pub(crate) fn key_len(number: u32) -> usize {
+    varint_len(u64::from(number) << 3)
+}
+
 /// Appends a field key.
 pub(crate) fn put_key(out: &mut Vec<u8>, number: u32, wire_type: u8) {
     put_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
@@ -242,6 +252,20 @@ mod tests {
             let mut expected = vec![9];
             put_bytes(&mut expected, 2, &vec![7u8; len]);
             assert_eq!(out, expected, "len {len}");
+        }
+    }
+
+    #[test]
+    fn lengths_of_varints_and_keys_are_what_is_written() {
+        for v in [0u64, 1, 127, 128, 16_383, 16_384, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(varint_len(v), out.len(), "{v}");
+        }
+        for number in [1u32, 15, 16, 2047, 2048, MAX_FIELD_NUMBER] {
+            let mut out = Vec::new();
+            put_key(&mut out, number, 2);
+            assert_eq!(key_len(number), out.len(), "{number}");
         }
     }
 

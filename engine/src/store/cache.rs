@@ -1,11 +1,13 @@
-//! The decoded-object cache: the latest version of recently written large objects, as the JSON
-//! view their records decode to, so that the next write to such an object (or a read of it) does
-//! not parse its record again.
+//! Caches of the latest revision of objects, keyed by their key, within a byte budget.
 //!
-//! An entry is keyed by the object's key prefix and holds exactly one revision: a lookup names
-//! the revision it read from the database and gets the entry only when it is that revision, so a
-//! stale entry is never served. Only the committer adds entries, after the write is durable;
-//! entries go first-in first-out once the byte budget is spent.
+//! [`RevisionCache`] holds one value per key, for exactly one revision: a lookup names the
+//! revision it read from the database and gets the entry only when it is that revision, so a
+//! stale entry is never served. Entries go first-in first-out once the byte budget is spent.
+//!
+//! The store's decoded-object cache ([`ObjectCache`]) holds the JSON view of the latest version
+//! of recently written large objects, so that the next write to such an object (or a read of it)
+//! does not parse its record again; only the committer adds its entries, after the write is
+//! durable. The Kubernetes API's door keeps another (the protobuf encodings of objects it sent).
 
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -13,75 +15,77 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Decoded latest versions of large objects, within a byte budget.
-pub(crate) struct ObjectCache {
-    /// Records smaller than this are not cached: decoding them is cheap.
+pub(crate) type ObjectCache = RevisionCache<Arc<Value>>;
+
+/// One value per key (the value of one revision of what the key names), within a byte budget.
+pub struct RevisionCache<V> {
+    /// Values smaller than this are not cached (they are cheap to make again).
     min_bytes: usize,
-    /// The most record bytes the cached objects may stand for; 0 turns the cache off.
+    /// The most bytes the cached values may stand for; 0 turns the cache off.
     budget: usize,
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<V>>,
 }
 
-#[derive(Default)]
-struct Inner {
-    entries: HashMap<Vec<u8>, Entry>,
+struct Inner<V> {
+    entries: HashMap<Vec<u8>, Entry<V>>,
     /// Insertion order, for eviction; an item whose revision no longer matches its entry is
     /// skipped.
     order: VecDeque<(Vec<u8>, u64)>,
     bytes: usize,
 }
 
-struct Entry {
+struct Entry<V> {
     revision: u64,
-    object: Arc<Value>,
+    value: V,
     bytes: usize,
 }
 
-impl ObjectCache {
-    /// A cache of objects whose records have at least `min_bytes`, up to `budget` record bytes.
-    pub(crate) fn new(min_bytes: usize, budget: usize) -> Self {
-        ObjectCache { min_bytes, budget, inner: Mutex::new(Inner::default()) }
+impl<V: Clone> RevisionCache<V> {
+    /// A cache of values standing for at least `min_bytes` each, up to `budget` bytes in all.
+    #[must_use]
+    pub fn new(min_bytes: usize, budget: usize) -> Self {
+        RevisionCache { min_bytes, budget, inner: Mutex::new(Inner { entries: HashMap::new(), order: VecDeque::new(), bytes: 0 }) }
     }
 
-    /// Revision `revision` of the object at `prefix`, if cached.
-    pub(crate) fn get(&self, prefix: &[u8], revision: u64) -> Option<Arc<Value>> {
+    /// The value of revision `revision` of `key`, if cached.
+    pub fn get(&self, key: &[u8], revision: u64) -> Option<V> {
         let inner = self.inner.lock();
-        inner.entries.get(prefix).filter(|e| e.revision == revision).map(|e| Arc::clone(&e.object))
+        inner.entries.get(key).filter(|e| e.revision == revision).map(|e| e.value.clone())
     }
 
-    /// Revision `revision` of the object at `prefix`, if cached, taken out of the cache: a writer
+    /// The value of revision `revision` of `key`, if cached, taken out of the cache: a writer
     /// about to replace the object takes it, so that it usually holds the only reference and can
     /// own the value without copying it.
-    pub(crate) fn take(&self, prefix: &[u8], revision: u64) -> Option<Arc<Value>> {
+    pub fn take(&self, key: &[u8], revision: u64) -> Option<V> {
         let mut inner = self.inner.lock();
-        if inner.entries.get(prefix)?.revision != revision {
+        if inner.entries.get(key)?.revision != revision {
             return None;
         }
-        let e = inner.entries.remove(prefix)?;
+        let e = inner.entries.remove(key)?;
         inner.bytes -= e.bytes;
-        Some(e.object)
+        Some(e.value)
     }
 
-    /// Records that revision `revision` of the object at `prefix`, whose record has
-    /// `record_bytes`, is `object` (`None`: the object is gone, a tombstone). An entry for a
-    /// newer revision stays.
-    pub(crate) fn put(&self, prefix: &[u8], revision: u64, object: Option<&Arc<Value>>, record_bytes: usize) {
+    /// Records that revision `revision` of `key`, standing for `bytes`, is `value` (`None`: the
+    /// key's object is gone). An entry for a newer revision stays.
+    pub fn put(&self, key: &[u8], revision: u64, value: Option<&V>, bytes: usize) {
         if self.budget == 0 {
             return;
         }
         let mut inner = self.inner.lock();
-        if inner.entries.get(prefix).is_some_and(|e| e.revision > revision) {
+        if inner.entries.get(key).is_some_and(|e| e.revision > revision) {
             // A writer putting back the version it read, after a newer one was committed.
             return;
         }
-        if let Some(old) = inner.entries.remove(prefix) {
+        if let Some(old) = inner.entries.remove(key) {
             inner.bytes -= old.bytes;
         }
-        let Some(object) = object.filter(|_| record_bytes >= self.min_bytes && record_bytes <= self.budget) else {
+        let Some(value) = value.filter(|_| bytes >= self.min_bytes && bytes <= self.budget) else {
             return;
         };
-        inner.entries.insert(prefix.to_vec(), Entry { revision, object: Arc::clone(object), bytes: record_bytes });
-        inner.order.push_back((prefix.to_vec(), revision));
-        inner.bytes += record_bytes;
+        inner.entries.insert(key.to_vec(), Entry { revision, value: value.clone(), bytes });
+        inner.order.push_back((key.to_vec(), revision));
+        inner.bytes += bytes;
         while inner.bytes > self.budget {
             let Some((key, rev)) = inner.order.pop_front() else { break };
             if inner.entries.get(&key).is_some_and(|e| e.revision == rev) {
@@ -95,6 +99,11 @@ impl ObjectCache {
             let Inner { entries, order, .. } = &mut *inner;
             order.retain(|(key, rev)| entries.get(key).is_some_and(|e| e.revision == *rev));
         }
+    }
+
+    /// How many bytes the cached values stand for.
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().bytes
     }
 }
 
@@ -131,7 +140,7 @@ mod tests {
         c.put(b"b", 5, Some(&Arc::new(json!(5))), 60);
         assert!(c.get(b"a", 4).is_none(), "the oldest entry goes when the budget is spent");
         assert!(c.get(b"b", 5).is_some());
-        assert_eq!(c.inner.lock().bytes, 60);
+        assert_eq!(c.bytes(), 60);
         for r in 6..200 {
             c.put(b"b", r, Some(&Arc::new(json!(r))), 60);
         }

@@ -110,8 +110,8 @@ impl Store {
     pub fn list(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList> {
         let (t, selectors, mut scan) = self.list_scan(of, opts)?;
         let mut items = Vec::new();
-        scan.step(self.core(), &selectors, Budget::UNBOUNDED, &mut |record, revision, filter| {
-            let mut obj = object::decode(record, revision)?;
+        scan.step(self.core(), &selectors, Budget::UNBOUNDED, &mut |key, record, filter| {
+            let mut obj = object::decode(record, key.revision)?;
             t.to_served(&mut obj);
             let _ = t.read_view(&mut obj);
             if !filter.is_none_or(|l| l.matches(&obj)) {
@@ -131,9 +131,9 @@ impl Store {
     pub fn list_json(&self, of: &Collection, opts: &ListOptions) -> Result<ObjectList<Vec<u8>>> {
         let (t, selectors, mut scan) = self.list_scan(of, opts)?;
         let mut items = Vec::new();
-        scan.step(self.core(), &selectors, Budget::UNBOUNDED, &mut |record, revision, filter| {
+        scan.step(self.core(), &selectors, Budget::UNBOUNDED, &mut |key, record, filter| {
             let mut out = Vec::new();
-            if !list_scan::item_json(&t, record, revision, filter, &mut out)? {
+            if !list_scan::item_json(&t, record, key.revision, filter, &mut out)? {
                 return Ok(None);
             }
             items.push(out);

@@ -12,7 +12,7 @@
 
 use super::continue_token::Token;
 use super::core::Core;
-use super::keys::{self, CF_OBJECTS};
+use super::keys::{self, VersionKey, CF_OBJECTS};
 use super::kv::Flow;
 use super::object;
 use super::selectors::{ObjectFilter, Selectors};
@@ -24,10 +24,10 @@ use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// What a list makes of a visible record (its bytes and revision, and the selector on the
-/// object to apply): the size of the item it gave (counted against a step's budget), or `None`
-/// when the selector does not select it.
-pub(super) type Visit<'a> = dyn FnMut(&[u8], u64, Option<&ObjectFilter<'_>>) -> Result<Option<usize>> + 'a;
+/// What a list makes of a visible record (its key, which holds its revision, its bytes, and the
+/// selector on the object to apply): the size of the item it gave (counted against a step's
+/// budget), or `None` when the selector does not select it.
+pub(super) type Visit<'a> = dyn FnMut(&VersionKey<'_>, &[u8], Option<&ObjectFilter<'_>>) -> Result<Option<usize>> + 'a;
 
 /// How much one step may do before it stops at the next object boundary.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +128,7 @@ impl Scan {
                     return Ok(Flow::Continue);
                 }
             }
-            let Some(size) = visit(v, key.revision, filter.as_ref())? else {
+            let Some(size) = visit(&key, v, filter.as_ref())? else {
                 return Ok(Flow::Continue);
             };
             self.emitted += 1;
@@ -249,17 +249,81 @@ impl ListStream {
     /// [`Error::Expired`] when the store was compacted past the list's revision while it was
     /// read; [`Error::Corrupt`] for a record that does not decode; `item`'s errors.
     pub fn next_chunk(&mut self, bytes: usize, item: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<Option<ListMeta>> {
+        self.next_chunk_of(bytes, &mut |mut listed| {
+            let Some(json) = listed.json()? else { return Ok(None) };
+            item(json)?;
+            Ok(Some(json.len()))
+        })
+    }
+
+    /// [`ListStream::next_chunk`] giving each object as it is read, its JSON text written only
+    /// when asked for ([`Listed::json`]): `item` answers the size of what it made of the item
+    /// (counted against `bytes`), or `None` when the list's selectors leave the object out.
+    ///
+    /// # Errors
+    /// As [`ListStream::next_chunk`].
+    pub fn next_chunk_of(&mut self, bytes: usize, item: &mut dyn FnMut(Listed<'_>) -> Result<Option<usize>>) -> Result<Option<ListMeta>> {
         let budget = Budget { bytes, objects: Self::CHUNK_OBJECTS };
         let ListStream { store, t, selectors, scan, scratch } = self;
-        scan.step(store.core(), selectors, budget, &mut |record, revision, filter| {
+        scan.step(store.core(), selectors, budget, &mut |key, record, filter| {
             scratch.clear();
-            if !item_json(t, record, revision, filter, scratch)? {
-                return Ok(None);
-            }
-            item(scratch)?;
-            Ok(Some(scratch.len()))
+            item(Listed { t, key, record, filter, json: scratch, written: false })
         })?;
         Ok(scan.done().then(|| scan.meta()))
+    }
+}
+
+/// One object of a streamed list as it is read: its namespace, name and revision at once, its
+/// JSON text (and whether the list's selectors select it) when asked for.
+pub struct Listed<'a> {
+    t: &'a Registered,
+    key: &'a VersionKey<'a>,
+    record: &'a [u8],
+    filter: Option<&'a ObjectFilter<'a>>,
+    json: &'a mut Vec<u8>,
+    written: bool,
+}
+
+impl Listed<'_> {
+    /// The object's namespace (empty for a cluster-scoped object).
+    #[must_use]
+    pub fn namespace(&self) -> &str {
+        self.key.namespace
+    }
+
+    /// The object's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.key.name
+    }
+
+    /// The revision of the listed version (its `resourceVersion`).
+    #[must_use]
+    pub fn revision(&self) -> u64 {
+        self.key.revision
+    }
+
+    /// Whether the list's selectors must read the object to tell whether it is in the list
+    /// (then [`Listed::json`] tells).
+    #[must_use]
+    pub fn selected_by_reading(&self) -> bool {
+        self.filter.is_some()
+    }
+
+    /// The item's JSON text (the bytes [`Store::list_json`] gives for it), or `None` when the
+    /// list's selectors leave the object out.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a record that does not decode.
+    pub fn json(&mut self) -> Result<Option<&[u8]>> {
+        if !self.written {
+            self.json.clear();
+            if !item_json(self.t, self.record, self.key.revision, self.filter, self.json)? {
+                return Ok(None);
+            }
+            self.written = true;
+        }
+        Ok(Some(self.json))
     }
 }
 

@@ -84,10 +84,11 @@ mod watch;
 pub use address::{Collection, ObjectKey, Revision};
 pub use blame::{Attribution, BlameLine, FieldEvent, FieldTimeline, HistoryQuery, WriteEntry};
 pub use builtin::{builtin_type, builtin_types};
+pub use cache::RevisionCache;
 pub use definitions::FINALIZER as CRD_CLEANUP_FINALIZER;
 pub use keys::EventType;
 pub use list::ObjectList;
-pub use list_scan::{ListMeta, ListStream};
+pub use list_scan::{ListMeta, ListStream, Listed};
 pub use options::{
     DeleteOptions, FieldValidation, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, Written,
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,

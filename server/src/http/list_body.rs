@@ -10,7 +10,9 @@
 //! so is known once the items are read; protobuf the `k8s\x00` envelope of the List message,
 //! whose `raw` length comes first: its items are sized in a first pass over the list (at the
 //! same revision), keeping the first [`PROTOBUF_KEPT_BYTES`] of them encoded, and the rest is
-//! encoded again as it is sent.
+//! encoded again as it is sent. An item whose object's encoding the API keeps
+//! ([`ObjectEncodings`]: the objects it answered reads and writes of) is copied from there, not
+//! encoded.
 //!
 //! # Errors
 //! An error before the first byte (the list's options, a record that does not decode in the
@@ -22,17 +24,23 @@
 //! a later record fails to decode or encode.
 
 use super::reply::{encoded, Failure, Reply};
-use crate::api::body;
+use crate::api::{body, ObjectEncodings};
 use axum::body::Body;
 use bytes::Bytes;
 use fieldstore_codec::k8s_protobuf::ListEncoder;
-use fieldstore_engine::store::{ListMeta, ListStream};
+use fieldstore_engine::store::{ListMeta, ListStream, Listed};
 use fieldstore_engine::{Error, Result};
 use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::Arc;
 
-/// How many bytes of encoded items a protobuf answer's sizing pass keeps, to send without
+/// How many bytes of items a protobuf answer's sizing pass encodes and keeps, to send without
 /// encoding them again (the whole of a list this small is encoded once).
 pub(crate) const PROTOBUF_KEPT_BYTES: usize = 2 * 1024 * 1024;
+
+/// How many bytes of items' encodings found in [`ObjectEncodings`] a protobuf answer's sizing
+/// pass keeps (shared, not copied), to send without reading them again.
+pub(crate) const PROTOBUF_SHARED_BYTES: usize = 64 * 1024 * 1024;
 
 /// A list answered as JSON, its `metadata` with `continue` always (even empty) when
 /// `always_continue` (kube-apiserver's lists of custom resources carry it).
@@ -49,10 +57,11 @@ pub(crate) async fn json(stream: ListStream, api_version: &str, kind: &str, alwa
     respond(Chunks::Json(writer), body::JSON).await
 }
 
-/// A list of a built-in kind answered as protobuf.
-pub(crate) async fn protobuf(stream: ListStream, api_version: &str, kind: &str) -> Reply {
+/// A list of a built-in kind answered as protobuf, its items' encodings copied from `objects`
+/// where kept there.
+pub(crate) async fn protobuf(stream: ListStream, objects: Arc<ObjectEncodings>, api_version: &str, kind: &str) -> Reply {
     let (api_version, list_kind) = (api_version.to_owned(), format!("{kind}List"));
-    let sized = blocking(move || ProtobufList::size(stream, &api_version, &list_kind)).await?;
+    let sized = blocking(move || ProtobufList::size(stream, objects, &api_version, &list_kind)).await?;
     respond(Chunks::Protobuf(sized), body::PROTOBUF).await
 }
 
@@ -175,12 +184,15 @@ fn write_json(out: &mut Vec<u8>, v: &Value) -> Result<()> {
     serde_json::to_writer(out, v).map_err(|e| Error::Corrupt(format!("list: {e}")))
 }
 
-/// A protobuf list being written: its head and the items kept from the sizing pass, then the
-/// items after them encoded again, then the envelope's tail.
+/// A protobuf list being written: its head, the items kept from the sizing pass, then the
+/// items after them encoded again (or copied from [`ObjectEncodings`]), then the envelope's tail.
 struct ProtobufList {
     encoder: ListEncoder,
-    /// The answer's first bytes: the head and the kept items.
-    first: Option<Vec<u8>>,
+    objects: Arc<ObjectEncodings>,
+    /// The answer's first bytes, until written.
+    head: Option<Vec<u8>>,
+    /// The item messages kept from the sizing pass, not written yet.
+    kept: VecDeque<Bytes>,
     /// The rest of the list after the kept items, at the same revision (`None`: all kept, or
     /// written).
     rest: Option<ListStream>,
@@ -193,18 +205,37 @@ struct ProtobufList {
     done: bool,
 }
 
+/// A listed object's message: the encoding kept for it, else encoded from its JSON (`None`: the
+/// list's selectors leave it out); and whether it was kept.
+fn item_message(
+    encoder: &ListEncoder,
+    objects: &ObjectEncodings,
+    key: &mut Vec<u8>,
+    mut listed: Listed<'_>,
+    index: usize,
+) -> Result<Option<(Bytes, bool)>> {
+    if listed.selected_by_reading() && listed.json()?.is_none() {
+        return Ok(None);
+    }
+    if let Some(kept) = objects.get(key, encoder.item_message(), listed.namespace(), listed.name(), listed.revision()) {
+        return Ok(Some((kept, true)));
+    }
+    let Some(json) = listed.json()? else { return Ok(None) };
+    Ok(Some((Bytes::from(encoder.encode_item(json, index).map_err(encoding)?), false)))
+}
+
 impl ProtobufList {
-    /// The sizing pass: reads the whole list, keeping the first items encoded and the size of
-    /// the rest.
-    fn size(stream: ListStream, api_version: &str, list_kind: &str) -> Result<ProtobufList> {
+    /// The sizing pass: reads the whole list, keeping the first items' messages (up to
+    /// [`PROTOBUF_KEPT_BYTES`] of them encoded here, and up to [`PROTOBUF_SHARED_BYTES`] of
+    /// them shared with [`ObjectEncodings`]) and the size of the rest.
+    fn size(stream: ListStream, objects: Arc<ObjectEncodings>, api_version: &str, list_kind: &str) -> Result<ProtobufList> {
         let mut sizing = stream;
-        // Sized once (a chunk may end past the budget): no copies while it grows. Pages not
-        // written to are not resident.
-        let mut kept = Vec::with_capacity(PROTOBUF_KEPT_BYTES + 2 * ListStream::CHUNK_BYTES);
+        let mut kept = VecDeque::new();
+        let (mut encoded_bytes, mut shared_bytes, mut kept_bytes) = (0usize, 0usize, 0u64);
         let (mut index, mut rest_bytes) = (0usize, 0u64);
         // The rest of the list after the kept items, and how many items were kept.
         let mut rest: Option<(ListStream, usize)> = None;
-        let mut scratch = Vec::new();
+        let mut key = Vec::new();
         // The list's metadata is read with its items; the encoder needs it first. It is made
         // for the empty list's metadata and replaced once the pass is done.
         let header = |meta: &ListMeta| {
@@ -214,56 +245,74 @@ impl ProtobufList {
         let unknown = ListMeta { resource_version: sizing.resource_version(), continue_token: None, remaining_item_count: None };
         let encoder = ListEncoder::new(&header(&unknown)?).map_err(encoding)?;
         let meta = loop {
-            let keep = rest.is_none() && kept.len() < PROTOBUF_KEPT_BYTES;
+            let keep = rest.is_none() && encoded_bytes < PROTOBUF_KEPT_BYTES && shared_bytes < PROTOBUF_SHARED_BYTES;
             if !keep && rest.is_none() {
                 rest = Some((sizing.clone(), index));
             }
-            let meta = sizing.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
+            let meta = sizing.next_chunk_of(ListStream::CHUNK_BYTES, &mut |listed| {
+                let Some((message, shared)) = item_message(&encoder, &objects, &mut key, listed, index)? else {
+                    return Ok(None);
+                };
+                let size = encoder.item_size(message.len());
                 if keep {
-                    encoder.item(item, index, &mut kept).map_err(encoding)?;
+                    *(if shared { &mut shared_bytes } else { &mut encoded_bytes }) += size;
+                    kept_bytes += size as u64;
+                    kept.push_back(message);
                 } else {
-                    scratch.clear();
-                    rest_bytes += encoder.item(item, index, &mut scratch).map_err(encoding)? as u64;
+                    rest_bytes += size as u64;
                 }
                 index += 1;
-                Ok(())
+                Ok(Some(size))
             })?;
             if let Some(meta) = meta {
                 break meta;
             }
         };
         let encoder = ListEncoder::new(&header(&meta)?).map_err(encoding)?;
-        // The head before the kept items, in their buffer (moved up in place, not copied into a
-        // second one).
-        let head = encoder.head(kept.len() as u64 + rest_bytes);
-        let mut first = kept;
-        first.splice(0..0, head);
+        let head = encoder.head(kept_bytes + rest_bytes);
         let (rest, index) = rest.map_or((None, 0), |(stream, kept)| (Some(stream), kept));
-        Ok(ProtobufList { encoder, first: Some(first), rest, rest_bytes, meta, index, written: 0, done: false })
+        Ok(ProtobufList { encoder, objects, head: Some(head), kept, rest, rest_bytes, meta, index, written: 0, done: false })
     }
 
     fn next(&mut self) -> Result<Option<Vec<u8>>> {
         if self.done {
             return Ok(None);
         }
-        if let Some(mut first) = self.first.take() {
-            if self.rest.is_none() {
-                // Every item was kept: the whole answer at once.
-                first.extend_from_slice(&self.encoder.tail());
-                self.done = true;
+        // The first chunk holds what a list answered whole held: the head and its kept items.
+        let (mut out, limit) = match self.head.take() {
+            Some(mut head) => {
+                head.reserve(
+                    PROTOBUF_KEPT_BYTES.min(self.encoder.item_size(0) * self.kept.len() + self.kept.iter().map(Bytes::len).sum::<usize>()),
+                );
+                (head, PROTOBUF_KEPT_BYTES)
             }
-            return Ok(Some(first));
+            None => (Vec::with_capacity(ListStream::CHUNK_BYTES + 4096), ListStream::CHUNK_BYTES),
+        };
+        while out.len() < limit {
+            let Some(message) = self.kept.pop_front() else { break };
+            self.encoder.put_item(&message, &mut out);
+        }
+        if !self.kept.is_empty() {
+            return Ok(Some(out));
         }
         let Some(stream) = self.rest.as_mut() else {
+            out.extend_from_slice(&self.encoder.tail());
             self.done = true;
-            return Ok(Some(self.encoder.tail()));
+            return Ok(Some(out));
         };
-        let mut out = Vec::with_capacity(ListStream::CHUNK_BYTES + 4096);
-        let (encoder, index, written) = (&self.encoder, &mut self.index, &mut self.written);
-        let meta = stream.next_chunk(ListStream::CHUNK_BYTES, &mut |item| {
-            *written += encoder.item(item, *index, &mut out).map_err(encoding)? as u64;
+        if !out.is_empty() {
+            return Ok(Some(out));
+        }
+        let (encoder, objects, index, written) = (&self.encoder, &*self.objects, &mut self.index, &mut self.written);
+        let mut key = Vec::new();
+        let meta = stream.next_chunk_of(ListStream::CHUNK_BYTES, &mut |listed| {
+            let Some((message, _)) = item_message(encoder, objects, &mut key, listed, *index)? else {
+                return Ok(None);
+            };
+            let size = encoder.put_item(&message, &mut out);
+            *written += size as u64;
             *index += 1;
-            Ok(())
+            Ok(Some(size))
         })?;
         if let Some(meta) = meta {
             // The second pass read the list the first sized: the same revision and keys, so

@@ -38,7 +38,7 @@ pub mod table;
 
 use crate::api::auth::Identity;
 use crate::api::Api;
-use crate::api::EventEncodings;
+use crate::api::{EventEncodings, ObjectEncodings};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -55,13 +55,15 @@ pub struct Http {
     api: Api,
     shutdown: tokio::sync::watch::Receiver<bool>,
     encodings: std::sync::Arc<EventEncodings>,
+    /// The protobuf encodings of stored objects answered, for LISTs to copy.
+    objects: std::sync::Arc<ObjectEncodings>,
     docs: std::sync::Arc<openapi::Cache>,
 }
 
 impl Http {
     /// The Kubernetes HTTP API over `api`; watches end when `shutdown` turns true.
     pub fn new(api: Api, shutdown: tokio::sync::watch::Receiver<bool>, encodings: std::sync::Arc<EventEncodings>) -> Self {
-        Http { api, shutdown, encodings, docs: std::sync::Arc::default() }
+        Http { api, shutdown, encodings, objects: std::sync::Arc::default(), docs: std::sync::Arc::default() }
     }
 
     /// The axum router of every path.

@@ -139,6 +139,30 @@ impl Ctx<'_> {
         }
     }
 
+    /// [`Ctx::respond`] with a stored version of an object (read, or written by a write that
+    /// is not a dry run): its protobuf encoding is the one kept for it, or kept for the lists
+    /// that will read it ([`crate::api::ObjectEncodings`]).
+    fn respond_stored(&self, v: &Value, code: StatusCode) -> Reply {
+        let (api_version, kind) = (self.t.spec.api_version(), &self.t.spec.kind);
+        let message = k8s_protobuf::MessageType::for_kind(&api_version, kind).ok();
+        let (Form::Object, body::PROTOBUF, Some(message)) = (self.accept.form, self.accept.media, message) else {
+            return self.respond(v, code);
+        };
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        if (s("apiVersion"), s("kind")) != (api_version, kind.clone()) {
+            return self.respond(v, code);
+        }
+        let raw = self.h.objects.of_stored(message, v).map_err(|e| Failure::bad_request(format!("cannot encode as protobuf: {e}")))?;
+        let envelope = fieldstore_codec::Envelope {
+            api_version: s("apiVersion"),
+            kind: s("kind"),
+            raw: raw.to_vec(),
+            content_encoding: String::new(),
+            content_type: String::new(),
+        };
+        Ok(encoded(body::Body { content_type: body::PROTOBUF.into(), data: envelope.encode().into() }, code))
+    }
+
     /// kube-apiserver's 406 for a PartialObjectMetadata(List) of the other shape: `you requested
     /// PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)`.
     fn not_transformable(&self, requested: &str, shape: &str, suffix: &str) -> Failure {
@@ -154,7 +178,8 @@ impl Ctx<'_> {
 
     /// What a write made, as the client accepts it, with its warnings.
     fn respond_written(&self, w: &Written, code: StatusCode) -> Reply {
-        Ok(with_warnings(self.respond(&w.object, code)?, &w.warnings))
+        let reply = if self.q.get("dryRun").is_some() { self.respond(&w.object, code)? } else { self.respond_stored(&w.object, code)? };
+        Ok(with_warnings(reply, &w.warnings))
     }
 
     /// A create or update body, as an object of this resource's type (apiVersion and kind
@@ -186,7 +211,7 @@ impl Ctx<'_> {
         let opts =
             GetOptions { resource_version: self.q.string("resourceVersion"), resource_version_match: self.q.rv_match().ok().flatten() };
         let out = self.run(Request::Get { key: self.key(), opts }).await?.object()?;
-        self.respond(&out, StatusCode::OK)
+        self.respond_stored(&out, StatusCode::OK)
     }
 
     async fn list(&self) -> Reply {
@@ -222,7 +247,7 @@ impl Ctx<'_> {
             };
             let custom = matches!(spec.schema, SchemaSource::Crd(_));
             return if self.accept.media == body::PROTOBUF {
-                list_body::protobuf(stream, &spec.api_version(), &spec.kind).await
+                list_body::protobuf(stream, self.h.objects.clone(), &spec.api_version(), &spec.kind).await
             } else {
                 // kube-apiserver's lists of custom resources (unstructured) always carry `continue`.
                 list_body::json(stream, &spec.api_version(), &spec.kind, custom).await

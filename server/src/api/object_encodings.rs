@@ -1,0 +1,129 @@
+//! The Kubernetes protobuf encodings of stored objects the API answered, kept to answer them
+//! again without encoding: a LIST in protobuf (what client-go's reflectors and controllers ask
+//! for) copies each item it finds here instead of parsing its JSON and encoding it.
+//!
+//! An encoding is kept per object (its message, namespace and name) for the one revision it was
+//! made of ([`RevisionCache`]): a lookup names the revision the list read, so an encoding of
+//! another version is never served, and a stored object's JSON view at one revision is one byte
+//! sequence, so the encoding is the one a list would make of it. Only answers of stored versions
+//! are kept — reads, and writes that are not dry runs — never a dry run's object, which no
+//! revision holds.
+//!
+//! A LIST does not add what it encodes (as a bulk scan leaves RocksDB's block cache alone): one
+//! long list would otherwise replace what writes and reads of the objects in use keep here, and
+//! grow the server by the cache's budget.
+
+use bytes::Bytes;
+use fieldstore_codec::k8s_protobuf::MessageType;
+use fieldstore_engine::store::RevisionCache;
+use serde_json::Value;
+
+/// The protobuf encodings (each message's bytes, without envelope) of the latest stored objects
+/// the API answered, within a byte budget.
+pub struct ObjectEncodings {
+    cache: RevisionCache<Bytes>,
+}
+
+impl Default for ObjectEncodings {
+    fn default() -> Self {
+        ObjectEncodings::new(Self::DEFAULT_BYTES)
+    }
+}
+
+impl ObjectEncodings {
+    /// The default budget: 64 MiB of encodings (about 60,000 1 KiB objects).
+    pub const DEFAULT_BYTES: usize = 64 << 20;
+
+    /// Keeps at most `budget` bytes of encodings (0: none).
+    #[must_use]
+    pub fn new(budget: usize) -> Self {
+        ObjectEncodings { cache: RevisionCache::new(0, budget) }
+    }
+
+    /// The encoding of revision `revision` of the object `namespace`/`name` as `message`, if
+    /// kept. `key` is scratch space for the lookup's key.
+    #[must_use]
+    pub fn get(&self, key: &mut Vec<u8>, message: MessageType, namespace: &str, name: &str, revision: u64) -> Option<Bytes> {
+        key_of(key, message, namespace, name);
+        self.cache.get(key, revision)
+    }
+
+    /// The encoding as `message` of `object`, a stored version read or written (with its
+    /// `metadata.resourceVersion`): the one kept, else encoded and kept.
+    ///
+    /// # Errors
+    /// The codec's, for an object that does not encode as `message`.
+    pub fn of_stored(&self, message: MessageType, object: &Value) -> fieldstore_codec::Result<Bytes> {
+        let meta = |k: &str| object.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or_default();
+        let revision = meta("resourceVersion").parse::<u64>().ok();
+        let mut key = Vec::new();
+        if let Some(found) = revision.and_then(|r| self.get(&mut key, message, meta("namespace"), meta("name"), r)) {
+            return Ok(found);
+        }
+        // The JSON text a list gives for the object (serde_json's), so the same bytes as the
+        // list's encoding of it.
+        let json = serde_json::to_vec(object)?;
+        let encoded = Bytes::from(message.from_json(&json)?);
+        if let Some(r) = revision {
+            self.cache.put(&key, r, Some(&encoded), encoded.len());
+        }
+        Ok(encoded)
+    }
+
+    /// How many bytes of encodings are kept.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+}
+
+/// The key of an object's encodings: the message's name, the namespace and the name, each ended
+/// by a zero byte (none of them holds one).
+fn key_of(key: &mut Vec<u8>, message: MessageType, namespace: &str, name: &str) {
+    key.clear();
+    for part in [message.full_name(), namespace, name] {
+        key.extend_from_slice(part.as_bytes());
+        key.push(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn configmap(rv: &str, value: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "resourceVersion": rv}, "data": {"k": value}})
+    }
+
+    #[test]
+    fn an_encoding_is_kept_for_its_revision_only() {
+        let message = MessageType::for_kind("v1", "ConfigMap").unwrap();
+        let e = ObjectEncodings::default();
+        let five = e.of_stored(message, &configmap("5", "x")).unwrap();
+        assert_eq!(&five[..], &message.from_json(&serde_json::to_vec(&configmap("5", "x")).unwrap()).unwrap()[..]);
+        let mut key = Vec::new();
+        assert_eq!(e.get(&mut key, message, "ns", "a", 5), Some(five.clone()));
+        assert_eq!(e.get(&mut key, message, "ns", "a", 6), None, "another revision");
+        assert_eq!(e.get(&mut key, message, "other", "a", 5), None, "another namespace");
+        let secret = MessageType::for_kind("v1", "Secret").unwrap();
+        assert_eq!(e.get(&mut key, secret, "ns", "a", 5), None, "another message");
+        // A newer version replaces it.
+        let six = e.of_stored(message, &configmap("6", "y")).unwrap();
+        assert_ne!(five, six);
+        assert_eq!(e.get(&mut key, message, "ns", "a", 5), None);
+        assert_eq!(e.get(&mut key, message, "ns", "a", 6), Some(six.clone()));
+        assert_eq!(e.bytes(), six.len());
+    }
+
+    #[test]
+    fn nothing_is_kept_without_a_budget_or_a_revision() {
+        let message = MessageType::for_kind("v1", "ConfigMap").unwrap();
+        let off = ObjectEncodings::new(0);
+        off.of_stored(message, &configmap("5", "x")).unwrap();
+        assert_eq!(off.bytes(), 0);
+        let e = ObjectEncodings::default();
+        e.of_stored(message, &configmap("", "x")).unwrap();
+        assert_eq!(e.bytes(), 0, "no resourceVersion: not a stored version");
+    }
+}
