@@ -27,7 +27,8 @@ pub struct RevisionCache<V> {
 }
 
 struct Inner<V> {
-    entries: HashMap<Vec<u8>, Entry<V>>,
+    /// By key; aHash (seeded per process) rather than SipHash: a LIST looks up every item.
+    entries: HashMap<Vec<u8>, Entry<V>, ahash::RandomState>,
     /// Insertion order, for eviction; an item whose revision no longer matches its entry is
     /// skipped.
     order: VecDeque<(Vec<u8>, u64)>,
@@ -44,7 +45,7 @@ impl<V: Clone> RevisionCache<V> {
     /// A cache of values standing for at least `min_bytes` each, up to `budget` bytes in all.
     #[must_use]
     pub fn new(min_bytes: usize, budget: usize) -> Self {
-        RevisionCache { min_bytes, budget, inner: Mutex::new(Inner { entries: HashMap::new(), order: VecDeque::new(), bytes: 0 }) }
+        RevisionCache { min_bytes, budget, inner: Mutex::new(Inner { entries: HashMap::default(), order: VecDeque::new(), bytes: 0 }) }
     }
 
     /// The value of revision `revision` of `key`, if cached.

@@ -93,7 +93,9 @@ impl Scan {
         // the count in their token.
         let count_rest = !self.filtered && self.remaining.is_none();
         let (at, limit) = (self.at, self.limit);
-        let mut decided: Option<Vec<u8>> = None;
+        // The object whose newest visible version was found (later keys of it are older
+        // versions), in a buffer reused from object to object.
+        let (mut decided, mut deciding) = (Vec::new(), false);
         let mut resume: Option<Vec<u8>> = None;
         let (mut spent, mut looked) = (0usize, 0usize);
         let from = std::mem::take(&mut self.key);
@@ -103,7 +105,7 @@ impl Scan {
         let scan = if bulk { super::kv::Kv::scan_bulk } else { super::kv::Kv::scan };
         let scanned = scan(&*core.kv, CF_OBJECTS, &from, end.as_deref(), &mut |k, v| {
             let key = keys::parse_object_key(k)?;
-            if decided.as_deref() == Some(key.prefix) || key.revision > at {
+            if (deciding && decided == key.prefix) || key.revision > at {
                 return Ok(Flow::Continue);
             }
             if spent >= budget.bytes || looked >= budget.objects {
@@ -111,7 +113,9 @@ impl Scan {
                 return Ok(Flow::Stop);
             }
             looked += 1;
-            decided = Some(key.prefix.to_vec());
+            decided.clear();
+            decided.extend_from_slice(key.prefix);
+            deciding = true;
             if object::is_tombstone(v) {
                 return Ok(Flow::Continue);
             }

@@ -31,7 +31,7 @@ use fieldstore_engine::patch::PatchType;
 pub use fieldstore_engine::store::{Collection, ObjectKey};
 use fieldstore_engine::store::{FieldValidation, ObjectList, Store, WriteOptions, WriteVerb, Written};
 use fieldstore_engine::{Error, Reason, Status};
-pub use object_encodings::ObjectEncodings;
+pub use object_encodings::{Encoding, ObjectEncodings};
 use parking_lot::Mutex;
 pub use request::{ListForm, Request};
 pub use response::{mismatch, Opened, Response};

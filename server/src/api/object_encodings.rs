@@ -13,15 +13,19 @@
 //! long list would otherwise replace what writes and reads of the objects in use keep here, and
 //! grow the server by the cache's budget.
 
-use bytes::Bytes;
 use fieldstore_codec::k8s_protobuf::MessageType;
 use fieldstore_engine::store::RevisionCache;
 use serde_json::Value;
+use std::sync::Arc;
+
+/// An encoding, shared: its count sits beside its bytes (one cache line to fetch for both when
+/// a list copies it).
+pub type Encoding = Arc<[u8]>;
 
 /// The protobuf encodings (each message's bytes, without envelope) of the latest stored objects
 /// the API answered, within a byte budget.
 pub struct ObjectEncodings {
-    cache: RevisionCache<Bytes>,
+    cache: RevisionCache<Encoding>,
 }
 
 impl Default for ObjectEncodings {
@@ -43,7 +47,7 @@ impl ObjectEncodings {
     /// The encoding of revision `revision` of the object `namespace`/`name` as `message`, if
     /// kept. `key` is scratch space for the lookup's key.
     #[must_use]
-    pub fn get(&self, key: &mut Vec<u8>, message: MessageType, namespace: &str, name: &str, revision: u64) -> Option<Bytes> {
+    pub fn get(&self, key: &mut Vec<u8>, message: MessageType, namespace: &str, name: &str, revision: u64) -> Option<Encoding> {
         key_of(key, message, namespace, name);
         self.cache.get(key, revision)
     }
@@ -53,7 +57,7 @@ impl ObjectEncodings {
     ///
     /// # Errors
     /// The codec's, for an object that does not encode as `message`.
-    pub fn of_stored(&self, message: MessageType, object: &Value) -> fieldstore_codec::Result<Bytes> {
+    pub fn of_stored(&self, message: MessageType, object: &Value) -> fieldstore_codec::Result<Encoding> {
         let meta = |k: &str| object.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or_default();
         let revision = meta("resourceVersion").parse::<u64>().ok();
         let mut key = Vec::new();
@@ -63,7 +67,7 @@ impl ObjectEncodings {
         // The JSON text a list gives for the object (serde_json's), so the same bytes as the
         // list's encoding of it.
         let json = serde_json::to_vec(object)?;
-        let encoded = Bytes::from(message.from_json(&json)?);
+        let encoded: Encoding = message.from_json(&json)?.into();
         if let Some(r) = revision {
             self.cache.put(&key, r, Some(&encoded), encoded.len());
         }

@@ -24,7 +24,7 @@
 //! a later record fails to decode or encode.
 
 use super::reply::{encoded, Failure, Reply};
-use crate::api::{body, ObjectEncodings};
+use crate::api::{body, Encoding, ObjectEncodings};
 use axum::body::Body;
 use bytes::Bytes;
 use fieldstore_codec::k8s_protobuf::ListEncoder;
@@ -37,6 +37,10 @@ use std::sync::Arc;
 /// How many bytes of items a protobuf answer's sizing pass encodes and keeps, to send without
 /// encoding them again (the whole of a list this small is encoded once).
 pub(crate) const PROTOBUF_KEPT_BYTES: usize = 2 * 1024 * 1024;
+
+/// About how many bytes of kept items a chunk after the first holds (made in memory, so larger
+/// than a chunk read from the store: fewer wake-ups of the connection).
+const KEPT_CHUNK_BYTES: usize = 256 * 1024;
 
 /// How many bytes of items' encodings found in [`ObjectEncodings`] a protobuf answer's sizing
 /// pass keeps (shared, not copied), to send without reading them again.
@@ -79,7 +83,9 @@ async fn respond(chunks: Chunks, content_type: &'static str) -> Reply {
     }
     let rest = futures_util::stream::unfold(Some(chunks), |chunks| async move {
         let chunks = chunks?;
-        match blocking(move || next(chunks)).await {
+        // Chunks of what is in memory are made here; reading the store takes a blocking thread.
+        let made = if chunks.from_memory() { next(chunks).map_err(Failure::from) } else { blocking(move || next(chunks)).await };
+        match made {
             Ok(Some((bytes, chunks))) => Some((Ok(Bytes::from(bytes)), Some(chunks))),
             Ok(None) => None,
             Err(f) => {
@@ -111,6 +117,15 @@ enum Chunks {
 }
 
 impl Chunks {
+    /// Whether the next chunk is made without reading the store (of a protobuf list's items
+    /// kept by its sizing pass, or its tail).
+    fn from_memory(&self) -> bool {
+        match self {
+            Chunks::Json(_) => false,
+            Chunks::Protobuf(w) => w.done || w.head.is_some() || !w.kept.is_empty() || w.rest.is_none(),
+        }
+    }
+
     /// Whether the last chunk is written.
     fn finished(&self) -> bool {
         match self {
@@ -192,7 +207,7 @@ struct ProtobufList {
     /// The answer's first bytes, until written.
     head: Option<Vec<u8>>,
     /// The item messages kept from the sizing pass, not written yet.
-    kept: VecDeque<Bytes>,
+    kept: VecDeque<Encoding>,
     /// The rest of the list after the kept items, at the same revision (`None`: all kept, or
     /// written).
     rest: Option<ListStream>,
@@ -213,7 +228,7 @@ fn item_message(
     key: &mut Vec<u8>,
     mut listed: Listed<'_>,
     index: usize,
-) -> Result<Option<(Bytes, bool)>> {
+) -> Result<Option<(Encoding, bool)>> {
     if listed.selected_by_reading() && listed.json()?.is_none() {
         return Ok(None);
     }
@@ -221,7 +236,7 @@ fn item_message(
         return Ok(Some((kept, true)));
     }
     let Some(json) = listed.json()? else { return Ok(None) };
-    Ok(Some((Bytes::from(encoder.encode_item(json, index).map_err(encoding)?), false)))
+    Ok(Some((encoder.encode_item(json, index).map_err(encoding)?.into(), false)))
 }
 
 impl ProtobufList {
@@ -282,10 +297,11 @@ impl ProtobufList {
         let (mut out, limit) = match self.head.take() {
             Some(mut head) => {
                 head.reserve(
-                    PROTOBUF_KEPT_BYTES.min(self.encoder.item_size(0) * self.kept.len() + self.kept.iter().map(Bytes::len).sum::<usize>()),
+                    PROTOBUF_KEPT_BYTES.min(self.encoder.item_size(0) * self.kept.len() + self.kept.iter().map(|k| k.len()).sum::<usize>()),
                 );
                 (head, PROTOBUF_KEPT_BYTES)
             }
+            None if !self.kept.is_empty() => (Vec::with_capacity(KEPT_CHUNK_BYTES + 4096), KEPT_CHUNK_BYTES),
             None => (Vec::with_capacity(ListStream::CHUNK_BYTES + 4096), ListStream::CHUNK_BYTES),
         };
         while out.len() < limit {
