@@ -298,6 +298,8 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
         extra.push_str(&format!(", metrics http://{m}/metrics"));
     }
     println!("fieldstore: serving on {local} ({scheme}; {location}{extra})");
+    // Built on first use otherwise: not on the way to ready, but before clients need it.
+    std::thread::spawn(fieldstore_codec::k8s_protobuf::prepare);
     tracing::info!(%local, %location, "serving");
     let watches = metrics.clone();
     let shutdown = async move {

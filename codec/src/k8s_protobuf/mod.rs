@@ -199,6 +199,13 @@ fn decode_to_json(message: MessageType, type_meta: Option<(&str, &str)>, protobu
     Ok(decoder.w.finish())
 }
 
+/// Builds the protobuf schema now (every other function here builds it on first use, a few
+/// milliseconds): a server calls it on a thread of its own once it is ready, so that its first
+/// protobuf request does not wait for it.
+pub fn prepare() {
+    let _ = Schema::get();
+}
+
 /// Whether `api_version`/`kind` is a built-in kind [`MessageType::for_kind`] resolves.
 #[must_use]
 pub fn is_built_in(api_version: &str, kind: &str) -> bool {

@@ -363,9 +363,8 @@ pub(crate) struct Registered {
     pub root: &'static TypeRef,
     pub main: FieldManager<'static>,
     pub status: Option<FieldManager<'static>>,
-    /// The Kubernetes protobuf message of a built-in kind (what clients read it as): every
-    /// object stored must encode as it.
-    pub protobuf: Option<fieldstore_codec::k8s_protobuf::MessageType>,
+    /// The Kubernetes protobuf message of a built-in kind, once resolved ([`Registered::protobuf`]).
+    protobuf: std::sync::OnceLock<Option<fieldstore_codec::k8s_protobuf::MessageType>>,
     /// The other served versions of a custom resource, each its own view of the same objects.
     pub views: Vec<Arc<Registered>>,
     /// For a view of a version objects are not stored at: the storage version's apiVersion.
@@ -381,6 +380,20 @@ pub(crate) struct Registered {
 }
 
 impl Registered {
+    /// The Kubernetes protobuf message of a built-in kind (what clients read it as): every
+    /// object stored must encode as it. Only the built-in schema has one: a type registered
+    /// under a built-in's name with a schema of its own is its owner's (README, "Built-in
+    /// kinds"). Resolved on first use, so that the protobuf schema is not built as the store
+    /// opens (a third of a start's CPU).
+    pub fn protobuf(&self) -> Option<fieldstore_codec::k8s_protobuf::MessageType> {
+        *self.protobuf.get_or_init(|| match self.spec.schema {
+            SchemaSource::Builtin { .. } => {
+                fieldstore_codec::k8s_protobuf::MessageType::for_kind(&self.spec.api_version(), &self.spec.kind).ok()
+            }
+            _ => None,
+        })
+    }
+
     /// A stored object of this type as read: a custom resource pruned and defaulted by its
     /// schema as it is now (kube-apiserver prunes and defaults objects as it decodes them from
     /// storage, so a field removed from a CRD goes and a default added shows on objects written
@@ -456,10 +469,8 @@ impl Registered {
         }
         // Only the built-in schema: a type registered under a built-in's name with a schema of
         // its own is its owner's (README, "Built-in kinds").
-        let protobuf = match spec.schema {
-            SchemaSource::Builtin { .. } => fieldstore_codec::k8s_protobuf::MessageType::for_kind(&api_version, &spec.kind).ok(),
-            _ => None,
-        };
+        // Resolved on first use: the protobuf schema is built then, not as the store opens.
+        let protobuf = std::sync::OnceLock::new();
         let custom = match &spec.schema {
             SchemaSource::Crd(crd) => crd
                 .pointer("/spec/versions")

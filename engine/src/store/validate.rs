@@ -256,7 +256,7 @@ fn config_key(k: &str) -> Vec<String> {
 /// # Errors
 /// [`Error::Invalid`] naming the field path and the problem.
 pub(crate) fn encodable(t: &super::types::Registered, object: &Value) -> Result<()> {
-    let Some(message) = t.protobuf else { return Ok(()) };
+    let Some(message) = t.protobuf() else { return Ok(()) };
     match message.from_value(object) {
         Ok(_) => Ok(()),
         Err(fieldstore_codec::Error::K8sJson { path, reason, .. }) => {
