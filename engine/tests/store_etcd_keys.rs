@@ -2,6 +2,8 @@
 //! transactions, watches, leases and compaction, under the store's one revision counter.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
+// Helpers outside #[test] functions unwrap too: a panic is a failed test with its message.
+#![allow(clippy::unwrap_used)]
 
 use fieldstore_engine::store::etcd_api::{
     Compare, CompareResult, CompareTarget, DeleteRequest, EtcdApiError, KeyValue, PutRequest, RangeRequest, RequestOp, ResponseOp,

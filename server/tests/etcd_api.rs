@@ -333,3 +333,72 @@ fn etcdctl_sees_fieldstore_as_etcd() {
     assert_eq!(ours_expiry, theirs_expiry);
     let _ = std::fs::remove_dir_all(&member.dir);
 }
+
+/// The watch protocol as etcd's Go-derived Rust client (`etcd-client`) speaks it, with the
+/// same expectations of fieldstore and of etcd: several watches on one stream (ids picked from
+/// 0, or given), a replay with prev_kv, `RequestProgress` (answered with watch id -1 at a
+/// revision where everything was sent), cancel, a start before the compacted revision
+/// (created, then canceled with `compact_revision`), and fragments of large responses.
+async fn watch_protocol(url: &str) {
+    use etcd_client::{Client, CompactionOptions, WatchOptions};
+    let mut c = Client::connect([url], None).await.unwrap();
+    let r1 = c.put("/p/a", "1", None).await.unwrap().header().unwrap().revision();
+    c.put("/p/a", "2", None).await.unwrap();
+    let (mut watcher, mut stream) =
+        c.watch("/p/", Some(WatchOptions::new().with_prefix().with_start_revision(r1).with_prev_key())).await.unwrap();
+    // The client reads the "created" answer itself: the first watch of a stream has id 0.
+    assert_eq!(watcher.watch_id(), 0);
+    let replay = stream.message().await.unwrap().unwrap();
+    let values: Vec<_> = replay.events().iter().map(|e| e.kv().unwrap().value().to_vec()).collect();
+    assert_eq!(values, vec![b"1".to_vec(), b"2".to_vec()]);
+    assert_eq!(replay.events()[1].prev_kv().unwrap().value(), b"1");
+    watcher.watch("/q", Some(WatchOptions::new().with_watch_id(7))).await.unwrap();
+    let second = stream.message().await.unwrap().unwrap();
+    assert!(second.created() && second.watch_id() == 7, "{second:?}");
+    watcher.request_progress().await.unwrap();
+    let progress = stream.message().await.unwrap().unwrap();
+    let current = c.get("/p/a", None).await.unwrap().header().unwrap().revision();
+    assert_eq!((progress.watch_id(), progress.events().len(), progress.header().unwrap().revision()), (-1, 0, current));
+    watcher.cancel_by_id(7).await.unwrap();
+    let canceled = stream.message().await.unwrap().unwrap();
+    assert!(canceled.canceled() && canceled.watch_id() == 7, "{canceled:?}");
+    let r3 = c.delete("/p/a", None).await.unwrap().header().unwrap().revision();
+    let live = stream.message().await.unwrap().unwrap();
+    assert_eq!((live.watch_id(), live.events().len()), (0, 1));
+    assert_eq!(live.events()[0].kv().unwrap().mod_revision(), r3);
+    // Large values: with `fragment`, responses of at most --max-request-bytes (1.5 MiB).
+    let big = vec![b'v'; 700_000];
+    let rf = c.put("/f/1", big.clone(), None).await.unwrap().header().unwrap().revision();
+    c.put("/f/2", big.clone(), None).await.unwrap();
+    c.put("/f/3", big.clone(), None).await.unwrap();
+    let (_fw, mut fragments) =
+        c.watch("/f/", Some(WatchOptions::new().with_prefix().with_start_revision(rf).with_fragment())).await.unwrap();
+    let (mut responses, mut events) = (0, 0);
+    while events < 3 {
+        let m = fragments.message().await.unwrap().unwrap();
+        responses += 1;
+        events += m.events().len();
+        assert!(m.events().iter().all(|e| e.kv().unwrap().value() == big.as_slice()));
+    }
+    assert_eq!((responses, events), (2, 3), "two fragments of at most 1.5 MiB");
+    // A watch before the compacted revision.
+    c.compact(r3, Some(CompactionOptions::new().with_physical())).await.unwrap();
+    let (_w, mut old) = c.watch("/p/", Some(WatchOptions::new().with_prefix().with_start_revision(r1))).await.unwrap();
+    let gone = old.message().await.unwrap().unwrap();
+    assert!(gone.canceled() && gone.compact_revision() == r3, "{gone:?}");
+}
+
+#[test]
+fn the_watch_protocol_is_etcds() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, endpoint) = start_fieldstore(dir.path());
+    rt.block_on(watch_protocol(&format!("http://{endpoint}")));
+    let Some(member) =
+        etcd_member::Member::single(etcd_member::fast_dir().join(format!("fieldstore-etcd-watch-{}", std::process::id())), &[])
+    else {
+        return;
+    };
+    rt.block_on(watch_protocol(&member.url()));
+    let _ = std::fs::remove_dir_all(&member.dir);
+}

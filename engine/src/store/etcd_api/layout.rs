@@ -117,9 +117,12 @@ pub(crate) enum Touch {
     Delete,
 }
 
+/// A key a revision touched, escaped, and how.
+pub(crate) type Touched = (Touch, Vec<u8>);
+
 /// The object prefix a change log entry carries for an etcd revision: the mark, then each
 /// touched key (op byte ‖ escaped key) in order.
-pub(crate) fn change_prefix(touched: &[(Touch, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn change_prefix(touched: &[Touched]) -> Vec<u8> {
     let mut p = CHANGE_MARK.to_vec();
     for (t, escaped) in touched {
         p.push(match t {
@@ -132,7 +135,7 @@ pub(crate) fn change_prefix(touched: &[(Touch, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// The keys a change log entry's prefix names (`None`: an object's change).
-pub(crate) fn parse_change_prefix(prefix: &[u8]) -> Result<Option<Vec<(Touch, Vec<u8>)>>> {
+pub(crate) fn parse_change_prefix(prefix: &[u8]) -> Result<Option<Vec<Touched>>> {
     let Some(mut rest) = prefix.strip_prefix(&CHANGE_MARK[..]) else { return Ok(None) };
     let mut out = Vec::new();
     while let Some((&op, tail)) = rest.split_first() {

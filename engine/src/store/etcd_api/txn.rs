@@ -89,14 +89,18 @@ pub(crate) fn check(req: &TxnRequest, max_ops: usize) -> Result<()> {
     Ok(())
 }
 
+/// An overlay entry as it was before a write: the escaped key and its previous entry.
+type Undo = (Vec<u8>, Option<(u64, Version)>);
+
 /// One job's evaluation: its writes go into the group's overlay (undone if it fails).
 struct Tx<'a> {
     core: &'a Core,
     overlay: &'a mut Overlay,
-    undo: Vec<(Vec<u8>, Option<(u64, Version)>)>,
+    /// What the overlay held before each write (escaped key → previous entry).
+    undo: Vec<Undo>,
     /// The revision its writes take.
     rev: u64,
-    touched: Vec<(Touch, Vec<u8>)>,
+    touched: Vec<super::layout::Touched>,
     events: Vec<KeyEvent>,
     /// Lease moves: (key, from, to).
     moves: Vec<(Vec<u8>, i64, i64)>,

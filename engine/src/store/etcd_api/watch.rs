@@ -105,7 +105,7 @@ impl EtcdWatch {
         escaped >= self.from
             && self.to.as_deref().is_none_or(|t| escaped.as_slice() < t)
             && !(e.deleted && self.req.no_delete)
-            && !(!e.deleted && self.req.no_put)
+            && (e.deleted || !self.req.no_put)
     }
 
     fn shaped(&self, mut e: KeyEvent) -> KeyEvent {
