@@ -402,3 +402,56 @@ fn the_watch_protocol_is_etcds() {
     rt.block_on(watch_protocol(&member.url()));
     let _ = std::fs::remove_dir_all(&member.dir);
 }
+
+/// A CA, and a certificate it signs for `names` with the given extended key usage: (PEM
+/// certificate, PEM key).
+fn signed(ca: &rcgen::Certificate, ca_key: &rcgen::KeyPair, names: &[&str], usage: rcgen::ExtendedKeyUsagePurpose) -> (String, String) {
+    let mut params = rcgen::CertificateParams::new(names.iter().map(|n| (*n).to_string()).collect::<Vec<_>>()).unwrap();
+    params.extended_key_usages = vec![usage];
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, ca, ca_key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+#[test]
+fn client_certificates_as_kube_apiserver_presents_them() {
+    if !etcdctl_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let (server_cert, server_key) = signed(&ca, &ca_key, &["127.0.0.1", "localhost"], rcgen::ExtendedKeyUsagePurpose::ServerAuth);
+    let (client_cert, client_key) = signed(&ca, &ca_key, &["apiserver-etcd-client"], rcgen::ExtendedKeyUsagePurpose::ClientAuth);
+    let file = |name: &str, pem: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, pem).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (ca_pem, cert, key) = (file("ca.pem", &ca.pem()), file("server.pem", &server_cert), file("server-key.pem", &server_key));
+    let (ccert, ckey) = (file("client.pem", &client_cert), file("client-key.pem", &client_key));
+    let mut server = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-http", "--etcd-api", "127.0.0.1:0"])
+        .args(["--etcd-certfile", &cert, "--etcd-keyfile", &key, "--etcd-cafile", &ca_pem])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let _stop = Stop(server);
+    let endpoint = line.split("etcd API ").nth(1).and_then(|r| r.split(&[')', ','][..]).next()).unwrap().trim().to_string();
+    assert!(endpoint.starts_with("https://"), "{line}");
+    let with_cert = ["--cacert", &ca_pem, "--cert", &ccert, "--key", &ckey, "--command-timeout=5s"];
+    let put = etcdctl(&endpoint, &[&with_cert[..], &["put", "/registry/tls", "ok"]].concat(), b"");
+    assert_eq!((put.0, put.1.as_str()), (0, "OK\n"), "{put:?}");
+    let get = etcdctl(&endpoint, &[&with_cert[..], &["get", "/registry/tls", "--print-value-only"]].concat(), b"");
+    assert_eq!(get.1, "ok\n", "{get:?}");
+    // Without a client certificate the handshake fails.
+    let refused = etcdctl(&endpoint, &["--cacert", &ca_pem, "--command-timeout=3s", "get", "/registry/tls"], b"");
+    assert_ne!(refused.0, 0, "{refused:?}");
+}
