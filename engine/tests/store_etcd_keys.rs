@@ -313,3 +313,41 @@ fn etcd_keys_survive_a_restart() {
     let (_, next) = s.etcd_put(put(b"/p/2", b"x")).unwrap();
     assert_eq!(next, rev + 1);
 }
+
+#[test]
+fn concurrent_objects_and_etcd_writes_get_gap_free_revisions() {
+    let Some(s) = store() else { return };
+    let base = s.revision().0;
+    let mut w = s.etcd_watch(WatchRequest { start_revision: base as i64 + 1, ..watch_prefix(b"/c/") }).unwrap();
+    let revisions = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for t in 0..2 {
+            let (s, revisions) = (&*s, &revisions);
+            scope.spawn(move || {
+                for i in 0..100 {
+                    let key = format!("/c/{t}/{i}");
+                    let (_, rev) = s.etcd_put(put(key.as_bytes(), b"v")).unwrap();
+                    revisions.lock().unwrap().push((rev, true));
+                }
+            });
+            scope.spawn(move || {
+                let cms = Collection::new("configmaps", Some("default"));
+                for i in 0..50 {
+                    let o = s.create(&cms, &cm(&format!("c-{t}-{i}"), serde_json::json!({})), &WriteOptions::new("t")).unwrap();
+                    revisions.lock().unwrap().push((support::rv(&o), false));
+                }
+            });
+        }
+    });
+    let mut all = revisions.into_inner().unwrap();
+    all.sort_unstable();
+    let numbers: Vec<u64> = all.iter().map(|(r, _)| *r).collect();
+    assert_eq!(numbers, (base + 1..=base + 300).collect::<Vec<_>>(), "one revision each, no gap");
+    // The etcd watch sees exactly the etcd writes, in revision order.
+    let expected: Vec<i64> = all.iter().filter(|(_, etcd)| *etcd).map(|(r, _)| *r as i64).collect();
+    let mut seen = Vec::new();
+    while seen.len() < expected.len() {
+        seen.extend(w.next_blocking().unwrap().unwrap().into_iter().map(|e| e.kv.mod_revision));
+    }
+    assert_eq!(seen, expected);
+}
