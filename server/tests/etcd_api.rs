@@ -455,3 +455,87 @@ fn client_certificates_as_kube_apiserver_presents_them() {
     let refused = etcdctl(&endpoint, &["--cacert", &ca_pem, "--command-timeout=3s", "get", "/registry/tls"], b"");
     assert_ne!(refused.0, 0, "{refused:?}");
 }
+
+/// Puts, transactions and ranges per second through etcd's API, fieldstore against etcd (both
+/// on the same fast directory, `/dev/shm` when there is one); prints a table, asserts nothing.
+/// `cargo test --release --test etcd_api -- --ignored --nocapture speed`; results in
+/// `benches/ETCD_API_RESULTS.md`.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn speed_against_etcd() {
+    use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+    use std::time::Instant;
+    async fn measure(url: &str) -> Vec<(String, f64)> {
+        let c = Client::connect([url], None).await.unwrap();
+        let value = vec![b'v'; 256];
+        let mut out = Vec::new();
+        let start = Instant::now();
+        let mut one = c.clone();
+        for i in 0..1000 {
+            one.put(format!("/seq/{i:05}"), value.clone(), None).await.unwrap();
+        }
+        out.push(("put, 1 client (ops/s)".to_string(), 1000.0 / start.elapsed().as_secs_f64()));
+        for clients in [16usize, 64] {
+            let start = Instant::now();
+            let per = 4000 / clients;
+            let tasks: Vec<_> = (0..clients)
+                .map(|t| {
+                    let (mut c, value) = (c.clone(), value.clone());
+                    tokio::spawn(async move {
+                        for i in 0..per {
+                            c.put(format!("/par/{t}/{i:05}"), value.clone(), None).await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            out.push((format!("put, {clients} clients (ops/s)"), (per * clients) as f64 / start.elapsed().as_secs_f64()));
+        }
+        // kube-apiserver's update: compare the mod revision read, then put, else get.
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..16)
+            .map(|t| {
+                let mut c = c.clone();
+                tokio::spawn(async move {
+                    let key = format!("/par/{t}/00000");
+                    let mut rev = c.get(key.as_str(), None).await.unwrap().kvs()[0].mod_revision();
+                    for i in 0..200 {
+                        let txn = Txn::new()
+                            .when([Compare::mod_revision(key.as_str(), CompareOp::Equal, rev)])
+                            .and_then([TxnOp::put(key.as_str(), format!("v{i}"), None)])
+                            .or_else([TxnOp::get(key.as_str(), None)]);
+                        rev = c.txn(txn).await.unwrap().header().unwrap().revision();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        out.push(("update txn, 16 clients (ops/s)".to_string(), 3200.0 / start.elapsed().as_secs_f64()));
+        let start = Instant::now();
+        let mut one = c.clone();
+        for _ in 0..100 {
+            let r = one.get("/seq/", Some(GetOptions::new().with_prefix())).await.unwrap();
+            assert_eq!(r.kvs().len(), 1000);
+        }
+        out.push(("range of 1,000 keys (ms)".to_string(), start.elapsed().as_secs_f64() * 1000.0 / 100.0));
+        out
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir_in(etcd_member::fast_dir()).unwrap();
+    let (_server, endpoint) = start_fieldstore(dir.path());
+    let ours = rt.block_on(measure(&format!("http://{endpoint}")));
+    let Some(member) = etcd_member::Member::single(etcd_member::fast_dir().join(format!("fieldstore-etcd-speed-{}", std::process::id())), &[])
+    else {
+        return;
+    };
+    let theirs = rt.block_on(measure(&member.url()));
+    println!("| measure | fieldstore | etcd 3.4 | ratio |\n|---|---|---|---|");
+    for ((name, a), (_, b)) in ours.iter().zip(&theirs) {
+        println!("| {name} | {a:.1} | {b:.1} | {:.2} |", a / b);
+    }
+    let _ = std::fs::remove_dir_all(&member.dir);
+}
