@@ -302,6 +302,19 @@ fn leases_delete_their_keys_when_revoked_or_expired_and_survive_a_restart() {
 }
 
 #[test]
+fn a_new_store_starts_at_revision_one_as_etcd() {
+    let Some(s) = store() else { return };
+    assert_eq!(s.revision().0, 0);
+    assert_eq!(s.etcd_start().unwrap(), 1);
+    assert_eq!(s.etcd_start().unwrap(), 1, "once");
+    let (all, rev) = s.etcd_range(&RangeRequest { key: vec![0], range_end: vec![0], ..RangeRequest::default() }).unwrap();
+    assert_eq!((all.count, rev), (0, 1), "the first revision names no key");
+    let mut w = s.etcd_watch(WatchRequest { key: vec![0], range_end: vec![0], start_revision: 1, ..WatchRequest::default() }).unwrap();
+    let (_, r2) = s.etcd_put(put(b"k", b"v")).unwrap();
+    assert_eq!(w.next_blocking().unwrap().unwrap()[0].kv.mod_revision, r2 as i64);
+}
+
+#[test]
 fn etcd_keys_survive_a_restart() {
     let Some(mut s) = store() else { return };
     s.etcd_put(put(b"/p/1", b"one")).unwrap();

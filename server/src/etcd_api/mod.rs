@@ -100,6 +100,8 @@ impl EtcdApi {
         tls: Option<tonic::transport::ServerTlsConfig>,
         mut shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<(), String> {
+        // etcd's first revision is 1; its clients take 0 for "none".
+        self.store.etcd_start_async().await.map_err(|e| format!("etcd API: {e}"))?;
         let expiry = tokio::spawn(lease::expire_loop(self.store.clone(), shutdown.clone()));
         let max = MAX_REQUEST_BYTES + GRPC_OVERHEAD_BYTES;
         let mut builder = tonic::transport::Server::builder();

@@ -349,6 +349,28 @@ impl Store {
         Ok(core.visible.load(Ordering::SeqCst))
     }
 
+    /// Gives a new store its first revision, 1, as a new etcd cluster starts at revision 1:
+    /// etcd's clients take revision 0 for "none" (kube-apiserver refuses a list at revision 0).
+    /// The revision names no key; a store with a revision is left as it is. Returns the current
+    /// revision.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub async fn etcd_start_async(&self) -> Result<u64> {
+        if self.core().visible.load(Ordering::SeqCst) > 0 {
+            return Ok(self.core().visible.load(Ordering::SeqCst));
+        }
+        self.etcd_job(txn::Request::Start).await.map(|(_, rev)| rev)
+    }
+
+    /// [`Store::etcd_start_async`], waiting on this thread.
+    ///
+    /// # Errors
+    /// As [`Store::etcd_start_async`].
+    pub fn etcd_start(&self) -> Result<u64> {
+        super::wait::block_on(self.etcd_start_async())
+    }
+
     /// Hands a job to the committer and waits for its answer.
     async fn etcd_job(&self, request: txn::Request) -> Result<(txn::Answer, u64)> {
         self.etcd_supported()?;

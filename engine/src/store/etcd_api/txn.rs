@@ -33,6 +33,8 @@ pub(crate) enum Request {
     Grant { id: i64, ttl: i64 },
     /// Revoke a lease, deleting its keys.
     Revoke { id: i64 },
+    /// Give a new store (revision 0) its first revision, without a key.
+    Start,
 }
 
 /// What it answers.
@@ -40,6 +42,7 @@ pub(crate) enum Answer {
     Txn(TxnResponse),
     Granted { id: i64, ttl: i64 },
     Revoked,
+    Started,
 }
 
 /// A job for the committer, and where it answers (with the header revision).
@@ -268,6 +271,7 @@ impl Tx<'_> {
             Request::Txn(t) => self.txn(t).map(Answer::Txn),
             Request::Grant { id, ttl } => self.grant(*id, *ttl).map(|(id, ttl)| Answer::Granted { id, ttl }),
             Request::Revoke { id } => self.revoke(*id).map(|()| Answer::Revoked),
+            Request::Start => Ok(Answer::Started),
         }
     }
 }
@@ -312,7 +316,9 @@ pub(crate) fn commit_jobs(core: &Core, jobs: Vec<Job>) {
         match tx.run(&job.request) {
             Ok(answer) => {
                 let Tx { touched, events: evs, moves, meta, .. } = tx;
-                if !touched.is_empty() {
+                // A new store's first revision: a change log entry naming no key.
+                let first = matches!(job.request, Request::Start) && rev == 0;
+                if !touched.is_empty() || first {
                     rev += 1;
                     for (_, escaped) in &touched {
                         if let Some((_, v)) = overlay.get(escaped) {
