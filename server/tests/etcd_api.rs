@@ -528,7 +528,8 @@ fn speed_against_etcd() {
     let dir = tempfile::tempdir_in(etcd_member::fast_dir()).unwrap();
     let (_server, endpoint) = start_fieldstore(dir.path());
     let ours = rt.block_on(measure(&format!("http://{endpoint}")));
-    let Some(member) = etcd_member::Member::single(etcd_member::fast_dir().join(format!("fieldstore-etcd-speed-{}", std::process::id())), &[])
+    let Some(member) =
+        etcd_member::Member::single(etcd_member::fast_dir().join(format!("fieldstore-etcd-speed-{}", std::process::id())), &[])
     else {
         return;
     };
@@ -538,4 +539,42 @@ fn speed_against_etcd() {
         println!("| {name} | {a:.1} | {b:.1} | {:.2} |", a / b);
     }
     let _ = std::fs::remove_dir_all(&member.dir);
+}
+
+/// A message whose field 1 is a varint where etcd's requests have bytes (a key).
+#[derive(Clone, PartialEq, prost::Message)]
+struct Malformed {
+    #[prost(uint64, tag = "1")]
+    key: u64,
+}
+
+#[test]
+fn malformed_and_oversized_requests_are_refused_and_the_server_goes_on() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, endpoint) = start_fieldstore(dir.path());
+    rt.block_on(async {
+        let channel = tonic::transport::Channel::from_shared(format!("http://{endpoint}")).unwrap().connect().await.unwrap();
+        for method in ["/etcdserverpb.KV/Range", "/etcdserverpb.KV/Put", "/etcdserverpb.KV/DeleteRange", "/etcdserverpb.KV/Txn"] {
+            let mut grpc = tonic::client::Grpc::new(channel.clone());
+            grpc.ready().await.unwrap();
+            let codec = tonic::codec::ProstCodec::<Malformed, ()>::default();
+            let path = http::uri::PathAndQuery::from_static(method);
+            let answer = grpc.unary(tonic::Request::new(Malformed { key: 7 }), path, codec).await;
+            assert_eq!(answer.map(|_| ()).unwrap_err().code(), tonic::Code::Internal, "{method}");
+        }
+        // Above etcd's request limit plus its gRPC allowance (2 MiB): refused by the transport.
+        let mut client = etcd_client::Client::connect([format!("http://{endpoint}")], None).await.unwrap();
+        let refused = client.put("/big", vec![0u8; 3 << 20], None).await;
+        assert!(refused.is_err(), "{refused:?}");
+        // A transaction nested deeper than prost's recursion limit is a decoding error too.
+        let mut txn = etcd_client::Txn::new();
+        for _ in 0..200 {
+            txn = etcd_client::Txn::new().and_then([etcd_client::TxnOp::txn(txn)]);
+        }
+        assert!(client.txn(txn).await.is_err());
+        // And the server still answers.
+        client.put("/after", "ok", None).await.unwrap();
+        assert_eq!(client.get("/after", None).await.unwrap().kvs()[0].value(), b"ok");
+    });
 }
