@@ -2,7 +2,8 @@
 //! tonic-build into `OUT_DIR`; `src/api.rs` includes the generated code, kept apart from ours.
 //! The encoded descriptor set is written too, for gRPC server reflection. Also compiles
 //! `proto/gnostic/openapiv2.proto` (gnostic's OpenAPI v2 messages, `openapi.v2.rs`) with
-//! prost-build, for `src/http/openapi/gnostic.rs`.
+//! prost-build, for `src/http/openapi/gnostic.rs`, and `proto/etcd/` (etcd's v3 API, server side,
+//! for `src/etcd_api/`).
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -10,6 +11,9 @@ use std::path::PathBuf;
 const PROTO_ROOT: &str = "../proto";
 const PROTOS: &[&str] = &["fieldstore/v1/store.proto"];
 const GNOSTIC: &str = "gnostic/openapiv2.proto";
+/// etcd's v3 API as the etcd door serves it (`src/etcd_api/`): our declarations of etcd's
+/// messages, server side only.
+const ETCD: &[&str] = &["etcd/mvccpb/kv.proto", "etcd/etcdserverpb/rpc.proto"];
 
 fn main() -> Result<(), Box<dyn Error>> {
     for proto in PROTOS {
@@ -23,5 +27,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     tonic_build::configure().build_client(true).build_server(true).bytes([".fieldstore.v1.Body.data"]).compile_fds(descriptors)?;
     println!("cargo:rerun-if-changed={PROTO_ROOT}/{GNOSTIC}");
     prost_build::Config::new().compile_fds(protox::compile([GNOSTIC], [PROTO_ROOT])?)?;
+    for proto in ETCD {
+        println!("cargo:rerun-if-changed={PROTO_ROOT}/{proto}");
+    }
+    tonic_build::configure().build_client(false).build_server(true).compile_fds(protox::compile(ETCD, [PROTO_ROOT])?)?;
     Ok(())
 }

@@ -135,6 +135,10 @@ pub enum Error {
     /// The store was closed (its last handle dropped) while the request was under way.
     #[error("the store is closed")]
     Closed,
+    /// An etcd API request etcd refuses (the message is etcd's).
+    #[cfg(feature = "store")]
+    #[error(transparent)]
+    EtcdApi(#[from] EtcdApiError),
     /// The data directory is held by another process (a running `fieldstore serve`, say): one
     /// directory has one owner at a time.
     #[error("the data directory {dir} is in use by another process (a running `fieldstore serve`?)")]
@@ -239,9 +243,61 @@ impl Error {
                     Reason::InternalError
                 }
             }
+            #[cfg(feature = "store")]
+            Error::EtcdApi(e) => match e {
+                EtcdApiError::LeaseNotFound => Reason::NotFound,
+                EtcdApiError::LeaseExists => Reason::AlreadyExists,
+                EtcdApiError::Compacted => Reason::Expired,
+                EtcdApiError::Unsupported => Reason::InternalError,
+                _ => Reason::BadRequest,
+            },
             Error::Corrupt(_) | Error::Closed | Error::InUse { .. } | Error::Conversion(_) => Reason::InternalError,
         }
     }
+}
+
+/// A request of the etcd API that etcd refuses; the message is etcd's, word for word (its
+/// gRPC code is the door's to choose: `server/src/etcd_api/`).
+#[cfg(feature = "store")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EtcdApiError {
+    /// A read or watch before the compacted revision, or a compaction not after it.
+    #[error("etcdserver: mvcc: required revision has been compacted")]
+    Compacted,
+    /// A read at, or compaction to, a revision after the current one.
+    #[error("etcdserver: mvcc: required revision is a future revision")]
+    FutureRevision,
+    /// An empty key.
+    #[error("etcdserver: key is not provided")]
+    EmptyKey,
+    /// `ignore_value` or `ignore_lease` on a key that does not exist.
+    #[error("etcdserver: key not found")]
+    KeyNotFound,
+    /// `ignore_value` with a value.
+    #[error("etcdserver: value is provided")]
+    ValueProvided,
+    /// `ignore_lease` with a lease.
+    #[error("etcdserver: lease is provided")]
+    LeaseProvided,
+    /// More operations than `--max-txn-ops` in a branch.
+    #[error("etcdserver: too many operations in txn request")]
+    TooManyOps,
+    /// A key put twice in one branch.
+    #[error("etcdserver: duplicate key given in txn request")]
+    DuplicateKey,
+    /// An unknown lease.
+    #[error("etcdserver: requested lease not found")]
+    LeaseNotFound,
+    /// A grant of an id in use.
+    #[error("etcdserver: lease already exists")]
+    LeaseExists,
+    /// A TTL above etcd's maximum.
+    #[error("etcdserver: too large lease TTL")]
+    LeaseTtlTooLarge,
+    /// The store is on the etcd backend, which does not serve the etcd API.
+    #[error("etcdserver: the etcd API is served only by a store on RocksDB")]
+    Unsupported,
 }
 
 /// Result type of the engine crate.

@@ -90,6 +90,21 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Serve etcd's v3 gRPC API (KV, Watch, Lease, Maintenance) on this address, over the
+    /// store's own revisions (RocksDB data directories only); `127.0.0.1:0` picks a free port.
+    /// Off by default.
+    #[arg(long)]
+    etcd_api: Option<SocketAddr>,
+    /// The etcd API's server certificate (PEM), as etcd's --cert-file; needs --etcd-keyfile.
+    #[arg(long, requires_all = ["etcd_keyfile", "etcd_api"])]
+    etcd_certfile: Option<PathBuf>,
+    /// The private key of --etcd-certfile (PEM), as etcd's --key-file.
+    #[arg(long, requires = "etcd_certfile")]
+    etcd_keyfile: Option<PathBuf>,
+    /// Client certificates of the etcd API must be signed by this CA (PEM), as etcd's
+    /// --trusted-ca-file with --client-cert-auth; needs --etcd-certfile.
+    #[arg(long, requires = "etcd_certfile")]
+    etcd_cafile: Option<PathBuf>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -141,6 +156,14 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     if let Some(addr) = http.filter(|a| !a.ip().is_loopback() && !auth.requires_tokens()) {
         return Err(ServeError::Unauthenticated(addr));
     }
+    if args.etcd_api.is_some() && matches!(location, Location::Etcd { .. }) {
+        return Err(ServeError::Io("--etcd-api needs a RocksDB data directory: a store kept in etcd does not serve the etcd API".into()));
+    }
+    if let Some(addr) = args.etcd_api.filter(|a| !a.ip().is_loopback() && args.etcd_cafile.is_none()) {
+        return Err(ServeError::Io(format!(
+            "refusing to serve the etcd API on {addr} without --etcd-cafile: only loopback addresses may serve clients without certificates"
+        )));
+    }
     let store = location.open(
         Options::default()
             .max_depth(args.max_depth)
@@ -191,7 +214,18 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
         idle_timeout: Duration::from_secs(args.idle_timeout_seconds),
         max_per_client: usize::try_from(args.max_connections_per_client).unwrap_or(usize::MAX),
     };
-    let server = Server { limits, conn_limits, addrs, tls };
+    let etcd = match args.etcd_api {
+        Some(addr) => Some(EtcdDoor {
+            addr,
+            tls: etcd_tls(args)?,
+            data: match location {
+                Location::Data(dir) => Some(dir.clone()),
+                Location::Etcd { .. } => None,
+            },
+        }),
+        None => None,
+    };
+    let server = Server { limits, conn_limits, addrs, tls, etcd };
     runtime.block_on(serve(store.clone(), Arc::new(auth), server, location))?;
     drop(runtime);
     // The last handle: joins the store's threads and closes RocksDB (the WAL is synced on every
@@ -223,16 +257,35 @@ struct Addrs {
     ui: bool,
 }
 
-/// How the server serves: request limits, connection limits, addresses, TLS.
+/// How the server serves: request limits, connection limits, addresses, TLS, the etcd API.
 struct Server {
     limits: Limits,
     conn_limits: ConnLimits,
     addrs: Addrs,
     tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+    etcd: Option<EtcdDoor>,
+}
+
+/// The etcd API's listener: its address, TLS, and the data directory (for `Status`).
+struct EtcdDoor {
+    addr: SocketAddr,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    data: Option<PathBuf>,
+}
+
+/// The etcd API's TLS, from --etcd-certfile, --etcd-keyfile and --etcd-cafile.
+fn etcd_tls(args: &ServeArgs) -> Result<Option<tonic::transport::ServerTlsConfig>, ServeError> {
+    let read = |p: &PathBuf| std::fs::read(p).map_err(|e| ServeError::Io(format!("reading {}: {e}", p.display())));
+    let (Some(cert), Some(key)) = (&args.etcd_certfile, &args.etcd_keyfile) else { return Ok(None) };
+    let mut tls = tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(read(cert)?, read(key)?));
+    if let Some(ca) = &args.etcd_cafile {
+        tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(read(ca)?));
+    }
+    Ok(Some(tls))
 }
 
 async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Location) -> Result<(), ServeError> {
-    let Server { limits, conn_limits, addrs, tls } = server;
+    let Server { limits, conn_limits, addrs, tls, etcd } = server;
     // Listened for before any listener is up: a harness that stops the server as soon as it
     // answers must find SIGTERM handled, not the process killed by its default action.
     let signals = StopSignals::listen();
@@ -254,6 +307,24 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
         None => None,
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let etcd_local = match etcd {
+        Some(door) => {
+            let l = tokio::net::TcpListener::bind(door.addr)
+                .await
+                .map_err(|e| ServeError::Io(format!("cannot listen on {} for the etcd API: {e}", door.addr)))?;
+            let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
+            let scheme = if door.tls.is_some() { "https" } else { "http" };
+            let api = crate::etcd_api::EtcdApi::new(store.clone(), door.data, &format!("{scheme}://{a}"));
+            let stop = stop_rx.clone();
+            tokio::spawn(async move {
+                if let Err(e) = api.serve(l, door.tls, stop).await {
+                    tracing::error!(error = %e, "the etcd API stopped");
+                }
+            });
+            Some(format!("{scheme}://{a}"))
+        }
+        None => None,
+    };
     let max_message = limits.max_request_bytes.saturating_add(64 << 10);
     let api = Api::new(store, auth.clone(), limits, metrics.clone());
     let service = StoreService::new(api.clone(), stop_rx.clone());
@@ -296,6 +367,9 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
     }
     if let Some(m) = metrics_local {
         extra.push_str(&format!(", metrics http://{m}/metrics"));
+    }
+    if let Some(e) = etcd_local {
+        extra.push_str(&format!(", etcd API {e}"));
     }
     println!("fieldstore: serving on {local} ({scheme}; {location}{extra})");
     // Built on first use otherwise: not on the way to ready, but before clients need it.

@@ -10,7 +10,7 @@ use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
 use super::recent::{self, Known, Recent};
 use super::types::Registered;
-use super::{definitions, follow, object, owner_index, validate, Store};
+use super::{definitions, follow, object, owner_index, validate, Job, Store};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -280,7 +280,7 @@ impl Store {
             let (mut commit, answer) = self.commit_of(t, ns, who, &prefix, read, planned)?;
             commit.defines = defines;
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
-            tx.send(commit).map_err(|_| Error::Closed)?;
+            tx.send(Job::Write(commit)).map_err(|_| Error::Closed)?;
             match answer.recv_async().await.map_err(|_| Error::Closed)? {
                 Outcome::Committed(obj) => {
                     if finalized {
@@ -407,59 +407,86 @@ type Accepted = (Commit, u64, usize);
 
 /// The committer: orders commits, checks each against the object's latest version, and writes
 /// each group in one synced batch.
-pub(super) fn committer(core: &Core, rx: &Receiver<Commit>) {
+pub(super) fn committer(core: &Core, rx: &Receiver<Job>) {
     let mut recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
     while let Ok(first) = rx.recv() {
-        let group = gather(first, rx);
-        let base = core.visible.load(Ordering::SeqCst);
-        let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-        let latest = match stored_states(core, &group, &recent) {
-            Ok(latest) => latest,
-            Err(e) => {
-                for c in group {
-                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+        // Runs of object commits and runs of etcd jobs, each run a group, in arrival order.
+        let mut jobs = gather(first, rx).into_iter().peekable();
+        while let Some(job) = jobs.next() {
+            match job {
+                Job::Write(c) => {
+                    let mut group = vec![c];
+                    while let Some(Job::Write(_)) = jobs.peek() {
+                        if let Some(Job::Write(c)) = jobs.next() {
+                            group.push(c);
+                        }
+                    }
+                    commit_group(core, group, &mut recent);
                 }
-                continue;
-            }
-        };
-        let mut batch = Batch::default();
-        let (accepted, rev) = accept(group, latest, base, unix_millis, &mut batch);
-        if accepted.is_empty() {
-            continue;
-        }
-        batch.revision = Some(rev);
-        match core.kv.commit(batch, base, core.options.sync) {
-            Ok(Committed::Yes) => {
-                for (c, r, _) in &accepted {
-                    recent.record(&c.prefix, *r, c.tombstone);
-                }
-                publish(core, base, rev, accepted);
-            }
-            Ok(Committed::Raced) => {
-                // Another process committed first, or an object of the group changed since its
-                // writer read it: learn what was written, then every writer of the group reads
-                // again and retries.
-                let caught_up = follow::catch_up(core);
-                // What another process wrote is not remembered: from now on only.
-                recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
-                for (c, _, _) in accepted {
-                    let _ = c.reply.send(match &caught_up {
-                        Ok(()) => Outcome::Stale,
-                        Err(e) => Outcome::Failed(copy_error(e)),
-                    });
-                }
-            }
-            Err(e) => {
-                for (c, _, _) in accepted {
-                    let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+                Job::Etcd(e) => {
+                    let mut group = vec![e];
+                    while let Some(Job::Etcd(_)) = jobs.peek() {
+                        if let Some(Job::Etcd(e)) = jobs.next() {
+                            group.push(e);
+                        }
+                    }
+                    super::etcd_api::commit_jobs(core, group);
                 }
             }
         }
     }
 }
 
+/// Checks a group of object commits and writes it in one synced batch.
+fn commit_group(core: &Core, group: Vec<Commit>, recent: &mut Recent) {
+    let base = core.visible.load(Ordering::SeqCst);
+    let unix_millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
+    let latest = match stored_states(core, &group, recent) {
+        Ok(latest) => latest,
+        Err(e) => {
+            for c in group {
+                let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+            }
+            return;
+        }
+    };
+    let mut batch = Batch::default();
+    let (accepted, rev) = accept(group, latest, base, unix_millis, &mut batch);
+    if accepted.is_empty() {
+        return;
+    }
+    batch.revision = Some(rev);
+    match core.kv.commit(batch, base, core.options.sync) {
+        Ok(Committed::Yes) => {
+            for (c, r, _) in &accepted {
+                recent.record(&c.prefix, *r, c.tombstone);
+            }
+            publish(core, base, rev, accepted);
+        }
+        Ok(Committed::Raced) => {
+            // Another process committed first, or an object of the group changed since its
+            // writer read it: learn what was written, then every writer of the group reads
+            // again and retries.
+            let caught_up = follow::catch_up(core);
+            // What another process wrote is not remembered: from now on only.
+            *recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
+            for (c, _, _) in accepted {
+                let _ = c.reply.send(match &caught_up {
+                    Ok(()) => Outcome::Stale,
+                    Err(e) => Outcome::Failed(copy_error(e)),
+                });
+            }
+        }
+        Err(e) => {
+            for (c, _, _) in accepted {
+                let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
+            }
+        }
+    }
+}
+
 /// A group of commits: `first`, and those waiting behind it (at most 1024 in all).
-fn gather(first: Commit, rx: &Receiver<Commit>) -> Vec<Commit> {
+fn gather(first: Job, rx: &Receiver<Job>) -> Vec<Job> {
     let mut group = vec![first];
     while group.len() < 1024 {
         match rx.try_recv() {

@@ -67,8 +67,10 @@ fn sweep(core: &Core, revision: u64) -> Result<()> {
         Ok(Flow::Continue)
     })?;
     deleter.finish()?;
+    super::etcd_api::sweep(core, revision)?;
+    // The compacted revision's own change stays: an etcd watch may start there.
     let mut b = Batch::default();
-    b.delete_range(CF_CHANGES, keys::change_key(0).to_vec(), keys::change_key(revision.saturating_add(1)).to_vec());
+    b.delete_range(CF_CHANGES, keys::change_key(0).to_vec(), keys::change_key(revision).to_vec());
     core.kv.write(b, false)?;
     Ok(())
 }

@@ -30,6 +30,8 @@ pub(crate) struct Core {
     /// Held while catching up with other processes' commits (`follow::catch_up`): one at a
     /// time.
     pub(super) following: Mutex<()>,
+    /// The etcd API's leases and watchers.
+    pub(super) etcd: super::etcd_state::EtcdState,
 }
 
 /// The time since the Unix epoch (zero for a clock before it).

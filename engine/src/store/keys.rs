@@ -19,8 +19,10 @@ pub(crate) const CF_CHANGES: &str = "changes";
 pub(crate) const CF_HISTORY: &str = "history";
 /// Column family of the owner index (`owners.rs`).
 pub(crate) const CF_OWNERS: &str = "owners";
+/// Column family of etcd key versions (the etcd API, `etcd_api/layout.rs`).
+pub(crate) const CF_ETCD: &str = "etcd";
 /// Every column family but RocksDB's mandatory `default`, which the store leaves empty.
-pub(crate) const ALL_CFS: [&str; 6] = [CF_META, CF_TYPES, CF_OBJECTS, CF_CHANGES, CF_HISTORY, CF_OWNERS];
+pub(crate) const ALL_CFS: [&str; 7] = [CF_META, CF_TYPES, CF_OBJECTS, CF_CHANGES, CF_HISTORY, CF_OWNERS, CF_ETCD];
 
 /// `meta` key of the current revision (u64 BE), written in the batch of every write.
 pub(crate) const META_REVISION: &[u8] = b"revision";

@@ -38,12 +38,14 @@
 //    `object` (records), `view`;
 // 3. requests: `address` (objects, collections, revisions), `selectors`, `options`,
 //    `continue_token`;
-// 4. state: `hub` (watch fan-out), `core` (shared state and reads);
+// 4. state: `hub` (watch fan-out), `etcd_state` (the etcd API's leases and watchers), `core`
+//    (shared state and reads);
 // 5. a write's parts: `history_record`, `owner_index`;
 // 6. writing: `follow` (other processes' commits), `commit` (plan, write loop, committer),
 //    `meta` (metadata rules), `compact`;
 // 7. verbs: `verbs`, `list` (its scan in steps: `list_scan`), `watch`, `blame`, `owners`, `versions` (a custom resource's
-//    versions), `cleanup` (a deleted CRD's objects).
+//    versions), `cleanup` (a deleted CRD's objects), `etcd_api` (etcd's v3 API: its keys, run by
+//    the committer as jobs of their own, `Job::Etcd`).
 mod address;
 mod blame;
 mod builtin;
@@ -56,6 +58,8 @@ mod core;
 mod definitions;
 mod establishing;
 mod etcd;
+pub mod etcd_api;
+mod etcd_state;
 mod follow;
 mod history_record;
 mod hub;
@@ -106,6 +110,14 @@ pub use watch::{Watch, WatchEvent, WatchOptions, INITIAL_EVENTS_END};
 use self::core::Core;
 use crate::{Error, Result};
 use commit::{committer, Commit};
+
+/// What the committer thread is handed: an object's commit, or an etcd API job.
+enum Job {
+    /// A planned write of an object.
+    Write(Commit),
+    /// A transaction, lease grant or revocation of the etcd API.
+    Etcd(etcd_api::Job),
+}
 use flume::{bounded, Sender};
 use hub::Hub;
 use keys::{CF_META, CF_TYPES};
@@ -125,7 +137,7 @@ pub struct Store {
 
 struct Inner {
     core: Arc<Core>,
-    commits: Mutex<Option<Sender<Commit>>>,
+    commits: Mutex<Option<Sender<Job>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -136,6 +148,7 @@ impl Drop for Inner {
         {
             let mut hub = self.core.hub.lock();
             hub.close_all();
+            self.core.etcd.watchers.lock().close_all();
             self.core.advanced.notify_all();
         }
         for t in self.threads.lock().drain(..) {
@@ -205,6 +218,7 @@ impl Store {
         if options.builtin_types {
             register_builtins(kv, &mut registry)?;
         }
+        let leases = if kv.shared() { Default::default() } else { etcd_api::load_leases(kv)? };
         let cache = cache::ObjectCache::new(OBJECT_CACHE_MIN_BYTES, options.object_cache_bytes);
         let core = Arc::new(Core {
             kv: backend,
@@ -217,8 +231,9 @@ impl Store {
             compacted: AtomicU64::new(compacted),
             stop: AtomicBool::new(false),
             following: Mutex::new(()),
+            etcd: etcd_state::EtcdState { leases: Mutex::new(leases), watchers: Mutex::default() },
         });
-        let (tx, rx) = bounded::<Commit>(4096);
+        let (tx, rx) = bounded::<Job>(4096);
         let mut threads = Vec::new();
         let c = core.clone();
         threads.push(std::thread::Builder::new().name("fieldstore-commit".into()).spawn(move || committer(&c, &rx)).map_err(io_err)?);

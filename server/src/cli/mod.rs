@@ -84,7 +84,8 @@ enum Command {
     /// Apply a patch to an object, or compute one, without storage (JSON on stdin and stdout).
     PatchLocal(patch_local::PatchLocalArgs),
     /// Serve the store over gRPC (health, reflection; see `proto/fieldstore/v1/store.proto`).
-    Serve(crate::serve::ServeArgs),
+    // Boxed: the largest arguments by far (clippy's large_enum_variant).
+    Serve(Box<crate::serve::ServeArgs>),
     /// Print a kubeconfig for a running server's Kubernetes API (`--server URL`, default
     /// http://127.0.0.1:7701; `--token T`; `--tls-ca FILE` for https).
     Kubeconfig(kubeconfig::KubeconfigArgs),
