@@ -84,7 +84,7 @@ async fn respond(chunks: Chunks, content_type: &'static str) -> Reply {
     let rest = futures_util::stream::unfold(Some(chunks), |chunks| async move {
         let chunks = chunks?;
         // Chunks of what is in memory are made here; reading the store takes a blocking thread.
-        let made = if chunks.from_memory() { next(chunks).map_err(Failure::from) } else { blocking(move || next(chunks)).await };
+        let made = if chunks.made_in_memory() { next(chunks).map_err(Failure::from) } else { blocking(move || next(chunks)).await };
         match made {
             Ok(Some((bytes, chunks))) => Some((Ok(Bytes::from(bytes)), Some(chunks))),
             Ok(None) => None,
@@ -119,7 +119,7 @@ enum Chunks {
 impl Chunks {
     /// Whether the next chunk is made without reading the store (of a protobuf list's items
     /// kept by its sizing pass, or its tail).
-    fn from_memory(&self) -> bool {
+    fn made_in_memory(&self) -> bool {
         match self {
             Chunks::Json(_) => false,
             Chunks::Protobuf(w) => w.done || w.head.is_some() || !w.kept.is_empty() || w.rest.is_none(),
