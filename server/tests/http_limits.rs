@@ -129,8 +129,9 @@ async fn metrics_labels_stay_a_closed_set() {
         grpc.ready().await.unwrap();
         let codec = tonic::codec::ProstCodec::<(), ()>::default();
         let r = grpc.unary(tonic::Request::new(()), http::uri::PathAndQuery::try_from(path).unwrap(), codec).await;
-        let code = r.unwrap_err().code();
-        assert!(matches!(code, tonic::Code::Unimplemented | tonic::Code::Unauthenticated), "{code:?}");
+        let status = r.unwrap_err();
+        let code = status.code();
+        assert!(matches!(code, tonic::Code::Unimplemented | tonic::Code::Unauthenticated), "call {i}: {code:?}: {}", status.message());
     }
     let after = s.metrics_text().await;
     assert!(!after.contains(&filler), "a label holds what a client sent");
