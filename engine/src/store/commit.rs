@@ -336,8 +336,11 @@ impl Store {
         };
         // A create's history keeps the body the object record holds (when JSON), not a copy.
         let body = if live.is_none() { object::parts(&record).ok().filter(|p| !p.protobuf).map(|p| p.body) } else { None };
-        let history =
-            if t.spec.history.enabled { Some(history_record::of_write(t, who, event, tombstone, live.as_mut(), &mut object, body)) } else { None };
+        let history = if t.spec.history.enabled {
+            Some(history_record::of_write(t, who, event, tombstone, live.as_mut(), &mut object, body))
+        } else {
+            None
+        };
         let (reply, answer) = bounded(1);
         let commit = Commit {
             prefix: prefix.to_vec(),

@@ -27,8 +27,8 @@ pub use watch::{EtcdWatch, WatchRequest};
 
 pub(crate) use lease::load as load_leases;
 pub(crate) use read::sweep;
-pub(crate) use txn::Job;
 pub(super) use txn::commit_jobs;
+pub(crate) use txn::Job;
 
 use super::Store;
 use crate::{Error, Result};
