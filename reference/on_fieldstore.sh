@@ -3,8 +3,10 @@
 # cluster in fieldstore through fieldstore's etcd API (`fieldstore serve --etcd-api`) instead of
 # etcd: start both on loopback, wait for /readyz, run a kubectl smoke test (namespaces; a
 # ConfigMap created, patched, deleted; a Deployment; a CustomResourceDefinition, and a custom
-# resource server-side applied, patched and deleted under `kubectl get -w`), show what etcdctl
-# sees, and stop both. Same flags for kube-apiserver as run.sh's reference run.
+# resource server-side applied, patched and deleted under `kubectl get -w`), check fieldstore's
+# blame of a ConfigMap kube-apiserver wrote (created, patched, server-side applied: each field
+# named with its writer, read from fieldstore's own HTTP API), show what etcdctl sees, and stop
+# both. Same flags for kube-apiserver as run.sh's reference run.
 #
 #   on_fieldstore.sh FIELDSTORE_BINARY [DIR]     (DIR kept for inspection when given)
 #
@@ -24,7 +26,7 @@ now_ms() { date +%s%3N; }
 [ -x "$BIN/kube-apiserver" ] || die "no $BIN/kube-apiserver; run 'reference/run.sh build' (or make reference)"
 
 bash "$HERE/run.sh" certs "$DIR"
-eport=$(free_port); sport=$(free_port)
+eport=$(free_port); sport=$(free_port); hport=$(free_port)
 pids=()
 stop() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -33,7 +35,7 @@ stop() {
 }
 trap stop EXIT
 t0=$(now_ms)
-"$FIELDSTORE" --data "$DIR/data" serve --listen 127.0.0.1:0 --no-http --etcd-api "127.0.0.1:$eport" > "$DIR/fieldstore.log" 2>&1 &
+"$FIELDSTORE" --data "$DIR/data" serve --listen 127.0.0.1:0 --http "127.0.0.1:$hport" --etcd-api "127.0.0.1:$eport" > "$DIR/fieldstore.log" 2>&1 &
 pids+=($!)
 "$BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$eport" \
@@ -77,6 +79,21 @@ kubectl create configmap demo --from-literal=a=1
 kubectl patch configmap demo -p '{"data":{"a":"2"}}'
 [ "$(kubectl get configmap demo -o jsonpath='{.data.a}')" = 2 ] || die "patch not read back"
 kubectl delete configmap demo
+# Objects, not blobs: what kube-apiserver put is fieldstore's object, its fields blamed on their
+# writers (managedFields' managers: kubectl-create, kubectl-patch, the server-side applier).
+kubectl create configmap blamed --from-literal=a=1 --from-literal=b=1
+kubectl patch configmap blamed -p '{"data":{"b":"2"}}'
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: blamed}\ndata: {c: "3"}\n' | kubectl apply --server-side --field-manager=applier -f -
+curl -sf "http://127.0.0.1:$hport/api/v1/namespaces/default/configmaps/blamed/blame" > "$DIR/blame.json" || die "no blame of configmap blamed"
+python3 - "$DIR/blame.json" <<'PY' || die "blame does not name the writers"
+import json, sys
+lines = {l["path"]: l for l in json.load(open(sys.argv[1]))}
+want = {".data.a": ("1", "kubectl-create"), ".data.b": ("2", "kubectl-patch"), ".data.c": ("3", "applier")}
+got = {p: (lines.get(p, {}).get("value"), lines.get(p, {}).get("manager")) for p in want}
+for p, (value, manager) in got.items():
+    print(f"on_fieldstore: blame {p} = {value!r} by {manager}")
+sys.exit(0 if got == want else 1)
+PY
 kubectl create deployment web --image=nginx --replicas=2
 kubectl apply -f - <<'CRD'
 apiVersion: apiextensions.k8s.io/v1

@@ -336,8 +336,11 @@ impl Store {
         };
         // A create's history keeps the body the object record holds (when JSON), not a copy.
         let body = if live.is_none() { object::parts(&record).ok().filter(|p| !p.protobuf).map(|p| p.body) } else { None };
-        let history =
-            if t.spec.history.enabled { Some(history_record(t, who, event, tombstone, live.as_mut(), &mut object, body)) } else { None };
+        let history = if t.spec.history.enabled {
+            Some(history_record::of_write(t, who, event, tombstone, live.as_mut(), &mut object, body))
+        } else {
+            None
+        };
         let (reply, answer) = bounded(1);
         let commit = Commit {
             prefix: prefix.to_vec(),
@@ -357,35 +360,6 @@ impl Store {
         };
         Ok((commit, answer))
     }
-}
-
-/// The history record of a write (computed on the writer's thread, in parallel with other
-/// writers): the versions are stripped of what history does not track, then restored.
-fn history_record(
-    t: &Registered,
-    who: &Who,
-    event: EventType,
-    tombstone: bool,
-    live: Option<&mut Value>,
-    object: &mut Value,
-    body: Option<&[u8]>,
-) -> Vec<u8> {
-    let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
-    let saved_new = history_record::take_untracked(object);
-    let (before, saved_old) = match live {
-        Some(l) => {
-            let saved = history_record::take_untracked(l);
-            (Some(l), Some(saved))
-        }
-        None => (None, None),
-    };
-    let after = if tombstone { None } else { Some(&*object) };
-    let record = history_record::record(t, who, event, before.as_deref(), after, millis, body).encode();
-    if let (Some(l), Some(saved)) = (before, saved_old) {
-        history_record::restore_untracked(l, saved);
-    }
-    history_record::restore_untracked(object, saved_new);
-    record
 }
 
 /// An error for each writer of a failed group (errors are not `Clone`: RocksDB's is).
@@ -430,7 +404,7 @@ pub(super) fn committer(core: &Core, rx: &Receiver<Job>) {
                             group.push(e);
                         }
                     }
-                    super::etcd_api::commit_jobs(core, group);
+                    super::etcd_api::commit_jobs(core, group, &mut recent);
                 }
             }
         }

@@ -194,6 +194,35 @@ pub(crate) fn record(
     }
 }
 
+/// The history record of a write (computed on the writer's thread, in parallel with other
+/// writers): the versions are stripped of what history does not track, then restored.
+pub(crate) fn of_write(
+    t: &super::types::Registered,
+    who: &Who,
+    event: EventType,
+    tombstone: bool,
+    live: Option<&mut Value>,
+    object: &mut Value,
+    body: Option<&[u8]>,
+) -> Vec<u8> {
+    let millis = u64::try_from(super::core::now_unix().as_millis()).unwrap_or(u64::MAX);
+    let saved_new = take_untracked(object);
+    let (before, saved_old) = match live {
+        Some(l) => {
+            let saved = take_untracked(l);
+            (Some(l), Some(saved))
+        }
+        None => (None, None),
+    };
+    let after = if tombstone { None } else { Some(&*object) };
+    let record = record(t, who, event, before.as_deref(), after, millis, body).encode();
+    if let (Some(l), Some(saved)) = (before, saved_old) {
+        restore_untracked(l, saved);
+    }
+    restore_untracked(object, saved_new);
+    record
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,8 @@
 //!   that revision before the last page: then the import stops and says so).
 //! - A key's value says what it holds, not the key (kube-apiserver's layout has historical
 //!   names: `services/specs`, `minions`, `controllers`): the `k8s\x00` protobuf envelope of a
-//!   built-in kind, or JSON (custom resources, CustomResourceDefinitions, aggregated APIs).
+//!   built-in kind, or JSON (custom resources, CustomResourceDefinitions, aggregated APIs),
+//!   decoded as the etcd API decodes it (`fieldstore_engine::store::etcd_api::object_of_value`).
 //! - CustomResourceDefinitions are imported first (a first pass over the keys), so that the types
 //!   they define are registered before their objects come; then everything else, in key order.
 //!   The store writes a CRD's `status` as its own (accepted names from `spec.names`,
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use clap::Args;
 use etcd_client::{Client, ConnectOptions, GetOptions, GetResponse, KvClient};
-use fieldstore_codec::k8s_protobuf;
+use fieldstore_engine::store::etcd_api::{kind_name, object_of_value, Undecoded};
 use fieldstore_engine::store::{Collection, Options, Store};
 use serde_json::Value;
 
@@ -42,10 +43,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const PAGE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest response accepted; a page of larger values is asked for again with half the keys.
 const MAX_RESPONSE_BYTES: usize = 64 << 20;
-/// What kube-apiserver writes before a value encrypted at rest (`k8s:enc:aescbc:v1:key1:…`).
-const ENCRYPTED_PREFIX: &[u8] = b"k8s:enc:";
-/// kube-apiserver's `k8s\x00` protobuf envelope.
-const ENVELOPE_PREFIX: &[u8] = b"k8s\x00";
 const CRD_KIND: &str = "CustomResourceDefinition";
 const CRD_GROUP: &str = "apiextensions.k8s.io";
 
@@ -309,36 +306,21 @@ impl Skip {
     }
 }
 
-/// `apiVersion Kind`, as the summary names kinds.
-fn kind_name(api_version: &str, kind: &str) -> String {
-    format!("{api_version} {kind}")
+/// The object a value holds (see [`object_of_value`]), or why the key is skipped.
+fn decode(value: &[u8]) -> Result<Value, Skip> {
+    object_of_value(value).map_err(Skip::from)
 }
 
-/// The object a value holds: a built-in kind's `k8s\x00` envelope or JSON, with apiVersion,
-/// kind and `metadata.name`.
-fn decode(value: &[u8]) -> Result<Value, Skip> {
-    let object = if value.starts_with(ENVELOPE_PREFIX) {
-        match k8s_protobuf::object_of_envelope(value) {
-            Ok(object) => object,
-            Err(fieldstore_codec::Error::NotBuiltIn { api_version, kind }) => return Err(Skip::NoProtobuf(kind_name(&api_version, &kind))),
-            Err(e) => return Err(Skip::Undecodable(e.to_string())),
+impl From<Undecoded> for Skip {
+    fn from(u: Undecoded) -> Skip {
+        match u {
+            Undecoded::NotAnObject => Skip::NotAnObject,
+            Undecoded::Encrypted => Skip::Encrypted,
+            Undecoded::Undecodable(why) => Skip::Undecodable(why),
+            Undecoded::Unnamed(kind) => Skip::Unnamed(kind),
+            Undecoded::NoProtobuf(kind) => Skip::NoProtobuf(kind),
         }
-    } else if value.starts_with(ENCRYPTED_PREFIX) {
-        return Err(Skip::Encrypted);
-    } else {
-        match serde_json::from_slice::<Value>(value) {
-            Ok(object @ Value::Object(_)) => object,
-            _ => return Err(Skip::NotAnObject),
-        }
-    };
-    let s = |k: &str| object.get(k).and_then(Value::as_str).unwrap_or("");
-    if s("apiVersion").is_empty() || s("kind").is_empty() {
-        return Err(Skip::NotAnObject);
     }
-    if object.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
-        return Err(Skip::Unnamed(kind_name(s("apiVersion"), s("kind"))));
-    }
-    Ok(object)
 }
 
 /// The import under way: the store and what happened so far.

@@ -12,18 +12,23 @@
 
 mod layout;
 mod lease;
+mod objects;
 mod read;
+mod registry_value;
 mod txn;
 mod watch;
 
 pub use super::etcd_state::{KeyEvent, KeyValue};
 pub use crate::error::EtcdApiError;
 pub use lease::LeaseInfo;
+pub use objects::REGISTRY;
+pub use registry_value::{kind_name, object_of_value, Undecoded};
 pub use watch::{EtcdWatch, WatchRequest};
 
 pub(crate) use lease::load as load_leases;
 pub(crate) use read::sweep;
-pub(crate) use txn::{commit_jobs, Job};
+pub(super) use txn::commit_jobs;
+pub(crate) use txn::Job;
 
 use super::Store;
 use crate::{Error, Result};

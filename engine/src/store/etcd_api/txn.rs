@@ -7,7 +7,9 @@ use super::super::core::{now_unix, Core};
 use super::super::etcd_state::{KeyEvent, Lease};
 use super::super::keys::{self, Change, EventType, CF_CHANGES};
 use super::super::kv::Batch;
+use super::super::recent::Recent;
 use super::layout::{change_prefix, escape, lease_key, version_key, Touch, Version, CF_ETCD, CF_LEASES};
+use super::objects::Mirror;
 use super::read::{self, key_value, Overlay};
 use super::{
     Compare, CompareResult, CompareTarget, DeleteRequest, DeleteResponse, EtcdApiError, KeyValue, PutRequest, PutResponse, RequestOp,
@@ -294,13 +296,14 @@ fn holds(c: &Compare, kv: &KeyValue) -> bool {
 }
 
 /// Runs a group of etcd jobs on the committer thread and writes them in one batch.
-pub(crate) fn commit_jobs(core: &Core, jobs: Vec<Job>) {
+pub(in crate::store) fn commit_jobs(core: &Core, jobs: Vec<Job>, recent: &mut Recent) {
     let base = core.visible.load(Ordering::SeqCst);
     let millis = u64::try_from(now_unix().as_millis()).unwrap_or(u64::MAX);
     let mut rev = base;
     let mut overlay = Overlay::new();
     let mut batch = Batch::default();
     let mut events = Vec::new();
+    let mut mirror = Mirror::default();
     let mut replies = Vec::with_capacity(jobs.len());
     for job in jobs {
         let mut tx = Tx {
@@ -327,6 +330,7 @@ pub(crate) fn commit_jobs(core: &Core, jobs: Vec<Job>) {
                     }
                     let change = Change { event: EventType::Modified, unix_millis: millis, object_prefix: change_prefix(&touched) };
                     batch.put(CF_CHANGES, keys::change_key(rev).to_vec(), change.encode());
+                    mirror.add(core, &evs, rev, &mut batch);
                     events.extend(evs.into_iter().map(|e| (rev, e)));
                 }
                 batch.ops.extend(meta.ops);
@@ -352,6 +356,8 @@ pub(crate) fn commit_jobs(core: &Core, jobs: Vec<Job>) {
             return;
         }
     }
+    // The types defined are served, and the objects written known, before the revision is.
+    mirror.settle(core, recent);
     {
         let _hub = core.hub.lock();
         if rev > base {
