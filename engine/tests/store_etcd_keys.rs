@@ -9,28 +9,12 @@ use fieldstore_engine::store::etcd_api::{
     Compare, CompareResult, CompareTarget, DeleteRequest, EtcdApiError, KeyValue, PutRequest, RangeRequest, RequestOp, ResponseOp,
     TxnRequest, WatchRequest,
 };
-use fieldstore_engine::store::{Collection, Options, Revision, WatchEvent, WatchOptions, WriteOptions};
+use fieldstore_engine::store::{Collection, Revision, WatchEvent, WatchOptions, WriteOptions};
 use fieldstore_engine::Error;
 use std::time::Duration;
 
 mod support;
-use support::{cm, TestStore};
-
-/// A store for these tests, or `None` on the etcd backend (which refuses the etcd API: checked).
-fn store() -> Option<TestStore> {
-    let s = TestStore::new(Options::default());
-    if support::etcd().is_some() {
-        let refused = s.etcd_put(put(b"a", b"1"));
-        assert!(matches!(refused, Err(Error::EtcdApi(EtcdApiError::Unsupported))), "{refused:?}");
-        eprintln!("skipped: the etcd API is served on RocksDB only");
-        return None;
-    }
-    Some(s)
-}
-
-fn put(k: &[u8], v: &[u8]) -> PutRequest {
-    PutRequest { key: k.to_vec(), value: v.to_vec(), ..PutRequest::default() }
-}
+use support::{cm, etcd_api_store as store, etcd_put as put};
 
 fn get(k: &[u8]) -> RangeRequest {
     RangeRequest { key: k.to_vec(), ..RangeRequest::default() }

@@ -7,31 +7,13 @@
 #![allow(clippy::unwrap_used)]
 
 use fieldstore_codec::k8s_protobuf;
-use fieldstore_engine::store::etcd_api::{
-    Compare, CompareResult, CompareTarget, DeleteRequest, EtcdApiError, PutRequest, RangeRequest, RequestOp, TxnRequest,
-};
-use fieldstore_engine::store::{GetOptions, HistoryQuery, ObjectKey, Options};
+use fieldstore_engine::store::etcd_api::{Compare, CompareResult, CompareTarget, DeleteRequest, RangeRequest, RequestOp, TxnRequest};
+use fieldstore_engine::store::{GetOptions, HistoryQuery, ObjectKey};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
 mod support;
-use support::TestStore;
-
-/// A store for these tests, or `None` on the etcd backend (which refuses the etcd API).
-fn store() -> Option<TestStore> {
-    let s = TestStore::new(Options::default());
-    if support::etcd().is_some() {
-        let refused = s.etcd_put(put(b"/registry/x", b"1"));
-        assert!(matches!(refused, Err(Error::EtcdApi(EtcdApiError::Unsupported))), "{refused:?}");
-        eprintln!("skipped: the etcd API is served on RocksDB only");
-        return None;
-    }
-    Some(s)
-}
-
-fn put(k: &[u8], v: &[u8]) -> PutRequest {
-    PutRequest { key: k.to_vec(), value: v.to_vec(), ..PutRequest::default() }
-}
+use support::{etcd_api_store as store, etcd_put as put, TestStore};
 
 /// The value of `key` as etcd answers it.
 fn value(s: &TestStore, key: &[u8]) -> Option<Vec<u8>> {

@@ -126,3 +126,22 @@ pub fn cm(name: &str, data: Value) -> Value {
 pub fn rv(v: &Value) -> u64 {
     v["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
 }
+
+/// A store for the etcd API's tests, or `None` on the etcd backend, which refuses the etcd API
+/// (checked here).
+pub fn etcd_api_store() -> Option<TestStore> {
+    use fieldstore_engine::store::etcd_api::EtcdApiError;
+    let s = TestStore::new(Options::default());
+    if etcd().is_some() {
+        let refused = s.etcd_put(etcd_put(b"/registry/x", b"1"));
+        assert!(matches!(refused, Err(fieldstore_engine::Error::EtcdApi(EtcdApiError::Unsupported))), "{refused:?}");
+        eprintln!("skipped: the etcd API is served on RocksDB only");
+        return None;
+    }
+    Some(s)
+}
+
+/// An etcd `Put` of `value` at `key`.
+pub fn etcd_put(key: &[u8], value: &[u8]) -> fieldstore_engine::store::etcd_api::PutRequest {
+    fieldstore_engine::store::etcd_api::PutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() }
+}
