@@ -58,7 +58,8 @@ impl ObjectEncodings {
     /// # Errors
     /// The codec's, for an object that does not encode as `message`.
     pub fn of_stored(&self, message: MessageType, object: &Value) -> fieldstore_codec::Result<Encoding> {
-        let meta = |k: &str| object.pointer(&format!("/metadata/{k}")).and_then(Value::as_str).unwrap_or_default();
+        let metadata = object.get("metadata");
+        let meta = |k: &str| metadata.and_then(|m| m.get(k)).and_then(Value::as_str).unwrap_or_default();
         let revision = meta("resourceVersion").parse::<u64>().ok();
         let mut key = Vec::new();
         if let Some(found) = revision.and_then(|r| self.get(&mut key, message, meta("namespace"), meta("name"), r)) {
