@@ -2,11 +2,14 @@
 //! directory (WAL sync off: the instructions, not the disk), makes 200 writes untimed, then N more
 //! in the callgrind region `measure` (`--collect-atstart=no --toggle-collect='*measure*'`).
 //! OP: `create` (1 KiB ConfigMaps), `update` (one data key of a 1 KiB ConfigMap changed by PUT),
-//! `patch` (the same change by merge patch), `deployment` (creates of a Deployment). Every
-//! thread counts (the committer's RocksDB write among them).
+//! `patch` (the same change by merge patch), `deployment` (creates of a Deployment),
+//! `deployment_update` (a Deployment read, its image and replicas changed, written back by PUT),
+//! `deployment_apply` (the same change by Server-Side Apply of the whole configuration, as
+//! `kubectl apply --server-side` sends it). Every thread counts (the committer's RocksDB write
+//! among them).
 #![allow(missing_docs)]
 
-use fieldstore::{Collection, ObjectKey, Options, PatchType, Store, WriteOptions};
+use fieldstore::{Collection, ObjectKey, Options, PatchType, Store, WriteOptions, WriteVerb};
 use serde_json::{json, Value};
 
 #[inline(never)]
@@ -38,6 +41,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match op.as_str() {
             "create" => store.create(&Collection::new("configmaps", ns), &configmap(i), &w).map(drop),
             "deployment" => store.create(&Collection::new("deployments.apps", ns), &deployment(i), &w).map(drop),
+            "deployment_update" => {
+                let mut o = store.get(&ObjectKey::new("deployments.apps", ns, "d0"), &Default::default())?;
+                o["spec"]["replicas"] = json!(i % 7 + 1);
+                o["spec"]["template"]["spec"]["containers"][0]["image"] = json!(format!("nginx:1.{i}"));
+                store.update(&Collection::new("deployments.apps", ns), &o, &w).map(drop)
+            }
+            "deployment_apply" => {
+                let mut o = deployment(0);
+                o["spec"]["replicas"] = json!(i % 7 + 1);
+                o["spec"]["template"]["spec"]["containers"][0]["image"] = json!(format!("nginx:1.{i}"));
+                store
+                    .write(WriteVerb::Apply, &Collection::new("deployments.apps", ns), &o, &WriteOptions::new("applier").force(true))
+                    .map(drop)
+            }
             "update" => {
                 let mut o = store.get(&ObjectKey::new("configmaps", ns, "cm0"), &Default::default())?;
                 o["data"]["key0"] = json!(format!("{i}"));
@@ -48,8 +65,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(drop),
         }
     };
-    if op != "create" && op != "deployment" {
-        store.create(&Collection::new("configmaps", ns), &configmap(0), &w)?;
+    match op.as_str() {
+        "create" | "deployment" => {}
+        "deployment_update" | "deployment_apply" => drop(store.create(&Collection::new("deployments.apps", ns), &deployment(0), &w)?),
+        _ => drop(store.create(&Collection::new("configmaps", ns), &configmap(0), &w)?),
     }
     for i in 0..200 {
         run(n + 1 + i)?;

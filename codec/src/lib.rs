@@ -13,6 +13,7 @@ mod error;
 pub mod fieldpath;
 pub mod fields_binary;
 pub mod fields_v1;
+pub mod json_text;
 pub mod k8s_protobuf;
 pub mod managed_fields;
 pub mod rfc3339;

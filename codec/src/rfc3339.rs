@@ -59,7 +59,29 @@ pub fn parse(s: &str) -> Option<(i64, u32)> {
 pub fn format(seconds: i64) -> String {
     let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+    if !(0..=9999).contains(&year) {
+        return format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60);
+    }
+    // Every write stamps a time: digits placed directly (`format!` with widths costs ten times).
+    let mut out = String::with_capacity(20);
+    let digits = |out: &mut String, value: i64, width: u32| {
+        for place in (0..width).rev() {
+            out.push(char::from(b'0' + (value / 10i64.pow(place) % 10) as u8));
+        }
+    };
+    digits(&mut out, year, 4);
+    out.push('-');
+    digits(&mut out, month, 2);
+    out.push('-');
+    digits(&mut out, day, 2);
+    out.push('T');
+    digits(&mut out, secs / 3600, 2);
+    out.push(':');
+    digits(&mut out, secs / 60 % 60, 2);
+    out.push(':');
+    digits(&mut out, secs % 60, 2);
+    out.push('Z');
+    out
 }
 
 fn is_leap(year: i64) -> bool {
@@ -98,4 +120,17 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn format_writes_what_the_format_macro_writes() {
+        for seconds in [0i64, 1, 59, 86_399, 86_400, 951_782_400, 1_764_300_000, 253_402_300_799, -1, -62_167_219_200, 253_402_300_800] {
+            let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+            let (y, m, d) = super::civil_from_days(days);
+            let want = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60);
+            assert_eq!(super::format(seconds), want, "{seconds}");
+        }
+    }
 }

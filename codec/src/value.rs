@@ -185,8 +185,7 @@ pub fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
 /// Appends `s` as a JSON string with `serde_json`'s escapes (the quote, the backslash and control
 /// characters; no HTML escaping), as every `serde_json` rendering of a value writes it.
 pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
-    // Writing into a vector cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    crate::json_text::write_string(out, s);
 }
 
 /// Appends `s` as a JSON string exactly as Go's `encoding/json` (and json-iterator in its

@@ -34,9 +34,8 @@ pub(crate) fn strip_set() -> Set {
 /// `set` without the strip set: a plain difference (`metadata.labels.x` stays though `metadata`
 /// goes), computed without copying the parts of `set` the strip set does not reach.
 pub(crate) fn stripped(mut set: Set, strip: &Set) -> Set {
-    if set.intersection(strip).is_empty() {
-        return set;
-    }
+    // (No test for an empty intersection first: every write's set has some of the stripped
+    // metadata, and the walk below moves what the strip set does not reach.)
     let members: Vec<PathElement> = set.members().iter().filter(|m| !strip.has_member(m)).cloned().collect();
     let names: Vec<PathElement> = set.children().iter().map(|(pe, _)| pe.clone()).collect();
     let mut children = Vec::with_capacity(names.len());

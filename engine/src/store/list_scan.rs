@@ -350,7 +350,7 @@ pub(super) fn item_json(
         if filter.is_some_and(|l| !l.matches(&obj)) {
             return Ok(false);
         }
-        serde_json::to_writer(&mut *out, &obj).map_err(|e| Error::Corrupt(format!("object view: {e}")))?;
+        fieldstore_codec::json_text::write_value(out, &obj);
         return Ok(true);
     }
     out.reserve(record.len() + 512);

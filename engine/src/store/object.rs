@@ -74,10 +74,10 @@ pub(crate) fn encode_with_entries(
         _ => (None, None),
     };
     let body = match encoding {
-        BodyEncoding::Protobuf => protobuf_body(object).map(|b| Ok((b, PROTOBUF))),
+        BodyEncoding::Protobuf => protobuf_body(object).map(|b| (b, PROTOBUF)),
         BodyEncoding::Json => None,
     }
-    .unwrap_or_else(|| serde_json::to_vec(&*object).map(|b| (b, 0)).map_err(|e| Error::BadRequest(format!("cannot encode object: {e}"))));
+    .unwrap_or_else(|| (fieldstore_codec::json_text::to_vec(object), 0));
     let entries = encode_entries(saved.1.as_ref(), previous.as_ref());
     if let Some(Value::Object(meta)) = object.get_mut("metadata") {
         if let Some(rv) = saved.0 {
@@ -87,7 +87,7 @@ pub(crate) fn encode_with_entries(
             meta.insert("managedFields".into(), mf);
         }
     }
-    let ((body, body_flag), entries) = (body?, entries?);
+    let ((body, body_flag), entries) = (body, entries?);
     let mut out = Vec::with_capacity(body.len() + 64);
     out.push(FORMAT);
     out.push(if tombstone { TOMBSTONE } else { 0 } | body_flag);

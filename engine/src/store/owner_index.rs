@@ -60,6 +60,9 @@ fn path_key(type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Ve
 }
 
 fn union(entries: &[&EntryFields]) -> Result<Set> {
+    if let [one] = entries {
+        return Ok(fields_binary::decode(&one.fields)?);
+    }
     let mut set = Set::new();
     for e in entries {
         set = set.union(&fields_binary::decode(&e.fields)?);
@@ -97,7 +100,11 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
             let owned = Owned {
                 operations: news.iter().map(|e| e.operation.clone()).collect(),
                 fields: new_set.size() as u64,
-                set: fields_binary::encode(&new_set),
+                // One entry's set is its record's binary form already.
+                set: match news.as_slice() {
+                    [one] => one.fields.clone(),
+                    _ => fields_binary::encode(&new_set),
+                },
             };
             ops.push(Op::Put { cf: CF_OWNERS, key, value: bincode::serialize(&owned).unwrap_or_default() });
         }

@@ -68,7 +68,7 @@ fn meta_options(data: &[u8], kind: &str) -> fieldstore_codec::Result<Value> {
 
 /// Encodes a response object as `accept` asks (JSON when empty).
 pub fn encode(v: &Value, accept: &str) -> Result<Body> {
-    let json = serde_json::to_vec(v).map_err(|e| Error::BadRequest(e.to_string()))?;
+    let json = fieldstore_codec::json_text::to_vec(v);
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
     encode_json(json, s("apiVersion"), s("kind"), accept)
 }

@@ -67,7 +67,7 @@ impl ObjectEncodings {
         }
         // The JSON text a list gives for the object (serde_json's), so the same bytes as the
         // list's encoding of it.
-        let json = serde_json::to_vec(object)?;
+        let json = fieldstore_codec::json_text::to_vec(object);
         let encoded: Encoding = message.from_json(&json)?.into();
         if let Some(r) = revision {
             self.cache.put(&key, r, Some(&encoded), encoded.len());

@@ -121,7 +121,7 @@ pub(crate) fn json_bytes(body: Vec<u8>, code: StatusCode) -> Response {
 
 /// A JSON value as a 200 response.
 pub(crate) fn json(v: &Value) -> Reply {
-    Ok(json_bytes(serde_json::to_vec(v).map_err(|e| Failure::new(Reason::InternalError, e.to_string()))?, StatusCode::OK))
+    Ok(json_bytes(fieldstore_codec::json_text::to_vec(v), StatusCode::OK))
 }
 
 /// An encoded body ([`crate::api::body`]) as a response with `code`.
