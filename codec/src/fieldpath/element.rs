@@ -131,34 +131,53 @@ impl Hash for PathElement {
 
 /// Prints the element as Kubernetes prints it in conflict messages: `.name`, `[k=v,…]`, `[=v]`,
 /// `[3]`.
+impl PathElement {
+    /// Appends the element as its `Display` prints it (`.name`, `[3]`, `[name="x"]`, `[="a"]`).
+    pub fn write_to(&self, out: &mut String) {
+        use fmt::Write;
+        match self {
+            PathElement::FieldName(n) => {
+                out.push('.');
+                out.push_str(n);
+            }
+            // Writing into a string cannot fail.
+            PathElement::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+            PathElement::Key(k) => {
+                out.push('[');
+                for (i, (n, v)) in k.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(n);
+                    out.push('=');
+                    value::display(out, v);
+                }
+                out.push(']');
+            }
+            PathElement::Value(v) => {
+                out.push_str("[=");
+                value::display(out, v);
+                out.push(']');
+            }
+        }
+    }
+}
+
 impl fmt::Display for PathElement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use fmt::Write;
-        // Field names and indexes (nearly every element) go straight to the formatter; keys and
-        // values go through `value::display`, which appends to a string.
+        // Field names (nearly every element) go straight to the formatter; the others are
+        // written to a string first.
         match self {
             PathElement::FieldName(n) => {
                 f.write_char('.')?;
                 f.write_str(n)
             }
-            PathElement::Index(i) => write!(f, "[{i}]"),
-            PathElement::Key(k) => {
-                let mut s = String::from("[");
-                for (i, (n, v)) in k.iter().enumerate() {
-                    if i > 0 {
-                        s.push(',');
-                    }
-                    s.push_str(n);
-                    s.push('=');
-                    value::display(&mut s, v);
-                }
-                s.push(']');
-                f.write_str(&s)
-            }
-            PathElement::Value(v) => {
-                let mut s = String::from("[=");
-                value::display(&mut s, v);
-                s.push(']');
+            other => {
+                let mut s = String::new();
+                other.write_to(&mut s);
                 f.write_str(&s)
             }
         }

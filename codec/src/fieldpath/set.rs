@@ -469,11 +469,45 @@ impl Set {
     }
 
     fn iterate_inner(&self, prefix: &mut Path, f: &mut dyn FnMut(&Path)) {
+        self.in_order(|pe, member, child| {
+            prefix.0.push(pe.clone());
+            if member {
+                f(prefix);
+            }
+            if let Some(c) = child {
+                c.iterate_inner(prefix, f);
+            }
+            prefix.0.pop();
+        });
+    }
+
+    /// [`Set::iterate`] with each path as text, as [`Path`] displays it, written in one buffer
+    /// as the walk goes (no path or element copied): for keys made of paths.
+    pub fn iterate_printed(&self, mut f: impl FnMut(&str)) {
+        let mut text = String::new();
+        self.iterate_printed_inner(&mut text, &mut f);
+    }
+
+    fn iterate_printed_inner(&self, text: &mut String, f: &mut dyn FnMut(&str)) {
+        self.in_order(|pe, member, child| {
+            let len = text.len();
+            pe.write_to(text);
+            if member {
+                f(text);
+            }
+            if let Some(c) = child {
+                c.iterate_printed_inner(text, f);
+            }
+            text.truncate(len);
+        });
+    }
+
+    /// Each element of this level in order, once: whether it is a member, and its child set.
+    fn in_order(&self, mut visit: impl FnMut(&PathElement, bool, Option<&Set>)) {
+        let (members, children) = (self.members(), self.children());
         let (mut i, mut j) = (0, 0);
         loop {
-            let m = self.members().get(i);
-            let c = self.children().get(j);
-            let (take_m, take_c) = match (m, c) {
+            let (take_m, take_c) = match (members.get(i), children.get(j)) {
                 (None, None) => break,
                 (Some(_), None) => (true, false),
                 (None, Some(_)) => (false, true),
@@ -483,17 +517,10 @@ impl Set {
                     Ordering::Equal => (true, true),
                 },
             };
-            let pe = if take_m { &self.members()[i] } else { &self.children()[j].0 };
-            prefix.0.push(pe.clone());
-            if take_m {
-                f(prefix);
-                i += 1;
-            }
-            if take_c {
-                self.children()[j].1.iterate_inner(prefix, f);
-                j += 1;
-            }
-            prefix.0.pop();
+            let pe = if take_m { &members[i] } else { &children[j].0 };
+            visit(pe, take_m, take_c.then(|| &children[j].1));
+            i += usize::from(take_m);
+            j += usize::from(take_c);
         }
     }
 
@@ -609,6 +636,31 @@ mod tests {
 
     fn p(names: &[&str]) -> Path {
         Path::fields(names.iter().copied())
+    }
+
+    #[test]
+    fn printed_paths_are_the_displayed_paths_in_the_same_order() {
+        let mut s = Set::new();
+        for path in [
+            p(&["spec", "replicas"]),
+            p(&["spec"]),
+            p(&["metadata", "labels", "app"]),
+            Path(vec![
+                PathElement::field("spec"),
+                PathElement::field("ports"),
+                PathElement::key(vec![("port".into(), json!(80)), ("protocol".into(), json!("TCP"))]),
+            ]),
+            Path(vec![PathElement::field("spec"), PathElement::field("args"), PathElement::Index(3)]),
+            Path(vec![PathElement::field("metadata"), PathElement::field("finalizers"), PathElement::Value(json!("a"))]),
+        ] {
+            s.insert(&path);
+        }
+        let mut displayed = Vec::new();
+        s.iterate(|path| displayed.push(path.to_string()));
+        let mut printed = Vec::new();
+        s.iterate_printed(|text| printed.push(text.to_string()));
+        assert_eq!(printed, displayed);
+        assert_eq!(printed.len(), 6);
     }
 
     #[test]

@@ -89,10 +89,14 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
         let new_set = union(&news)?;
         old_set
             .difference(&new_set)
-            .iterate(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix) }));
-        new_set.difference(&old_set).iterate(|p| {
-            ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, &p.to_string(), manager, object_prefix), value: Vec::new() })
-        });
+            .iterate_printed(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, p, manager, object_prefix) }));
+        let mut added = |p: &str| ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, p, manager, object_prefix), value: Vec::new() });
+        // A create's paths are its whole set: no difference to compute (a copy of the set).
+        if olds.is_empty() {
+            new_set.iterate_printed(&mut added);
+        } else {
+            new_set.difference(&old_set).iterate_printed(&mut added);
+        }
         let key = manager_key(manager, object_prefix);
         if news.is_empty() {
             ops.push(Op::Delete { cf: CF_OWNERS, key });
