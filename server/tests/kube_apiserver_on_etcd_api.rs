@@ -300,7 +300,12 @@ impl Cluster {
 
     /// fieldstore's history of `path`: (manager, before, after), newest first.
     fn history(&self, resource: &str, name: &str, path: &str) -> Vec<(String, Value, Value)> {
-        let h = self.plugin(&["history", resource, name, "--path", path]);
+        self.history_in("default", resource, name, path)
+    }
+
+    /// [`Cluster::history`] of an object of `namespace`.
+    fn history_in(&self, namespace: &str, resource: &str, name: &str, path: &str) -> Vec<(String, Value, Value)> {
+        let h = self.plugin(&["history", resource, name, "--path", path, "-n", namespace]);
         let events = h.get("events").and_then(Value::as_array).unwrap_or_else(|| panic!("{h}"));
         events
             .iter()
@@ -566,34 +571,39 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     c.ok(Path::new("kubectl"), &["create", "namespace", "load"], None);
     let informer = informer(&tools, &c, "load");
 
-    // The load: ConfigMaps created then updated, one kubectl at a time; what kubectl saw
-    // acknowledged is recorded (name, value).
+    // The load: ConfigMaps created then updated by two writers, one kubectl at a time each;
+    // what kubectl saw acknowledged is recorded (name, value).
     let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
-    let load = {
-        let (acked, stop, kubeconfig) = (acked.clone(), stop.clone(), c.kubeconfig.clone());
-        std::thread::spawn(move || {
-            let kubectl = |args: &[&str]| {
-                run(Command::new("kubectl").env("KUBECONFIG", &kubeconfig).args(["-n", "load", "--request-timeout=30s"]).args(args), None)
-            };
-            let mut failed = 0;
-            for i in 0.. {
-                if stop.load(Ordering::Relaxed) {
-                    return failed;
+    let load: Vec<_> = (0..2)
+        .map(|writer| {
+            let (acked, stop, kubeconfig) = (acked.clone(), stop.clone(), c.kubeconfig.clone());
+            std::thread::spawn(move || {
+                let kubectl = |args: &[&str]| {
+                    run(
+                        Command::new("kubectl").env("KUBECONFIG", &kubeconfig).args(["-n", "load", "--request-timeout=30s"]).args(args),
+                        None,
+                    )
+                };
+                let mut failed = 0;
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let name = format!("load-{writer}-{i}");
+                    match kubectl(&["create", "configmap", &name, "--from-literal=v=0"]) {
+                        Ok(_) => acked.lock().unwrap().push((name.clone(), "0".into())),
+                        Err(_) => failed += 1,
+                    }
+                    match kubectl(&["patch", "configmap", &name, "-p", r#"{"data":{"v":"1"}}"#]) {
+                        Ok(_) => acked.lock().unwrap().push((name, "1".into())),
+                        Err(_) => failed += 1,
+                    }
                 }
-                let name = format!("load-{i}");
-                match kubectl(&["create", "configmap", &name, "--from-literal=v=0"]) {
-                    Ok(_) => acked.lock().unwrap().push((name.clone(), "0".into())),
-                    Err(_) => failed += 1,
-                }
-                match kubectl(&["patch", "configmap", &name, "-p", r#"{"data":{"v":"1"}}"#]) {
-                    Ok(_) => acked.lock().unwrap().push((name, "1".into())),
-                    Err(_) => failed += 1,
-                }
-            }
-            failed
+                failed
+            })
         })
-    };
+        .collect();
     let acks = || acked.lock().unwrap().len();
     let wait_acks = |n: usize| {
         let t = Instant::now();
@@ -602,17 +612,22 @@ fn fieldstore_killed_under_kube_apiserver_load() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
-    wait_acks(10);
-    c.kill_fieldstore();
-    let at_kill = acks();
-    std::thread::sleep(Duration::from_secs(1));
-    c.start_fieldstore();
-    let recovered =
-        c.wait_ready(Duration::from_secs(120)).unwrap_or_else(|| panic!("kube-apiserver not ready again: {}", c.apiserver_log_tail()));
-    assert!(c.apiserver.try_wait().unwrap().is_none(), "kube-apiserver exited");
-    wait_acks(at_kill + 10);
+    // Two kills, each under load, each followed by writes acknowledged again.
+    let mut kills = Vec::new();
+    for _ in 0..2 {
+        wait_acks(acks() + 10);
+        c.kill_fieldstore();
+        let at_kill = acks();
+        std::thread::sleep(Duration::from_secs(1));
+        c.start_fieldstore();
+        let recovered =
+            c.wait_ready(Duration::from_secs(120)).unwrap_or_else(|| panic!("kube-apiserver not ready again: {}", c.apiserver_log_tail()));
+        assert!(c.apiserver.try_wait().unwrap().is_none(), "kube-apiserver exited");
+        kills.push(format!("after {at_kill} acknowledged writes, ready again {} ms after the restart", recovered.as_millis()));
+    }
+    wait_acks(acks() + 10);
     stop.store(true, Ordering::Relaxed);
-    let failed = load.join().unwrap();
+    let failed: usize = load.into_iter().map(|l| l.join().unwrap()).sum();
 
     // Every acknowledged write is there: through kube-apiserver, and as fieldstore's object.
     let mut last: std::collections::BTreeMap<String, String> = Default::default();
@@ -644,9 +659,13 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     if let Some(informer) = &informer {
         assert!(informer.wait_for(&["add", "load/after-restart"]), "the informer after the restart: {}", informer.text());
     }
+    // Its history too: the first ConfigMap's value, 0 then 1, each by its writer.
+    let v = c.history_in("load", "configmaps", "load-0-0", ".data.v");
+    let v: Vec<_> = v.iter().map(|(m, b, a)| (m.as_str(), b.clone(), a.clone())).collect();
+    assert_eq!(v, [("kubectl-patch", "0".into(), "1".into()), ("kubectl-create", Value::Null, "0".into())]);
     eprintln!(
-        "kill -9 of fieldstore after {at_kill} acknowledged writes; kube-apiserver ready again {} ms after the restart (not restarted); {} writes acknowledged in all, {failed} refused while down; all present{}",
-        recovered.as_millis(),
+        "kill -9 of fieldstore twice under kubectl load ({}); kube-apiserver not restarted; {} writes acknowledged in all, {failed} refused while down; all present, with their history{}",
+        kills.join("; "),
         acks(),
         if informer.is_some() { "; the informer saw the writes after" } else { "" }
     );
