@@ -401,9 +401,9 @@ fn assert_imported(store: &Store, objects: &[Expected]) {
 // --- the tests -----------------------------------------------------------------------------------
 
 /// Every built-in kind's fixture, a CRD and its custom resource, and a CRD as kube-apiserver 1.37
-/// stores it (at v1beta1) go into a data directory as kube-apiserver kept them; the keys that are no objects are skipped and counted. Importing
-/// again stops at the first object (exit status 1, naming its key), or with --keep-going
-/// counts every one as refused.
+/// stores it (at v1beta1) go into a data directory as kube-apiserver kept them; the keys that
+/// are no objects are skipped and counted. Importing again stops at the first object (exit
+/// status 1, naming its key), or with --keep-going counts every one as refused.
 #[test]
 fn import_from_etcd_into_a_data_directory() {
     let Some(etcd) = start_etcd() else { return };
