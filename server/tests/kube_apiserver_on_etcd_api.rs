@@ -585,7 +585,7 @@ fn fieldstore_killed_under_kube_apiserver_load() {
                         None,
                     )
                 };
-                let mut failed = 0;
+                let mut failed = Vec::new();
                 for i in 0.. {
                     if stop.load(Ordering::Relaxed) {
                         break;
@@ -593,11 +593,11 @@ fn fieldstore_killed_under_kube_apiserver_load() {
                     let name = format!("load-{writer}-{i}");
                     match kubectl(&["create", "configmap", &name, "--from-literal=v=0"]) {
                         Ok(_) => acked.lock().unwrap().push((name.clone(), "0".into())),
-                        Err(_) => failed += 1,
+                        Err(e) => failed.push(e),
                     }
                     match kubectl(&["patch", "configmap", &name, "-p", r#"{"data":{"v":"1"}}"#]) {
                         Ok(_) => acked.lock().unwrap().push((name, "1".into())),
-                        Err(_) => failed += 1,
+                        Err(e) => failed.push(e),
                     }
                 }
                 failed
@@ -627,7 +627,7 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     }
     wait_acks(acks() + 10);
     stop.store(true, Ordering::Relaxed);
-    let failed: usize = load.into_iter().map(|l| l.join().unwrap()).sum();
+    let failed: Vec<String> = load.into_iter().flat_map(|l| l.join().unwrap()).collect();
 
     // Every acknowledged write is there: through kube-apiserver, and as fieldstore's object.
     let mut last: std::collections::BTreeMap<String, String> = Default::default();
@@ -664,9 +664,10 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     let v: Vec<_> = v.iter().map(|(m, b, a)| (m.as_str(), b.clone(), a.clone())).collect();
     assert_eq!(v, [("kubectl-patch", "0".into(), "1".into()), ("kubectl-create", Value::Null, "0".into())]);
     eprintln!(
-        "kill -9 of fieldstore twice under kubectl load ({}); kube-apiserver not restarted; {} writes acknowledged in all, {failed} refused while down; all present, with their history{}",
+        "kill -9 of fieldstore twice under kubectl load ({}); kube-apiserver not restarted; {} writes acknowledged in all, {} refused while down {failed:?}; all present, with their history{}",
         kills.join("; "),
         acks(),
+        failed.len(),
         if informer.is_some() { "; the informer saw the writes after" } else { "" }
     );
     eprintln!("fieldstore_killed_under_kube_apiserver_load: {} ms", t0.elapsed().as_millis());
