@@ -14,8 +14,9 @@
 //! - `fieldstore_killed_under_kube_apiserver_load`: kubectl writes in a loop, fieldstore is
 //!   killed (SIGKILL) and restarted on the same data directory and port; every write kubectl saw
 //!   acknowledged is there afterwards (through kube-apiserver and in fieldstore's own objects),
-//!   kube-apiserver is ready again without a restart of its own, and the informer sees the
-//!   writes made after.
+//!   kube-apiserver is ready again without a restart of its own, the informer sees the writes
+//!   made after, and a custom resource of a definition put before the kills is an object with
+//!   its history after them.
 //!
 //! Skipped, saying why, without `$REFERENCE_BIN/kube-apiserver` (default `reference/bin/`, which
 //! `make reference` builds and CI does not have), kubectl, openssl or bash. `make on-fieldstore`
@@ -462,13 +463,20 @@ fn built_in_kinds(c: &Cluster, tools: &Tools) {
     }
 }
 
+/// The Widget CustomResourceDefinition (`widgets.example.com`, scale subresource on
+/// `.spec.size`), created and established through kube-apiserver.
+fn define_widgets(c: &Cluster) {
+    const WIDGETS: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets, singular: widget}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}, scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.ready}}\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer}, color: {type: string}}}, status: {type: object, properties: {ready: {type: integer}}}}}}\n";
+    let k = Path::new("kubectl");
+    c.ok(k, &["apply", "-f", "-"], Some(WIDGETS));
+    c.ok(k, &["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=60s"], None);
+}
+
 /// A CustomResourceDefinition and a custom resource, under `kubectl get -w`; the definition
 /// deleted at the end.
 fn custom_resources(c: &Cluster) {
     let k = Path::new("kubectl");
-    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets, singular: widget}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    subresources: {status: {}, scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.ready}}\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer}, color: {type: string}}}, status: {type: object, properties: {ready: {type: integer}}}}}}\n";
-    c.ok(k, &["apply", "-f", "-"], Some(crd));
-    c.ok(k, &["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=60s"], None);
+    define_widgets(c);
     let watch = Lines::spawn(Command::new("kubectl").env("KUBECONFIG", &c.kubeconfig).args([
         "get",
         "widgets",
@@ -569,6 +577,7 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     let t0 = Instant::now();
     let mut c = Cluster::start(&tools);
     c.ok(Path::new("kubectl"), &["create", "namespace", "load"], None);
+    define_widgets(&c);
     let informer = informer(&tools, &c, "load");
 
     // The load: ConfigMaps created then updated by two writers, one kubectl at a time each;
@@ -659,6 +668,15 @@ fn fieldstore_killed_under_kube_apiserver_load() {
     if let Some(informer) = &informer {
         assert!(informer.wait_for(&["add", "load/after-restart"]), "the informer after the restart: {}", informer.text());
     }
+    // The type the definition (put before the kills) defines is fieldstore's after them: a custom
+    // resource written now is an object with its writers.
+    let w = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2, namespace: load}\nspec: {size: 2, color: green}\n";
+    c.ok(k, &["apply", "--server-side", "--field-manager", "widget-applier", "-f", "-"], Some(w));
+    c.ok(k, &["scale", "widget", "w2", "-n", "load", "--replicas=6"], None);
+    let blame = c.plugin(&["blame", "widgets.example.com", "w2", "-n", "load"]);
+    let size = blame.as_array().and_then(|l| l.iter().find(|l| l["path"] == ".spec.size")).unwrap_or_else(|| panic!("{blame}"));
+    assert_eq!(size["value"], 6, "{blame}");
+    assert_eq!(c.history_in("load", "widgets.example.com", "w2", ".spec.size")[0].1, 2);
     // Its history too: the first ConfigMap's value, 0 then 1, each by its writer.
     let v = c.history_in("load", "configmaps", "load-0-0", ".data.v");
     let v: Vec<_> = v.iter().map(|(m, b, a)| (m.as_str(), b.clone(), a.clone())).collect();
