@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference
+.PHONY: setup run demo lint test reference on-fieldstore differential crd-check crd-record bench-reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -109,6 +109,16 @@ reference:
 	kubectl --kubeconfig "$$dir/kubeconfig" get --raw /readyz && echo && \
 	if [ -n "$${KEEP:-}" ]; then echo "reference: running, kubeconfig $$dir/kubeconfig"; \
 	else bash reference/run.sh stop "$$dir"; fi
+
+# An unmodified kube-apiserver (the reference build; built first when $$REFERENCE_BIN, default
+# reference/bin, lacks it) keeping its cluster in fieldstore through `fieldstore serve --etcd-api`
+# (TLS, client certificates): kubectl (and kubectl.1.27 when installed) and a client-go informer
+# through it, blame and history of what it wrote, watches across its compactions, and a kill -9 of
+# fieldstore under its load (server/tests/kube_apiserver_on_etcd_api.rs, output shown). `cargo
+# test` runs the same tests when the reference build is there, and skips them otherwise (CI).
+on-fieldstore: setup
+	[ -x "$${REFERENCE_BIN:-reference/bin}/kube-apiserver" ] || bash reference/run.sh build
+	$(CARGO) test --release --workspace --test kube_apiserver_on_etcd_api -- --nocapture --test-threads 1
 
 # The differential harness (issue #33, tests/differential): the same request sequences sent to
 # kube-apiserver on etcd (the reference: `make reference` first, or REFERENCE_BIN=DIR with both

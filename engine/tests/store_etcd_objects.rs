@@ -157,3 +157,52 @@ fn a_custom_resource_is_an_object_once_its_definition_is_put() {
     ));
     assert_eq!(s.object_log(&w, None).unwrap().len(), 3);
 }
+
+/// A value kube-apiserver 1.37 wrote (`fixtures/kube-apiserver/README.md`).
+fn captured(name: &str) -> Vec<u8> {
+    std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kube-apiserver").join(name)).unwrap()
+}
+
+#[test]
+fn a_definition_kube_apiserver_stores_at_v1beta1_defines_its_type() {
+    let Some(s) = store() else { return };
+    let crd_key = b"/registry/apiextensions.k8s.io/customresourcedefinitions/gadgets.example.com";
+    let crd = captured("gadgets.crd.json");
+    assert_eq!(serde_json::from_slice::<Value>(&crd).unwrap()["apiVersion"], "apiextensions.k8s.io/v1beta1", "as kube-apiserver stores it");
+    s.etcd_put(put(crd_key, &crd)).unwrap();
+    assert_eq!(value(&s, crd_key), Some(crd.clone()), "etcd answers the bytes put");
+    // The definition is an object, in its v1 form.
+    let def = s
+        .get(&ObjectKey::new("customresourcedefinitions.apiextensions.k8s.io", None, "gadgets.example.com"), &GetOptions::default())
+        .unwrap();
+    assert_eq!(def["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(def["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"], ".spec.size");
+
+    // Its custom resource, server-side applied then patched through kube-apiserver.
+    let key = b"/registry/example.com/gadgets/default/g1";
+    let (applied, patched) = (captured("gadget.applied.json"), captured("gadget.patched.json"));
+    s.etcd_put(put(key, &applied)).unwrap();
+    s.etcd_put(put(key, &patched)).unwrap();
+    assert_eq!(value(&s, key), Some(patched), "etcd answers the bytes put");
+    let g1 = ObjectKey::new("gadgets.example.com", Some("default"), "g1");
+    assert_eq!(s.get(&g1, &GetOptions::default()).unwrap()["spec"], json!({"color": "red", "size": 3}));
+    assert_eq!(writer_of(&s, &g1, ".spec.size"), (json!(3), "kubectl".into()));
+    assert_eq!(writer_of(&s, &g1, ".spec.color"), (json!("red"), "kubectl-patch".into()));
+    let timeline = s.field_history(&g1, ".spec.color", &HistoryQuery::default()).unwrap();
+    let changes: Vec<_> = timeline.events.iter().map(|e| (e.by.manager.as_str(), e.before.clone(), e.after.clone())).collect();
+    assert_eq!(changes, vec![("kubectl-patch", None, Some(json!("red")))]);
+
+    // kube-apiserver deletes the custom resources, then the definition's key: the type is no
+    // longer served, the history of its objects stays.
+    s.etcd_delete(DeleteRequest { key: key.to_vec(), ..DeleteRequest::default() }).unwrap();
+    s.etcd_delete(DeleteRequest { key: crd_key.to_vec(), ..DeleteRequest::default() }).unwrap();
+    assert!(matches!(s.get(&g1, &GetOptions::default()), Err(Error::NotFound { .. })));
+    assert_eq!(s.object_log(&g1, None).unwrap().iter().map(|w| w.event.as_str()).collect::<Vec<_>>(), ["DELETED", "MODIFIED", "ADDED"]);
+    assert!(s.type_of(&serde_json::from_slice(&applied).unwrap()).is_err(), "the type is retired");
+    // A custom resource put after is a value only; a definition put again serves the type again.
+    s.etcd_put(put(key, &applied)).unwrap();
+    assert!(matches!(s.get(&g1, &GetOptions::default()), Err(Error::NotFound { .. })));
+    s.etcd_put(put(crd_key, &crd)).unwrap();
+    s.etcd_put(put(key, &applied)).unwrap();
+    assert_eq!(writer_of(&s, &g1, ".spec.size"), (json!(3), "kubectl".into()));
+}

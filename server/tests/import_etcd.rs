@@ -76,6 +76,9 @@ struct Expected {
     object: Value,
     /// Kept as JSON (CRDs and custom resources), not as a protobuf envelope.
     json: bool,
+    /// The value as kube-apiserver wrote it, when it is not `object` encoded (a definition
+    /// stored at v1beta1).
+    raw: Option<Vec<u8>>,
 }
 
 impl Expected {
@@ -214,6 +217,7 @@ fn objects() -> Vec<Expected> {
             name,
             object,
             json: false,
+            raw: None,
         });
     }
     let (crd, widget) = widget_crd_and_object();
@@ -224,6 +228,7 @@ fn objects() -> Vec<Expected> {
         name: "widgets.acme.example.com".into(),
         object: crd,
         json: true,
+        raw: None,
     });
     out.push(Expected {
         key: format!("/registry/acme.example.com/widgets/{NS}/w1"),
@@ -232,6 +237,26 @@ fn objects() -> Vec<Expected> {
         name: "w1".into(),
         object: widget,
         json: true,
+        raw: None,
+    });
+    // A definition as kube-apiserver 1.37 stores it whatever version it was written at:
+    // apiextensions.k8s.io/v1beta1 (captured from the reference build), imported in its v1 form.
+    let raw = std::fs::read(format!("{}/../engine/tests/fixtures/kube-apiserver/gadgets.crd.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut v1: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(v1["apiVersion"], "apiextensions.k8s.io/v1beta1");
+    v1["apiVersion"] = json!("apiextensions.k8s.io/v1");
+    for beta_only in ["version", "preserveUnknownFields"] {
+        v1["spec"].as_object_mut().unwrap().remove(beta_only);
+    }
+    v1["spec"]["versions"][0]["additionalPrinterColumns"] = json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]);
+    out.push(Expected {
+        key: "/registry/apiextensions.k8s.io/customresourcedefinitions/gadgets.example.com".into(),
+        resource: "customresourcedefinitions.apiextensions.k8s.io".into(),
+        namespace: None,
+        name: "gadgets.example.com".into(),
+        object: v1,
+        json: true,
+        raw: Some(raw),
     });
     out
 }
@@ -278,7 +303,9 @@ fn fill(url: &str) -> Vec<Expected> {
     let objects = objects();
     let mut keys = Vec::new();
     for e in &objects {
-        let value = if e.json {
+        let value = if let Some(raw) = &e.raw {
+            raw.clone()
+        } else if e.json {
             serde_json::to_vec(&e.object).unwrap()
         } else {
             let pb = fieldstore_codec::k8s_protobuf::encode_envelope_value(&e.object).unwrap_or_else(|err| panic!("{}: {err}", e.key));
@@ -373,10 +400,10 @@ fn assert_imported(store: &Store, objects: &[Expected]) {
 
 // --- the tests -----------------------------------------------------------------------------------
 
-/// Every built-in kind's fixture, a CRD and its custom resource go into a data directory as
-/// kube-apiserver kept them; the keys that are no objects are skipped and counted. Importing
-/// again stops at the first object (exit status 1, naming its key), or with --keep-going
-/// counts every one as refused.
+/// Every built-in kind's fixture, a CRD and its custom resource, and a CRD as kube-apiserver 1.37
+/// stores it (at v1beta1) go into a data directory as kube-apiserver kept them; the keys that
+/// are no objects are skipped and counted. Importing again stops at the first object (exit
+/// status 1, naming its key), or with --keep-going counts every one as refused.
 #[test]
 fn import_from_etcd_into_a_data_directory() {
     let Some(etcd) = start_etcd() else { return };

@@ -9,7 +9,9 @@
 //! A write's manager is the one whose managedFields entry it changed (added, or a new `time`,
 //! operation or field set): kube-apiserver stamps the entry of the manager that made a change.
 //! A delete of such a key writes the object's tombstone. A CustomResourceDefinition's value
-//! registers the type it defines, so its custom resources' values are objects too.
+//! registers the type it defines, so its custom resources' values are objects too; the delete
+//! of its key (kube-apiserver's last step, once its custom resources are deleted) retires the
+//! type: no longer served by the store's own APIs, its objects' history kept.
 
 use super::super::core::Core;
 use super::super::definitions::{self, Registration};
@@ -75,6 +77,18 @@ fn addressed(core: &Core, key: &[u8], value: &[u8]) -> Option<Addressed> {
     }
     let prefix = keys::object_prefix(t.id, ns, name);
     Some(Addressed { t, prefix, object })
+}
+
+/// The type `crd` (a definition whose key kube-apiserver deleted, once its custom resources were
+/// deleted) defines, retired: no longer served, its objects' history still readable — as the
+/// store retires a type whose definition it deletes itself.
+fn retired(core: &Core, crd: &Value) -> Option<Registered> {
+    let s = |p: &str| crd.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let t = core.registry.read().get(&format!("{}.{}", s("/spec/names/plural"), s("/spec/group"))).cloned()?;
+    let mut spec = t.spec.clone();
+    spec.retired = true;
+    spec.terminating = false;
+    Registered::compile(t.id, spec).ok()
 }
 
 /// Who made the write from `before`'s managedFields to `after`'s: the manager of the entry it
@@ -176,8 +190,12 @@ impl Mirror {
             batch.put(CF_HISTORY, keys::object_key(&prefix, rev), h);
         }
         batch.put(CF_OBJECTS, keys::object_key(&prefix, rev), record);
-        if t.spec.resource() == definitions::CRDS && !deleted {
-            let compiled = TypeSpec::from_crd(version).ok().and_then(|spec| Registered::compile(0, spec).ok());
+        if t.spec.resource() == definitions::CRDS {
+            let compiled = if deleted {
+                retired(core, version)
+            } else {
+                TypeSpec::from_crd(version).ok().and_then(|spec| Registered::compile(0, spec).ok())
+            };
             if let Some(r) = compiled.and_then(|c| Registration::of(core, c).ok()) {
                 r.add_to(batch);
                 self.registrations.push(r);

@@ -2,7 +2,9 @@
 //! (built-in kinds) or of JSON (custom resources, CustomResourceDefinitions, aggregated APIs),
 //! or why it holds none. A key's value says what it holds, not the key: kube-apiserver's
 //! layout has historical names (`services/specs`, `minions`, `controllers`). Shared by the
-//! etcd API (objects, not blobs) and `fieldstore import --from-etcd`.
+//! etcd API (objects, not blobs) and `fieldstore import --from-etcd`. A CustomResourceDefinition
+//! is stored at `apiextensions.k8s.io/v1beta1` whatever version its writer used: it holds the
+//! definition's `v1` form ([`crate::crd::v1beta1`]), the version types are registered from.
 
 use fieldstore_codec::k8s_protobuf;
 use serde_json::Value;
@@ -34,7 +36,7 @@ pub fn kind_name(api_version: &str, kind: &str) -> String {
 }
 
 /// The object a value holds: a built-in kind's `k8s\x00` envelope or JSON, with apiVersion,
-/// kind and `metadata.name`.
+/// kind and `metadata.name` (a v1beta1 CustomResourceDefinition in its v1 form).
 ///
 /// # Errors
 /// [`Undecoded`]: why the value holds no object.
@@ -62,7 +64,7 @@ pub fn object_of_value(value: &[u8]) -> std::result::Result<Value, Undecoded> {
     if object.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
         return Err(Undecoded::Unnamed(kind_name(s("apiVersion"), s("kind"))));
     }
-    Ok(object)
+    Ok(crate::crd::v1beta1::to_v1(object))
 }
 
 #[cfg(test)]
