@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference
+.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference bench-etcd-api
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -137,3 +137,12 @@ crd-record:
 bench-reference:
 	$(BUILD_BIN)
 	python3 benches/reference/run.py --rounds 2 --fieldstore $(BIN)
+
+# kube-apiserver on each store (issue 37): the same kube-apiserver (reference/bin, or
+# $$REFERENCE_BIN) on etcd (Debian's /usr/bin/etcd 3.4 when present, else reference/bin/etcd) and on
+# `fieldstore serve --etcd-api`, fresh data on disk each, two rounds of reference/loadgen's
+# creates, SSA applies, LISTs and informers; appends to benches/ETCD_API_RESULTS.md (throughput,
+# p99, storage CPU per write, disk bytes). Needs Go; about 10 minutes. Not part of `make test`.
+bench-etcd-api:
+	$(BUILD_BIN)
+	python3 benches/reference/on_stores.py --rounds 2 --fieldstore $(BIN)
