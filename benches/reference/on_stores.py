@@ -13,9 +13,11 @@ kube-apiserver's, for context; the storage data directory's bytes at the end of 
 results are appended to benches/ETCD_API_RESULTS.md, one section per invocation.
 
 Usage: python3 benches/reference/on_stores.py [--rounds 2] [--fieldstore BIN] [--etcd BIN]
-       [--results FILE] [--loadgen-args '...'] [--fieldstore-flags '...'] [--perf FILE]
+       [--compare BIN] [--results FILE] [--loadgen-args '...'] [--fieldstore-flags '...'] [--perf FILE]
 Environment: REFERENCE_BIN (default reference/bin) holds kube-apiserver (`reference/run.sh build`).
 --etcd defaults to /usr/bin/etcd (Debian's etcd 3.4) when present, else REFERENCE_BIN/etcd.
+--compare BIN: a third stack, kube-apiserver on that other fieldstore binary (e.g. before a
+change), in the same rounds; its storage CPU per unit is shown beside this one's.
 --perf FILE: record fieldstore's CPU with `perf record --call-graph dwarf` during the last round's load.
 """
 import argparse, datetime, json, os, shlex, shutil, socket, subprocess, sys, tempfile, time
@@ -47,8 +49,8 @@ def version(cmd):
 class Stack:
     """kube-apiserver (reference/run.sh start) on a storage process; `kind` is etcd or fieldstore."""
 
-    def __init__(self, kind, dir, args):
-        self.kind, self.dir, self.args = kind, dir, args
+    def __init__(self, kind, dir, args, bin=None):
+        self.kind, self.dir, self.args, self.bin = kind, dir, args, bin
         self.rundir = os.path.join(dir, "run")
         os.makedirs(dir, exist_ok=True)
 
@@ -61,7 +63,7 @@ class Stack:
             port = free_port()
             self.data = os.path.join(self.dir, "data")
             self.fs = subprocess.Popen(
-                [self.args.fieldstore, "--data", self.data, "serve", "--listen", "127.0.0.1:0", "--no-http",
+                [self.bin, "--data", self.data, "serve", "--listen", "127.0.0.1:0", "--no-http",
                  "--etcd-api", f"127.0.0.1:{port}"] + shlex.split(self.args.fieldstore_flags),
                 stdout=open(os.path.join(self.dir, "fieldstore.log"), "w"), stderr=subprocess.STDOUT)
             for _ in range(2000):
@@ -75,7 +77,7 @@ class Stack:
             env["REFERENCE_ETCD_SERVERS"] = f"http://127.0.0.1:{port}"
         subprocess.run(RUN_SH + ["start", self.rundir], check=True, env=env, stdout=subprocess.DEVNULL)
         self.apiserver = int(base.read(os.path.join(self.rundir, "apiserver.pid")))
-        self.store = self.fs.pid if self.kind == "fieldstore" else int(base.read(os.path.join(self.rundir, "etcd.pid")))
+        self.store = self.fs.pid if self.kind != "etcd" else int(base.read(os.path.join(self.rundir, "etcd.pid")))
 
     def spec(self):
         return (f"name={self.kind},kubeconfig={self.rundir}/kubeconfig,data={self.data},"
@@ -89,8 +91,11 @@ class Stack:
 
 def run_round(n, args, loadgen, work, perf):
     rdir = os.path.join(work, f"round{n}")
-    kinds = ["etcd", "fieldstore"] if n % 2 else ["fieldstore", "etcd"]
-    stacks = [Stack(k, os.path.join(rdir, k), args) for k in kinds]
+    kinds = ["etcd", "fieldstore"] + (["base"] if args.compare else [])
+    if n % 2 == 0:
+        kinds.reverse()
+    bins = {"fieldstore": args.fieldstore, "base": args.compare}
+    stacks = [Stack(k, os.path.join(rdir, k), args, bins.get(k)) for k in kinds]
     perf_proc = None
     try:
         for s in stacks:
@@ -151,6 +156,7 @@ def ratio(a, b):
 def round_section(n, results, disk, kinds):
     E = {r["workload"]: r for r in results if r["server"] == "etcd"}
     F = {r["workload"]: r for r in results if r["server"] == "fieldstore"}
+    B = {r["workload"]: r for r in results if r["server"] == "base"}
     order = list(dict.fromkeys(r["workload"] for r in results if r["workload"] != "error"))
     out = [f"### Round {n} (order: {' then '.join(kinds)} per workload)", "",
            "| workload | unit | ops | etcd /s | fs /s | etcd p99 ms | fs p99 ms | etcd CPU µs/unit | fs CPU µs/unit | store CPU fs/etcd | kube-apiserver µs/unit (on etcd / on fs) |",
@@ -180,6 +186,15 @@ def round_section(n, results, disk, kinds):
             for msg, c in r["errors"].items():
                 out.append(f"- {r['server']}, {r['workload']}: {c} × `{msg}`")
         out.append("")
+    if B:
+        wb = tot(B, "store_cpu_seconds") / ops(B) * 1e6 if ops(B) else None
+        out += ["Against the `--compare` binary (base), same round — storage CPU µs per unit:", "",
+                "| workload | base | fieldstore | fieldstore/base |", "|---|---|---|---|"]
+        for w in order:
+            b, f = per_unit(B.get(w), "store_cpu_seconds"), per_unit(F.get(w), "store_cpu_seconds")
+            out.append(f"| {w} | {f1(b)} | {f1(f)} | {ratio(b, f)} |")
+        out += [f"| **storage CPU per write** | {f1(wb)} | {f1(wf)} | {ratio(wb, wf)} |", ""]
+        out.append(f"storage CPU per write, base/etcd: {ratio(we, wb)}")
     out.append(f"storage CPU per write, fs/etcd: {ratio(we, wf)}")
     return "\n".join(out) + "\n"
 
@@ -189,6 +204,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--fieldstore", default=os.path.join(ROOT, "target", "release", "fieldstore"))
     ap.add_argument("--etcd", default="/usr/bin/etcd" if os.access("/usr/bin/etcd", os.X_OK) else None)
+    ap.add_argument("--compare", help="another fieldstore binary, run as a third stack (base)")
     ap.add_argument("--results", default=os.path.join(ROOT, "benches", "ETCD_API_RESULTS.md"))
     ap.add_argument("--loadgen-args", default=DEFAULT_LOADGEN)
     ap.add_argument("--fieldstore-flags", default="")
@@ -201,6 +217,8 @@ def main():
         log(f"no kube-apiserver in {bin}: building it")
         subprocess.run(RUN_SH + ["build"], check=True)
     args.etcd = os.path.abspath(args.etcd or os.path.join(bin, "etcd"))
+    if args.compare:
+        args.compare = os.path.abspath(args.compare)
     if not os.access(args.fieldstore, os.X_OK):
         raise SystemExit(f"no fieldstore binary at {args.fieldstore} (cargo build --release, or --fieldstore BIN)")
     work = tempfile.mkdtemp(prefix="fieldstore-bench-stores.")
@@ -209,7 +227,7 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     shown = os.path.relpath(args.fieldstore, ROOT) if args.fieldstore.startswith(ROOT) else args.fieldstore
     head = [f"### Run of {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} (commit `{commit}`, {args.rounds} round(s))", "",
-            f"`{shown}`; {version([args.etcd, '--version'])} (`{args.etcd}`); kube-apiserver `{bin}/kube-apiserver`; "
+            f"`{shown}`{f' (base: `{args.compare}`)' if args.compare else ''}; {version([args.etcd, '--version'])} (`{args.etcd}`); kube-apiserver `{bin}/kube-apiserver`; "
             f"loadgen arguments: `{args.loadgen_args}`; more fieldstore flags: `{args.fieldstore_flags or '(none)'}`; "
             f"load average at the start {' '.join(base.loadavg())} on {os.cpu_count()} CPUs.", ""]
     sections = []
