@@ -66,6 +66,7 @@ class Stack:
                 [self.bin, "--data", self.data, "serve", "--listen", "127.0.0.1:0", "--no-http",
                  "--etcd-api", f"127.0.0.1:{port}"] + shlex.split(self.args.fieldstore_flags),
                 stdout=open(os.path.join(self.dir, "fieldstore.log"), "w"), stderr=subprocess.STDOUT)
+            self.store = self.fs.pid  # stopped by stop() even if kube-apiserver fails to start
             for _ in range(2000):
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -77,7 +78,8 @@ class Stack:
             env["REFERENCE_ETCD_SERVERS"] = f"http://127.0.0.1:{port}"
         subprocess.run(RUN_SH + ["start", self.rundir], check=True, env=env, stdout=subprocess.DEVNULL)
         self.apiserver = int(base.read(os.path.join(self.rundir, "apiserver.pid")))
-        self.store = self.fs.pid if self.kind != "etcd" else int(base.read(os.path.join(self.rundir, "etcd.pid")))
+        if self.kind == "etcd":
+            self.store = int(base.read(os.path.join(self.rundir, "etcd.pid")))
 
     def spec(self):
         return (f"name={self.kind},kubeconfig={self.rundir}/kubeconfig,data={self.data},"
