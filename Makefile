@@ -7,7 +7,7 @@ DATA     ?= ./fieldstore-data
 TARGET   ?= $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET)/release/fieldstore
 
-.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference bench-etcd-api
+.PHONY: setup run demo lint test reference differential crd-check crd-record bench-reference
 
 # Installs a C/C++ toolchain and libclang (needed to build RocksDB's bindings) only when they are
 # missing: with apt-get when running as root, otherwise it says what to install and stops.
@@ -143,6 +143,7 @@ bench-reference:
 # `fieldstore serve --etcd-api`, fresh data on disk each, two rounds of reference/loadgen's
 # creates, SSA applies, LISTs and informers; appends to benches/ETCD_API_RESULTS.md (throughput,
 # p99, storage CPU per write, disk bytes). Needs Go; about 10 minutes. Not part of `make test`.
+.PHONY: bench-etcd-api
 bench-etcd-api:
 	$(BUILD_BIN)
 	python3 benches/reference/on_stores.py --rounds 2 --fieldstore $(BIN)
