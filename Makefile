@@ -142,7 +142,7 @@ bench-reference:
 # $$REFERENCE_BIN) on etcd (Debian's /usr/bin/etcd 3.4 when present, else reference/bin/etcd) and on
 # `fieldstore serve --etcd-api`, fresh data on disk each, two rounds of reference/loadgen's
 # creates, SSA applies, LISTs and informers; appends to benches/ETCD_API_RESULTS.md (throughput,
-# p99, storage CPU per write, disk bytes). Needs Go; about 10 minutes. Not part of `make test`.
+# p99, storage CPU per write, disk bytes). Needs Go; about 5 minutes. Not part of `make test`.
 .PHONY: bench-etcd-api
 bench-etcd-api:
 	$(BUILD_BIN)
