@@ -147,3 +147,13 @@ crd-record:
 bench-reference:
 	$(BUILD_BIN)
 	python3 benches/reference/run.py --rounds 2 --fieldstore $(BIN)
+
+# kube-apiserver on each store (issue 37): the same kube-apiserver (reference/bin, or
+# $$REFERENCE_BIN) on etcd (Debian's /usr/bin/etcd 3.4 when present, else reference/bin/etcd) and on
+# `fieldstore serve --etcd-api`, fresh data on disk each, two rounds of reference/loadgen's
+# creates, SSA applies, LISTs and informers; appends to benches/ETCD_API_RESULTS.md (throughput,
+# p99, storage CPU per write, disk bytes). Needs Go; about 5 minutes. Not part of `make test`.
+.PHONY: bench-etcd-api
+bench-etcd-api:
+	$(BUILD_BIN)
+	python3 benches/reference/on_stores.py --rounds 2 --fieldstore $(BIN)

@@ -17,10 +17,15 @@
 # url, etcd.url, etcd.pid, apiserver.pid, ready_ms (start of etcd to kube-apiserver's /readyz
 # answering ok), etcd/ (data), etcd.log, apiserver.log. `REFERENCE_STATE` (default
 # /tmp/fieldstore-reference.current) names the last started run dir, for `stop` without DIR.
+# `REFERENCE_ETCD` is the etcd binary (default bin/etcd; e.g. /usr/bin/etcd for Debian's 3.4);
+# with `REFERENCE_ETCD_SERVERS=URL` no etcd is started and kube-apiserver uses that store (e.g.
+# `fieldstore serve --etcd-api`); etcd.pid is then absent.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${REFERENCE_BIN:-$HERE/bin}
+ETCD=${REFERENCE_ETCD:-$BIN/etcd}
+ETCD_SERVERS=${REFERENCE_ETCD_SERVERS:-}
 STATE=${REFERENCE_STATE:-/tmp/fieldstore-reference.current}
 
 die() { echo "reference: $*" >&2; exit 1; }
@@ -88,7 +93,7 @@ stop_pid() {
 }
 
 start() {
-    [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] || die "no binaries in $BIN; run '$0 build' (or make reference)"
+    [ -x "$BIN/kube-apiserver" ] && { [ -n "$ETCD_SERVERS" ] || [ -x "$ETCD" ]; } || die "no binaries in $BIN; run '$0 build' (or make reference)"
     local dir=${1:-}
     if [ -z "$dir" ]; then dir=$(mktemp -d /tmp/fieldstore-reference.XXXXXX); else mkdir -p "$dir"; fi
     dir=$(cd "$dir" && pwd)
@@ -96,15 +101,19 @@ start() {
     local cport pport sport
     cport=$(free_port); pport=$(free_port); sport=$(free_port)
     local t0; t0=$(now_ms)
-    "$BIN/etcd" --name reference --data-dir "$dir/etcd" \
-        --listen-client-urls "http://127.0.0.1:$cport" --advertise-client-urls "http://127.0.0.1:$cport" \
-        --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-        --initial-cluster "reference=http://127.0.0.1:$pport" \
-        > "$dir/etcd.log" 2>&1 &
-    echo $! > "$dir/etcd.pid"
-    echo "http://127.0.0.1:$cport" > "$dir/etcd.url"
+    if [ -z "$ETCD_SERVERS" ]; then
+        "$ETCD" --name reference --data-dir "$dir/etcd" \
+            --listen-client-urls "http://127.0.0.1:$cport" --advertise-client-urls "http://127.0.0.1:$cport" \
+            --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+            --initial-cluster "reference=http://127.0.0.1:$pport" \
+            > "$dir/etcd.log" 2>&1 &
+        echo $! > "$dir/etcd.pid"
+        echo "http://127.0.0.1:$cport" > "$dir/etcd.url"
+    else
+        echo "$ETCD_SERVERS" > "$dir/etcd.url"
+    fi
     "$BIN/kube-apiserver" \
-        --etcd-servers "http://127.0.0.1:$cport" \
+        --etcd-servers "$(cat "$dir/etcd.url")" \
         --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$sport" \
         --tls-cert-file "$dir/serving.crt" --tls-private-key-file "$dir/serving.key" \
         --token-auth-file "$dir/tokens.csv" --authorization-mode AlwaysAllow \
@@ -126,11 +135,11 @@ start() {
             echo "$dir"
             return 0
         fi
-        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; stop_pid "$(cat "$dir/etcd.pid")"; die "kube-apiserver exited"; }
-        alive "$(cat "$dir/etcd.pid")" || { tail -20 "$dir/etcd.log" >&2; stop_pid "$(cat "$dir/apiserver.pid")"; die "etcd exited"; }
+        alive "$(cat "$dir/apiserver.pid")" || { tail -20 "$dir/apiserver.log" >&2; stop_pid "$(cat "$dir/etcd.pid" 2>/dev/null || true)"; die "kube-apiserver exited"; }
+        [ -n "$ETCD_SERVERS" ] || alive "$(cat "$dir/etcd.pid")" || { tail -20 "$dir/etcd.log" >&2; stop_pid "$(cat "$dir/apiserver.pid")"; die "etcd exited"; }
         sleep 0.05
     done
-    stop_pid "$(cat "$dir/apiserver.pid")"; stop_pid "$(cat "$dir/etcd.pid")"
+    stop_pid "$(cat "$dir/apiserver.pid")"; stop_pid "$(cat "$dir/etcd.pid" 2>/dev/null || true)"
     die "kube-apiserver not ready after 60 s (see $dir/apiserver.log)"
 }
 

@@ -12,6 +12,9 @@
 //	loadgen -server name=reference,kubeconfig=K,data=DIR,pids=P1+P2 \
 //	        -server name=fieldstore,kubeconfig=K,data=DIR,pids=P -out results.jsonl
 //
+// `store=P2` (optional) names the storage process among pids (etcd, or fieldstore under a
+// kube-apiserver), whose CPU is reported on its own as well (store_cpu_seconds).
+//
 // Start-to-ready times are the driver's: it owns the processes.
 package main
 

@@ -18,6 +18,7 @@ type Result struct {
 	OK         int64          `json:"ok"`                 // of which succeeded
 	Seconds    float64        `json:"seconds"`            // wall clock
 	CPUSeconds float64        `json:"cpu_seconds"`        // server processes' user+system CPU
+	StoreCPU   float64        `json:"store_cpu_seconds"`  // of which the storage process's (when named)
 	ClientCPU  float64        `json:"client_cpu_seconds"` // this load generator's own CPU (same machine)
 	P50ms      float64        `json:"p50_ms"`
 	P99ms      float64        `json:"p99_ms"`
@@ -33,6 +34,7 @@ type Result struct {
 type Measure struct {
 	srv  *Server
 	cpu0 float64
+	st0  float64
 	own0 float64
 	t0   time.Time
 	rss  *rssSampler
@@ -43,7 +45,7 @@ type Measure struct {
 }
 
 func begin(srv *Server) *Measure {
-	return &Measure{srv: srv, cpu0: cpuSeconds(srv.PIDs), own0: cpuSeconds(self), t0: time.Now(), rss: startRSS(srv.PIDs), errs: map[string]int{}}
+	return &Measure{srv: srv, cpu0: cpuSeconds(srv.PIDs), st0: cpuSeconds(srv.Store), own0: cpuSeconds(self), t0: time.Now(), rss: startRSS(srv.PIDs), errs: map[string]int{}}
 }
 
 // record adds one request's latency and outcome; an error is kept word for word (the first 300
@@ -86,7 +88,7 @@ func (m *Measure) end(workload, unit string, ops int64) Result {
 	sort.Slice(m.lat, func(i, j int) bool { return m.lat[i] < m.lat[j] })
 	r := Result{
 		Workload: workload, Server: m.srv.Name, Ops: ops, Unit: unit, OK: m.ok, Seconds: secs,
-		CPUSeconds: cpu, ClientCPU: cpuSeconds(self) - m.own0, P50ms: pct(m.lat, 0.50), P99ms: pct(m.lat, 0.99),
+		CPUSeconds: cpu, StoreCPU: cpuSeconds(m.srv.Store) - m.st0, ClientCPU: cpuSeconds(self) - m.own0, P50ms: pct(m.lat, 0.50), P99ms: pct(m.lat, 0.99),
 		PeakRSSKiB: peak, HWMKiB: statusKiB(m.srv.PIDs, "VmHWM"), DiskBytes: diskBytes(m.srv.DataDir),
 		Extra: map[string]any{},
 	}
@@ -111,9 +113,9 @@ func emit(out *json.Encoder, r Result) {
 	if r.Ops > 0 {
 		perOp = r.CPUSeconds / float64(r.Ops) * 1e6
 	}
-	fmt.Fprintf(os.Stderr, "%-28s %-10s %7d %-8s ok %7d  %6.1f s  %8.0f/s  p50 %7.2f ms  p99 %8.2f ms  cpu %6.2f s = %8.1f µs/%s  client cpu %6.2f s  rss %6.0f MiB  errors %d\n",
+	fmt.Fprintf(os.Stderr, "%-28s %-10s %7d %-8s ok %7d  %6.1f s  %8.0f/s  p50 %7.2f ms  p99 %8.2f ms  cpu %6.2f s = %8.1f µs/%s (store %6.2f s)  client cpu %6.2f s  rss %6.0f MiB  errors %d\n",
 		r.Workload, r.Server, r.Ops, r.Unit, r.OK, r.Seconds, float64(r.Ops)/r.Seconds, r.P50ms, r.P99ms,
-		r.CPUSeconds, perOp, r.Unit, r.ClientCPU, float64(r.PeakRSSKiB)/1024, len(r.Errors))
+		r.CPUSeconds, perOp, r.Unit, r.StoreCPU, r.ClientCPU, float64(r.PeakRSSKiB)/1024, len(r.Errors))
 	for msg, n := range r.Errors {
 		fmt.Fprintf(os.Stderr, "    %d × %s\n", n, msg)
 	}

@@ -16,16 +16,19 @@ import (
 
 // Server is one API server under test: a name for the report, the kubeconfig the clients are
 // built from, the processes whose CPU and memory are its cost (kube-apiserver and etcd for the
-// reference, the one fieldstore process), and the data directory whose size is reported.
+// reference, the one fieldstore process), and the data directory whose size is reported. Store
+// names, of those processes, the storage process (etcd, or fieldstore under a kube-apiserver),
+// whose CPU is also reported on its own.
 type Server struct {
 	Name       string
 	Kubeconfig string
 	DataDir    string
 	PIDs       []int
+	Store      []int
 	base       *rest.Config
 }
 
-// parseServer reads `name=N,kubeconfig=FILE,data=DIR,pids=P1+P2`.
+// parseServer reads `name=N,kubeconfig=FILE,data=DIR,pids=P1+P2[,store=P2]`.
 func parseServer(spec string) (*Server, error) {
 	s := &Server{}
 	for _, kv := range strings.Split(spec, ",") {
@@ -40,13 +43,17 @@ func parseServer(spec string) (*Server, error) {
 			s.Kubeconfig = v
 		case "data":
 			s.DataDir = v
-		case "pids":
+		case "pids", "store":
 			for _, p := range strings.Split(v, "+") {
 				pid, err := strconv.Atoi(p)
 				if err != nil {
 					return nil, fmt.Errorf("server %q: pid %q: %v", spec, p, err)
 				}
-				s.PIDs = append(s.PIDs, pid)
+				if k == "pids" {
+					s.PIDs = append(s.PIDs, pid)
+				} else {
+					s.Store = append(s.Store, pid)
+				}
 			}
 		default:
 			return nil, fmt.Errorf("server %q: unknown key %q", spec, k)

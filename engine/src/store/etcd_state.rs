@@ -75,6 +75,9 @@ pub(crate) type EventGroup = Arc<[(u64, KeyEvent)]>;
 
 struct Slot {
     id: u64,
+    /// The escaped keys the watch covers, `[from, to)` (`to` None: every key from `from`).
+    from: Vec<u8>,
+    to: Option<Vec<u8>>,
     tx: Sender<EventGroup>,
     queued: Arc<AtomicUsize>,
     capacity: usize,
@@ -98,12 +101,13 @@ pub(crate) struct Watchers {
 }
 
 impl Watchers {
-    /// Opens a slot holding at most `capacity` groups not taken.
-    pub(crate) fn register(&mut self, capacity: usize) -> Inbox {
+    /// Opens a slot for the escaped keys `[from, to)`, holding at most `capacity` groups not
+    /// taken.
+    pub(crate) fn register(&mut self, capacity: usize, from: Vec<u8>, to: Option<Vec<u8>>) -> Inbox {
         let (tx, rx) = flume::unbounded();
         self.next_id += 1;
         let (queued, overflowed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-        self.slots.push(Slot { id: self.next_id, tx, queued: queued.clone(), capacity, overflowed: overflowed.clone() });
+        self.slots.push(Slot { id: self.next_id, from, to, tx, queued: queued.clone(), capacity, overflowed: overflowed.clone() });
         Inbox { id: self.next_id, rx, queued, overflowed }
     }
 
@@ -112,10 +116,15 @@ impl Watchers {
         self.slots.retain(|s| s.id != id);
     }
 
-    /// Sends a group to every watcher, dropping those that fell `capacity` groups behind (they
-    /// catch up from the change log).
-    pub(crate) fn broadcast(&mut self, group: &EventGroup) {
+    /// Sends a group to every watcher whose keys hold one of its events (`escaped`: the events'
+    /// keys, escaped), dropping those that fell `capacity` groups behind (they catch up from the
+    /// change log). A watcher is not woken for a group that holds nothing for it: kube-apiserver
+    /// keeps a watch per resource, and a write concerns one.
+    pub(crate) fn broadcast(&mut self, group: &EventGroup, escaped: &[Vec<u8>]) {
         self.slots.retain(|s| {
+            if !escaped.iter().any(|k| *k >= s.from && s.to.as_ref().is_none_or(|t| k < t)) {
+                return true;
+            }
             if s.queued.load(Ordering::SeqCst) >= s.capacity {
                 s.overflowed.store(true, Ordering::SeqCst);
                 return false;
@@ -136,4 +145,36 @@ impl Watchers {
 pub(crate) struct EtcdState {
     pub leases: parking_lot::Mutex<Leases>,
     pub watchers: parking_lot::Mutex<Watchers>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(key: &[u8]) -> (u64, KeyEvent) {
+        (7, KeyEvent { deleted: false, kv: KeyValue { key: key.to_vec(), ..KeyValue::default() }, prev: None })
+    }
+
+    #[test]
+    fn a_group_goes_only_to_the_watchers_of_its_keys() {
+        let mut w = Watchers::default();
+        // Escaped bounds as the etcd API makes them: the keys, with the terminator `0x00 0x01`.
+        let pods = w.register(4, b"/registry/pods/".to_vec(), Some(b"/registry/pods0".to_vec()));
+        let maps = w.register(4, b"/registry/configmaps/".to_vec(), Some(b"/registry/configmaps0".to_vec()));
+        let all = w.register(4, vec![0, 0xff, 0, 1], None);
+        let group: EventGroup = vec![put(b"/registry/configmaps/default/a")].into();
+        w.broadcast(&group, &[b"/registry/configmaps/default/a\x00\x01".to_vec()]);
+        assert!(pods.rx.is_empty(), "a watcher of other keys is not sent the group");
+        assert_eq!(pods.queued.load(Ordering::SeqCst), 0);
+        assert_eq!(maps.rx.try_recv().map(|g| g.len()), Ok(1));
+        assert_eq!(maps.queued.load(Ordering::SeqCst), 1);
+        assert_eq!(all.rx.len(), 1);
+        // A watcher that falls behind on its own keys is dropped; one that was sent nothing is not.
+        for _ in 0..4 {
+            w.broadcast(&group, &[b"/registry/configmaps/default/a\x00\x01".to_vec()]);
+        }
+        assert!(maps.overflowed.load(Ordering::SeqCst));
+        assert!(!pods.overflowed.load(Ordering::SeqCst));
+        assert_eq!(w.slots.iter().map(|s| s.id).collect::<Vec<_>>(), vec![pods.id]);
+    }
 }

@@ -358,11 +358,12 @@ pub(in crate::store) fn commit_jobs(core: &Core, jobs: Vec<Job>, recent: &mut Re
     }
     // The types defined are served, and the objects written known, before the revision is.
     mirror.settle(core, recent);
+    let escaped: Vec<Vec<u8>> = events.iter().map(|(_, e)| escape(&e.kv.key)).collect();
     {
         let _hub = core.hub.lock();
         if rev > base {
             core.visible.store(rev, Ordering::SeqCst);
-            core.etcd.watchers.lock().broadcast(&events.into());
+            core.etcd.watchers.lock().broadcast(&events.into(), &escaped);
             core.advanced.notify_all();
         }
     }

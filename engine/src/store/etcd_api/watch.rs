@@ -64,11 +64,12 @@ impl Drop for EtcdWatch {
     }
 }
 
-/// Opens a watcher's slot at the current revision: the slot and that revision.
-fn register(core: &Core) -> (Inbox, u64) {
+/// Opens a watcher's slot for the escaped keys `[from, to)` at the current revision: the slot
+/// and that revision.
+fn register(core: &Core, from: &[u8], to: Option<&[u8]>) -> (Inbox, u64) {
     let _hub = core.hub.lock();
     let at = core.visible.load(Ordering::SeqCst);
-    (core.etcd.watchers.lock().register(core.options.watch_buffer.max(1)), at)
+    (core.etcd.watchers.lock().register(core.options.watch_buffer.max(1), from.to_vec(), to.map(<[u8]>::to_vec)), at)
 }
 
 impl Store {
@@ -83,11 +84,10 @@ impl Store {
             return Err(Error::EtcdApi(EtcdApiError::EmptyKey));
         }
         let core = self.inner.core.clone();
-        let (inbox, at) = register(&core);
+        let (from, to) = bounds(&req.key, &req.range_end);
+        let (inbox, at) = register(&core, &from, to.as_deref());
         let start = u64::try_from(req.start_revision).unwrap_or(0);
-        let mut watch =
-            EtcdWatch { core, from: Vec::new(), to: None, req, inbox, replay: None, min_rev: start, last: at, pending: VecDeque::new() };
-        (watch.from, watch.to) = bounds(&watch.req.key, &watch.req.range_end);
+        let mut watch = EtcdWatch { core, from, to, req, inbox, replay: None, min_rev: start, last: at, pending: VecDeque::new() };
         if start > 0 && start <= at {
             if start < watch.core.compacted.load(Ordering::SeqCst) {
                 return Err(Error::EtcdApi(EtcdApiError::Compacted));
@@ -176,7 +176,7 @@ impl EtcdWatch {
 
     /// After falling behind: a new slot, and the change log since the last revision returned.
     fn resync(&mut self) {
-        let (inbox, at) = register(&self.core);
+        let (inbox, at) = register(&self.core, &self.from, self.to.as_deref());
         {
             let _hub = self.core.hub.lock();
             self.core.etcd.watchers.lock().remove(self.inbox.id);
