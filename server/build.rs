@@ -30,6 +30,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     for proto in ETCD {
         println!("cargo:rerun-if-changed={PROTO_ROOT}/{proto}");
     }
-    tonic_build::configure().build_client(false).build_server(true).compile_fds(protox::compile(ETCD, [PROTO_ROOT])?)?;
+    let etcd = protox::compile(ETCD, [PROTO_ROOT])?;
+    // Its method names label the request metrics of the etcd door.
+    std::fs::write(out.join("etcd_descriptor.bin"), prost::Message::encode_to_vec(&etcd))?;
+    tonic_build::configure().build_client(false).build_server(true).compile_fds(etcd)?;
     Ok(())
 }

@@ -63,17 +63,23 @@ pub fn grpc_code_label(status: Option<&http::HeaderValue>) -> &'static str {
 
 /// The method label of a gRPC request path (`/package.Service/Method`): the method's name for
 /// fieldstore's own service (`Apply`), `package.Service/Method` for the health and reflection
-/// services, `other` for any path no service of the server defines.
+/// services and the etcd API (`etcdserverpb.KV/Range`), `other` for any path no service of the
+/// server defines.
 pub fn grpc_method_label(path: &str) -> &'static str {
     GRPC_METHODS.get(path).map_or(OTHER, String::as_str)
 }
 
 /// Every gRPC method the server serves, by path, with its label: read from the descriptor sets
-/// of fieldstore's API, gRPC health and reflection (v1).
+/// of fieldstore's API, gRPC health and reflection (v1), and the etcd API.
 static GRPC_METHODS: LazyLock<HashMap<String, String>> = LazyLock::new(|| {
     use prost::Message;
     let own = crate::proto::pb::store_server::SERVICE_NAME;
-    let sets = [crate::proto::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET, tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET];
+    let sets = [
+        crate::proto::FILE_DESCRIPTOR_SET,
+        tonic_health::pb::FILE_DESCRIPTOR_SET,
+        tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
+        crate::proto::ETCD_FILE_DESCRIPTOR_SET,
+    ];
     let mut out = HashMap::new();
     for set in sets {
         let Ok(set) = prost_types::FileDescriptorSet::decode(set) else { continue };

@@ -8,3 +8,7 @@ pub mod pb {
 
 /// The encoded `FileDescriptorSet` of the API, served by gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fieldstore_descriptor.bin"));
+
+/// The encoded descriptor set of etcd's v3 API as the etcd door serves it (`proto/etcd/`): its
+/// method names label the door's request metrics.
+pub const ETCD_FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/etcd_descriptor.bin"));

@@ -315,9 +315,10 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
             let scheme = if door.tls.is_some() { "https" } else { "http" };
             let api = crate::etcd_api::EtcdApi::new(store.clone(), door.data, &format!("{scheme}://{a}"));
+            let shared = crate::etcd_api::Shared { metrics: metrics.clone(), conns: conns.clone(), deadline: limits.request_deadline };
             let stop = stop_rx.clone();
             tokio::spawn(async move {
-                if let Err(e) = api.serve(l, door.tls, stop).await {
+                if let Err(e) = api.serve(l, door.tls, shared, stop).await {
                     tracing::error!(error = %e, "the etcd API stopped");
                 }
             });

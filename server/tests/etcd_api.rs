@@ -39,10 +39,17 @@ fn etcdctl_available() -> bool {
 
 /// Starts `fieldstore serve --etcd-api 127.0.0.1:0`; its etcd endpoint.
 fn start_fieldstore(dir: &std::path::Path) -> (Stop, String) {
+    let (stop, endpoint, _) = start_fieldstore_with(dir, &[]);
+    (stop, endpoint)
+}
+
+/// [`start_fieldstore`] with more `serve` flags; also the line it printed.
+fn start_fieldstore_with(dir: &std::path::Path, flags: &[&str]) -> (Stop, String, String) {
     let mut server = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
         .arg("--data")
         .arg(dir.join("data"))
         .args(["serve", "--listen", "127.0.0.1:0", "--no-http", "--etcd-api", "127.0.0.1:0"])
+        .args(flags)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -51,7 +58,7 @@ fn start_fieldstore(dir: &std::path::Path) -> (Stop, String) {
     BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
     // "fieldstore: serving on ADDR (…, etcd API http://ADDR)"
     let endpoint = line.split("etcd API http://").nth(1).and_then(|r| r.split(&[')', ','][..]).next()).expect("the etcd API's address");
-    (Stop(server), endpoint.trim().to_string())
+    (Stop(server), endpoint.trim().to_string(), line)
 }
 
 /// One server under test.
@@ -577,4 +584,42 @@ fn malformed_and_oversized_requests_are_refused_and_the_server_goes_on() {
         client.put("/after", "ok", None).await.unwrap();
         assert_eq!(client.get("/after", None).await.unwrap().kvs()[0].value(), b"ok");
     });
+}
+
+/// The etcd door is one of the server's doors: its requests are counted in the server's metrics
+/// by etcd method, and its connections are under the per-client cap the other listeners keep.
+#[test]
+fn the_etcd_door_shares_the_metrics_and_connection_limits() {
+    use std::io::Read;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, endpoint, line) = start_fieldstore_with(dir.path(), &["--metrics", "127.0.0.1:0", "--max-connections-per-client", "2"]);
+    let metrics = line.split("metrics http://").nth(1).and_then(|r| r.split(&[')', ',', '/'][..]).next()).unwrap().trim().to_string();
+    rt.block_on(async {
+        // One connection for the client.
+        let mut client = etcd_client::Client::connect([format!("http://{endpoint}")], None).await.unwrap();
+        client.put("/counted", "1", None).await.unwrap();
+        assert_eq!(client.get("/counted", None).await.unwrap().kvs()[0].value(), b"1");
+        // A second connection is within the cap; a third is closed at once.
+        let second = std::net::TcpStream::connect(&endpoint).unwrap();
+        let mut third = std::net::TcpStream::connect(&endpoint).unwrap();
+        third.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 16];
+        assert!(matches!(third.read(&mut buf), Ok(0) | Err(_)), "a connection beyond the cap stayed open");
+        drop(second);
+        // The client's own connection still works.
+        client.put("/counted", "2", None).await.unwrap();
+    });
+    let mut conn = std::net::TcpStream::connect(&metrics).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    for method in ["etcdserverpb.KV/Put", "etcdserverpb.KV/Range"] {
+        let counted = text.lines().find(|l| {
+            l.starts_with("fieldstore_requests_total") && l.contains(&format!("method=\"{method}\"")) && l.contains("code=\"0\"")
+        });
+        let n: u64 = counted.and_then(|l| l.rsplit(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        assert!(n >= 1, "{method} not counted in:\n{text}");
+    }
+    assert!(text.contains("method=\"etcdserverpb.KV/Put\",code=\"0\"} 2"), "two puts counted:\n{text}");
 }

@@ -14,6 +14,8 @@ mod lease;
 mod maintenance;
 mod watch;
 
+use crate::listen::{Connections, InFlightLayer};
+use crate::metrics::{Metrics, MetricsLayer};
 use fieldstore_engine::store::etcd_api::EtcdApiError;
 use fieldstore_engine::store::Store;
 use std::path::PathBuf;
@@ -98,13 +100,18 @@ impl EtcdApi {
         self,
         listener: tokio::net::TcpListener,
         tls: Option<tonic::transport::ServerTlsConfig>,
+        shared: Shared,
         mut shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<(), String> {
         // etcd's first revision is 1; its clients take 0 for "none".
         self.store.etcd_start_async().await.map_err(|e| format!("etcd API: {e}"))?;
         let expiry = tokio::spawn(lease::expire_loop(self.store.clone(), shutdown.clone()));
         let max = MAX_REQUEST_BYTES + GRPC_OVERHEAD_BYTES;
-        let mut builder = tonic::transport::Server::builder();
+        // The other doors' request metrics (labelled `etcdserverpb.KV/Range` …), their in-flight
+        // tracking, which keeps a connection with a request or stream open from being closed
+        // as idle, and their request deadline (a unary call; a stream's is its first answer).
+        let mut builder =
+            tonic::transport::Server::builder().timeout(shared.deadline).layer(MetricsLayer(shared.metrics)).layer(InFlightLayer);
         if let Some(tls) = tls {
             builder = builder.tls_config(tls).map_err(|e| format!("etcd API TLS: {e}"))?;
         }
@@ -114,12 +121,11 @@ impl EtcdApi {
             .add_service(rpc::lease_server::LeaseServer::new(self.clone()).max_decoding_message_size(max))
             .add_service(rpc::maintenance_server::MaintenanceServer::new(self.clone()).max_decoding_message_size(max))
             .add_service(rpc::cluster_server::ClusterServer::new(self).max_decoding_message_size(max));
-        let incoming = futures_util::stream::unfold(listener, |l| async move {
-            let accepted = l.accept().await.map(|(socket, _)| {
-                let _ = socket.set_nodelay(true);
-                socket
-            });
-            Some((accepted, l))
+        // Connections as the other listeners accept them: at most so many per client address,
+        // closed after the idle timeout with no request in flight.
+        let incoming = futures_util::stream::unfold((listener, shared.conns), |(l, conns)| async move {
+            let conn = crate::listen::accept(&l, "etcd", &conns).await.into_conn();
+            Some((Ok::<_, std::io::Error>(conn), (l, conns)))
         });
         let stop = async move {
             while !*shutdown.borrow() {
@@ -132,6 +138,16 @@ impl EtcdApi {
         expiry.abort();
         served
     }
+}
+
+/// What the etcd door shares with the server's other doors.
+pub struct Shared {
+    /// The request metrics.
+    pub metrics: Arc<Metrics>,
+    /// The connection limits (per client address; idle connections).
+    pub conns: Arc<Connections>,
+    /// The deadline of a request.
+    pub deadline: Duration,
 }
 
 /// The gRPC status of an engine error: etcd's code and message for what etcd refuses.
