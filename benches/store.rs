@@ -5,6 +5,9 @@
 //! - `store/create` (`sync_off`, `sync_on`): one ~1 KiB ConfigMap per iteration through
 //!   `Store::create`, against `raw`: one RocksDB put of the same JSON bytes under
 //!   `namespace/name`, into a database with the store's options, with the same sync setting;
+//! - `store/update` (`sync_off`): one ~1 KiB ConfigMap read with `Store::get`, one data key
+//!   changed and written back with `Store::update` (a PUT) per iteration, against `raw`: the
+//!   same read (a RocksDB get and its parse), change and put of its JSON;
 //! - `store/get`: `Store::get` of one of 10k objects, against `raw`: a RocksDB get of the
 //!   object's JSON and its parse;
 //! - `store/list` (pages of 500 from 10k objects): `store` a page read with a continue token,
@@ -94,6 +97,41 @@ fn bench_create(c: &mut Criterion) {
             )
         });
     }
+    g.finish();
+}
+
+fn bench_update(c: &mut Criterion) {
+    let mut g = c.benchmark_group("store/update");
+    quick(&mut g);
+    g.throughput(Throughput::Elements(1));
+    let w = WriteOptions::new("bench");
+    let name = cm_name("cm", 0);
+    let raw_dir = tempdir();
+    let db = open_raw(raw_dir.path());
+    let wo = write_opts(false);
+    db.put_opt(raw_key(&name), serde_json::to_vec(&configmap(&name, 0)).expect("json"), &wo).expect("put");
+    let mut i = 0u64;
+    g.bench_function(BenchmarkId::new("raw", "sync_off"), |b| {
+        b.iter(|| {
+            i += 1;
+            let mut o: Value = serde_json::from_slice(&db.get(raw_key(&name)).expect("get").expect("present")).expect("parse");
+            o["data"]["changed"] = Value::String(i.to_string());
+            db.put_opt(raw_key(&name), serde_json::to_vec(&o).expect("json"), &wo).expect("put")
+        })
+    });
+    let dir = tempdir();
+    let store = open_store(dir.path(), false);
+    let of = Collection::new("configmaps", Some(NS));
+    store.create(&of, &configmap(&name, 0), &w).expect("create");
+    let key = ObjectKey::new("configmaps", Some(NS), &name);
+    g.bench_function(BenchmarkId::new("store", "sync_off"), |b| {
+        b.iter(|| {
+            i += 1;
+            let mut o = store.get(&key, &GetOptions::default()).expect("get");
+            o["data"]["changed"] = Value::String(i.to_string());
+            store.update(&of, &o, &w).expect("update")
+        })
+    });
     g.finish();
 }
 
@@ -214,6 +252,7 @@ fn bench_apply(c: &mut Criterion) {
 
 fn benches(c: &mut Criterion) {
     bench_create(c);
+    bench_update(c);
     let f = filled();
     bench_read(c, &f);
     drop(f);
