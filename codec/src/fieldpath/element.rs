@@ -129,8 +129,6 @@ impl Hash for PathElement {
     }
 }
 
-/// Prints the element as Kubernetes prints it in conflict messages: `.name`, `[k=v,…]`, `[=v]`,
-/// `[3]`.
 impl PathElement {
     /// Appends the element as its `Display` prints it (`.name`, `[3]`, `[name="x"]`, `[="a"]`).
     pub fn write_to(&self, out: &mut String) {
@@ -165,6 +163,8 @@ impl PathElement {
     }
 }
 
+/// Prints the element as Kubernetes prints it in conflict messages: `.name`, `[k=v,…]`, `[=v]`,
+/// `[3]`.
 impl fmt::Display for PathElement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use fmt::Write;
