@@ -416,10 +416,9 @@ func logRangeStream(t *testing.T, rangeStream bool) {
 // WatchProgressNotifyInterval = 1s for TestProgressNotify.
 func progressNotifyArgs(t *testing.T) []string {
 	v := os.Getenv("FIELDSTORE_PROGRESS_NOTIFY_ARGS")
-	if v == "" && os.Getenv("STORAGETESTS_ETCD") == "" {
-		t.Skip("needs a fieldstore with a 1s progress-notify interval (etcd's --experimental-watch-progress-notify-interval=1s, " +
-			"as upstream configures); fieldstore hard-codes 600s (server/src/etcd_api/mod.rs PROGRESS_INTERVAL, no flag). " +
-			"Set FIELDSTORE_PROGRESS_NOTIFY_ARGS to the serve flag(s) that set it, e.g. '--etcd-progress-notify-interval 1s'")
+	if v == "" {
+		// fieldstore's flag for etcd's --experimental-watch-progress-notify-interval.
+		v = "--etcd-progress-notify-seconds 1"
 	}
 	return strings.Fields(v)
 }

@@ -105,6 +105,10 @@ pub struct ServeArgs {
     /// --trusted-ca-file with --client-cert-auth; needs --etcd-certfile.
     #[arg(long, requires = "etcd_certfile")]
     etcd_cafile: Option<PathBuf>,
+    /// Seconds between the etcd API's progress notifications to idle watches that asked for
+    /// them (etcd's --experimental-watch-progress-notify-interval; default 600, etcd's).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..), requires = "etcd_api")]
+    etcd_progress_notify_seconds: u64,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -218,6 +222,7 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
         Some(addr) => Some(EtcdDoor {
             addr,
             tls: etcd_tls(args)?,
+            progress_interval: Duration::from_secs(args.etcd_progress_notify_seconds),
             data: match location {
                 Location::Data(dir) => Some(dir.clone()),
                 Location::Etcd { .. } => None,
@@ -270,6 +275,7 @@ struct Server {
 struct EtcdDoor {
     addr: SocketAddr,
     tls: Option<tonic::transport::ServerTlsConfig>,
+    progress_interval: Duration,
     data: Option<PathBuf>,
 }
 
@@ -314,7 +320,8 @@ async fn serve(store: Store, auth: Arc<Auth>, server: Server, location: &Locatio
                 .map_err(|e| ServeError::Io(format!("cannot listen on {} for the etcd API: {e}", door.addr)))?;
             let a = l.local_addr().map_err(|e| ServeError::Io(e.to_string()))?;
             let scheme = if door.tls.is_some() { "https" } else { "http" };
-            let api = crate::etcd_api::EtcdApi::new(store.clone(), door.data, &format!("{scheme}://{a}"));
+            let api = crate::etcd_api::EtcdApi::new(store.clone(), door.data, &format!("{scheme}://{a}"))
+                .progress_interval(door.progress_interval);
             let shared = crate::etcd_api::Shared { metrics: metrics.clone(), conns: conns.clone(), deadline: limits.request_deadline };
             let stop = stop_rx.clone();
             tokio::spawn(async move {
