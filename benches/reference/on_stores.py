@@ -181,13 +181,7 @@ def round_section(n, results, disk, kinds):
             f"| storage CPU per write (all write workloads: {ops(E):,} writes) | {f1(we)} µs | {f1(wf)} µs | {ratio(we, wf)} |",
             f"| bytes on disk at the end (`du -sb` of the data directory) | {disk['etcd'] / (1 << 20):,.1f} MiB | {disk['fieldstore'] / (1 << 20):,.1f} MiB | {ratio(disk['etcd'], disk['fieldstore'])} |",
             ""]
-    errors = [r for r in results if r.get("errors")]
-    if errors:
-        out += ["Errors (word for word, with counts):", ""]
-        for r in errors:
-            for msg, c in r["errors"].items():
-                out.append(f"- {r['server']}, {r['workload']}: {c} × `{msg}`")
-        out.append("")
+    out += base.errors_section(results, "Errors (word for word, with counts):")
     if B:
         wb = tot(B, "store_cpu_seconds") / ops(B) * 1e6 if ops(B) else None
         out += ["Against the `--compare` binary (base), same round — storage CPU µs per unit:", "",

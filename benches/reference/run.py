@@ -266,6 +266,18 @@ def fmt_adv(ref, fs):
     return f"{ref / fs:.1f}"
 
 
+def errors_section(results, heading):
+    """The lines listing every workload's client errors, word for word with counts (none: no lines)."""
+    errors = [r for r in results if r.get("errors")]
+    if not errors:
+        return []
+    out = [heading, ""]
+    for r in errors:
+        for msg, c in r["errors"].items():
+            out.append(f"- {r['server']}, {r['workload']}: {c} × `{msg}`")
+    return out + [""]
+
+
 def round_section(n, results, starts, disk, hwm):
     R, F = by(results, "reference"), by(results, "fieldstore")
     order = list(dict.fromkeys(r["workload"] for r in results if r["workload"] != "error"))
@@ -318,13 +330,7 @@ def round_section(n, results, starts, disk, hwm):
             f"| bytes on disk after the workloads (`du -sb`: etcd's data dir / fieldstore's) | {disk['reference'] / (1 << 20):,.1f} MiB | {disk['fieldstore'] / (1 << 20):,.1f} MiB | {fmt_ratio(disk['reference'], disk['fieldstore'])} |",
             f"| peak RSS over the run (VmHWM; reference: kube-apiserver's + etcd's) | {hwm['reference'] / 1024:,.0f} MiB | {hwm['fieldstore'] / 1024:,.0f} MiB | {fmt_ratio(hwm['reference'], hwm['fieldstore'])} |",
             ""]
-    errors = [r for r in results if r.get("errors")]
-    if errors:
-        out += ["#### Errors (word for word, with counts)", ""]
-        for r in errors:
-            for msg, c in r["errors"].items():
-                out.append(f"- {r['server']}, {r['workload']}: {c} × `{msg}`")
-        out.append("")
+    out += errors_section(results, "#### Errors (word for word, with counts)")
     h = headline(results, starts, hwm)
     out += ["#### Against the issue's targets (fieldstore / reference; ≤ target is met)", "",
             "| metric | reference | fieldstore | fs/ref | target | met |", "|---|---|---|---|---|---|"]

@@ -73,6 +73,12 @@ impl Leases {
 /// A revision's events, shared by every etcd watcher.
 pub(crate) type EventGroup = Arc<[(u64, KeyEvent)]>;
 
+/// Whether an escaped key lies in the escaped range `[from, to)` (`to` None: every key from
+/// `from`), as a range read and a watch cover keys.
+pub(crate) fn within(escaped: &[u8], from: &[u8], to: Option<&[u8]>) -> bool {
+    escaped >= from && to.is_none_or(|t| escaped < t)
+}
+
 struct Slot {
     id: u64,
     /// The escaped keys the watch covers, `[from, to)` (`to` None: every key from `from`).
@@ -122,7 +128,7 @@ impl Watchers {
     /// keeps a watch per resource, and a write concerns one.
     pub(crate) fn broadcast(&mut self, group: &EventGroup, escaped: &[Vec<u8>]) {
         self.slots.retain(|s| {
-            if !escaped.iter().any(|k| *k >= s.from && s.to.as_ref().is_none_or(|t| k < t)) {
+            if !escaped.iter().any(|k| within(k, &s.from, s.to.as_deref())) {
                 return true;
             }
             if s.queued.load(Ordering::SeqCst) >= s.capacity {

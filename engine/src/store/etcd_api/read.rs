@@ -2,6 +2,7 @@
 //! the committer's group not yet in the database laid over it), and compaction's sweep.
 
 use super::super::core::Core;
+use super::super::etcd_state::within;
 use super::super::keys;
 use super::super::kv::{Deleter, Flow};
 use super::layout::{escape, split_version_key, unescape, version_key, Version, CF_ETCD};
@@ -22,11 +23,6 @@ pub(crate) fn bounds(key: &[u8], range_end: &[u8]) -> (Vec<u8>, Option<Vec<u8>>)
         end => Some(escape(end)),
     };
     (from, to)
-}
-
-/// Whether an escaped key lies in `[from, to)`.
-fn within(escaped: &[u8], from: &[u8], to: Option<&[u8]>) -> bool {
-    escaped >= from && to.is_none_or(|t| escaped < t)
 }
 
 /// The key-value of a live version.

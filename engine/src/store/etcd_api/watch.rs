@@ -7,7 +7,7 @@
 //! log, as etcd moves a slow watcher to its unsynced set.
 
 use super::super::core::Core;
-use super::super::etcd_state::{EventGroup, Inbox, KeyEvent};
+use super::super::etcd_state::{within, EventGroup, Inbox, KeyEvent};
 use super::super::keys::{self, Change, CF_CHANGES};
 use super::super::kv::Flow;
 use super::layout::{parse_change_prefix, unescape, Touch};
@@ -101,9 +101,7 @@ impl Store {
 
 impl EtcdWatch {
     fn wants(&self, e: &KeyEvent) -> bool {
-        let escaped = super::layout::escape(&e.kv.key);
-        escaped >= self.from
-            && self.to.as_deref().is_none_or(|t| escaped.as_slice() < t)
+        within(&super::layout::escape(&e.kv.key), &self.from, self.to.as_deref())
             && !(e.deleted && self.req.no_delete)
             && (e.deleted || !self.req.no_put)
     }
