@@ -186,6 +186,46 @@ pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
     Ok(out)
 }
 
+/// A managedFields entry as a store keeps it: its field set already decoded (from a binary
+/// form), no JSON in between.
+pub(crate) struct StoredEntry {
+    pub manager: String,
+    pub operation: Operation,
+    pub api_version: String,
+    /// RFC 3339, as [`Time::as_str`] writes it; empty when the entry has no time.
+    pub time: String,
+    pub subresource: String,
+    pub set: Set,
+}
+
+/// The managers and times of stored entries: what [`decode`] gives for the managedFields JSON
+/// these entries are shown as, without that JSON.
+///
+/// # Errors
+/// An entry without an apiVersion, as [`decode`].
+pub(crate) fn from_stored(stored: Vec<StoredEntry>) -> Result<Decoded, String> {
+    let mut out = Decoded { entries: stored.len(), ..Decoded::default() };
+    for (i, e) in stored.into_iter().enumerate() {
+        if e.api_version.is_empty() {
+            return Err(format!("managedFields[{i}].apiVersion: must not be empty"));
+        }
+        let applied = e.operation == Operation::Apply;
+        let key = ManagerKey {
+            manager: e.manager,
+            operation: e.operation,
+            api_version: if applied { String::new() } else { e.api_version.clone() },
+            subresource: e.subresource,
+        };
+        if e.time.is_empty() {
+            out.times.remove(&key);
+        } else {
+            out.times.insert(key.clone(), Time::from_canonical(e.time));
+        }
+        out.managers.insert(key, VersionedSet::new(e.set, e.api_version, applied));
+    }
+    Ok(out)
+}
+
 /// The managedFields entries of `managers`, in the order the apiserver writes them.
 pub(crate) fn encode(managers: &ManagedFields, times: &Times) -> Vec<ManagedFieldsEntry> {
     ordered(managers, times)
@@ -246,6 +286,40 @@ mod tests {
         let set = set_from_value(&value, &mut Vec::new(), &mut Names::default()).unwrap().0.unwrap();
         assert_eq!(set, fields_v1::from_json(golden.as_bytes()).unwrap());
         assert!(set_from_value(&json!({"f:a": []}), &mut Vec::new(), &mut Names::default()).is_err());
+    }
+
+    #[test]
+    fn stored_entries_decode_as_their_json() {
+        let mf = json!([
+            {"manager": "a", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:x": {}}}},
+            {"manager": "b", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:y": {}}}, "subresource": "status"},
+            {"manager": "a", "operation": "Apply", "apiVersion": "v2", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:z": {}}}},
+        ]);
+        let want = decode(&mf).unwrap();
+        let stored = mf
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| StoredEntry {
+                manager: e["manager"].as_str().unwrap().into(),
+                operation: if e["operation"] == "Apply" { Operation::Apply } else { Operation::Update },
+                api_version: e["apiVersion"].as_str().unwrap().into(),
+                time: e.get("time").and_then(Value::as_str).unwrap_or("").into(),
+                subresource: e.get("subresource").and_then(Value::as_str).unwrap_or("").into(),
+                set: fields_set(&e["fieldsV1"]).unwrap(),
+            })
+            .collect();
+        let got = from_stored(stored).unwrap();
+        assert_eq!((got.managers, got.times, got.entries), (want.managers, want.times, want.entries));
+        let no_version = StoredEntry {
+            manager: "a".into(),
+            operation: Operation::Update,
+            api_version: String::new(),
+            time: String::new(),
+            subresource: String::new(),
+            set: Set::new(),
+        };
+        assert_eq!(from_stored(vec![no_version]).unwrap_err(), "managedFields[0].apiVersion: must not be empty");
     }
 
     #[test]

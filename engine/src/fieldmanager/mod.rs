@@ -28,7 +28,11 @@ mod time;
 
 pub use cap::{ANCIENT_CHANGES, DEFAULT_MAX_UPDATE_MANAGERS};
 #[cfg(feature = "store")]
-pub(crate) use entries::fields_set;
+pub(crate) use entries::{fields_set, from_stored, Decoded, StoredEntry};
+
+/// How a caller that knows a live object's managers hands them over: called at most once, when
+/// the write needs them, giving what decoding the live object's managedFields would.
+pub(crate) type KnownManagers<'a> = &'a dyn Fn() -> std::result::Result<Decoded, String>;
 pub use reconcile::reconcile_managed_fields;
 pub use time::Time;
 
@@ -251,7 +255,21 @@ impl<'s> FieldManager<'s> {
     ///   resulting object's `metadata` is not an object (so managedFields cannot be stored);
     /// - [`Error::Conflict`]: other managers own fields the config changes, and `force` is off.
     pub fn apply(&self, live: Option<&Value>, config: &Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
-        self.apply_config(live, Cow::Borrowed(config), manager, force, now)
+        self.apply_config(live, None, Cow::Borrowed(config), manager, force, now)
+    }
+
+    /// [`apply`](Self::apply) where the caller knows `live`'s managers already (a store decodes
+    /// them from the binary sets it keeps, not from the managedFields JSON it shows).
+    pub(crate) fn apply_known(
+        &self,
+        live: Option<&Value>,
+        known: Option<KnownManagers<'_>>,
+        config: &Value,
+        manager: &str,
+        force: bool,
+        now: &Time,
+    ) -> Result<ApplyOutcome> {
+        self.apply_config(live, known, Cow::Borrowed(config), manager, force, now)
     }
 
     /// [`apply`](Self::apply) with a config the caller gives up (a request body it has just
@@ -261,22 +279,25 @@ impl<'s> FieldManager<'s> {
     /// # Errors
     /// Those of [`apply`](Self::apply).
     pub fn apply_owned(&self, live: Option<&Value>, config: Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
-        self.apply_config(live, Cow::Owned(config), manager, force, now)
+        self.apply_config(live, None, Cow::Owned(config), manager, force, now)
     }
 
     fn apply_config(
         &self,
         live: Option<&Value>,
+        known: Option<KnownManagers<'_>>,
         mut config: Cow<'_, Value>,
         manager: &str,
         force: bool,
         now: &Time,
     ) -> Result<ApplyOutcome> {
         validate_manager(manager, true)?;
-        let decoded = match live.and_then(entries::managed_fields_of) {
-            Some(mf) => entries::decode(mf).map_err(|e| Error::BadRequest(format!("failed to decode managed fields: {e}")))?,
-            None => entries::Decoded::default(),
-        };
+        let decoded = match (live.and_then(entries::managed_fields_of), known) {
+            (Some(_), Some(known)) => known(),
+            (Some(mf), None) => entries::decode(mf),
+            (None, _) => Ok(entries::Decoded::default()),
+        }
+        .map_err(|e| Error::BadRequest(format!("failed to decode managed fields: {e}")))?;
         self.check_type(&config)?;
         if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|v| !v.is_null()) {
             return Err(Error::BadRequest("metadata.managedFields must be nil".into()));
@@ -367,15 +388,37 @@ impl<'s> FieldManager<'s> {
     ///   do not fit the schema;
     /// - [`Error::BadRequest`]: `new` or its `metadata` is not a JSON object while there are
     ///   managedFields to store.
-    pub fn update(&self, live: Option<&Value>, mut new: Value, manager: &str, now: &Time) -> Result<UpdateOutcome> {
+    pub fn update(&self, live: Option<&Value>, new: Value, manager: &str, now: &Time) -> Result<UpdateOutcome> {
+        self.update_known(live, None, new, manager, now)
+    }
+
+    /// [`update`](Self::update) where the caller knows `live`'s managers already (a store decodes
+    /// them from the binary sets it keeps). When `new` carries managedFields equal to `live`'s
+    /// (a client writing back what it read), they are not decoded again.
+    pub(crate) fn update_known(
+        &self,
+        live: Option<&Value>,
+        known: Option<KnownManagers<'_>>,
+        mut new: Value,
+        manager: &str,
+        now: &Time,
+    ) -> Result<UpdateOutcome> {
         validate_manager(manager, false)?;
         let name = if manager.is_empty() { UNKNOWN_MANAGER } else { manager };
         let key = ManagerKey::update(name, self.api_version.clone()).with_subresource(self.subresource.clone());
 
-        let from_live = || live.and_then(entries::managed_fields_of).and_then(|mf| entries::decode(mf).ok()).unwrap_or_default();
+        let live_managed_fields = live.and_then(entries::managed_fields_of);
+        let from_live = || match (live_managed_fields, known) {
+            (Some(_), Some(known)) => known().unwrap_or_default(),
+            (Some(mf), None) => entries::decode(mf).unwrap_or_default(),
+            (None, _) => entries::Decoded::default(),
+        };
         let decoded = match entries::managed_fields_of(&new) {
             _ if !self.subresource.is_empty() => from_live(),
             Some(mf) if entries::is_reset(mf) => entries::Decoded::default(),
+            // The same JSON decodes to the same managers (or fails the same way, and then so does
+            // the fallback to live's).
+            Some(mf) if known.is_some() && live_managed_fields == Some(mf) => from_live(),
             Some(mf) => match entries::decode(mf) {
                 Ok(d) if !d.managers.is_empty() => d,
                 _ => from_live(),

@@ -106,7 +106,7 @@ impl Store {
     /// changed anything).
     fn update_definition(&self, name: &str, change: impl Fn(&mut Value) -> bool) -> Result<()> {
         let t = self.resolve(CRDS)?;
-        self.write_loop(&t, "", name, false, &Who::default(), |cur| {
+        self.write_loop(&t, "", name, false, &Who::default(), |cur, _| {
             let Some(live) = cur.filter(|l| definitions::deleting(l)) else {
                 return Err(Error::NotFound { resource: CRDS.into(), name: name.into() });
             };

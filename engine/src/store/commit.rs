@@ -11,6 +11,7 @@ use super::kv::{self, Batch, Committed};
 use super::recent::{self, Known, Recent};
 use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Job, Store};
+use crate::fieldmanager::KnownManagers;
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -104,6 +105,8 @@ struct Read {
     live: Option<Value>,
     /// Its managedFields entries, as its record holds them.
     entries: Vec<object::EntryFields>,
+    /// The same entries still encoded, for the field manager ([`object::stored_entries`]).
+    managed: Vec<u8>,
     /// The size of its record.
     record_len: usize,
 }
@@ -113,7 +116,8 @@ impl Read {
     /// revision), its managedFields entries and its record's size.
     fn latest(core: &Core, prefix: &[u8]) -> Result<Read> {
         let at = core.visible.load(Ordering::SeqCst);
-        let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<(Value, Vec<object::EntryFields>, usize)>> {
+        type Found = (Value, Vec<object::EntryFields>, Vec<u8>, usize);
+        let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<Found>> {
             if object::is_tombstone(rec) {
                 return Ok(None);
             }
@@ -121,16 +125,16 @@ impl Read {
                 Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
                 None => object::decode(rec, rev)?,
             };
-            Ok(Some((live, object::entry_fields(rec)?, rec.len())))
+            Ok(Some((live, object::entry_fields(rec)?, object::entries_bytes(rec)?.to_vec(), rec.len())))
         })?;
-        let (expect, live, entries, record_len) = match cur {
+        let (expect, live, entries, managed, record_len) = match cur {
             Some((rev, found)) => match found? {
-                Some((live, entries, len)) => (Expect::Revision(rev), Some(live), entries, len),
-                None => (Expect::Absent(rev), None, Vec::new(), 0),
+                Some((live, entries, managed, len)) => (Expect::Revision(rev), Some(live), entries, managed, len),
+                None => (Expect::Absent(rev), None, Vec::new(), Vec::new(), 0),
             },
-            None => (Expect::Absent(0), None, Vec::new(), 0),
+            None => (Expect::Absent(0), None, Vec::new(), Vec::new(), 0),
         };
-        Ok(Read { expect, at, live, entries, record_len })
+        Ok(Read { expect, at, live, entries, managed, record_len })
     }
 
     /// For a write that ends without committing (no change, an error, a dry run): the version
@@ -202,7 +206,7 @@ impl Store {
         name: &str,
         dry_run: bool,
         who: &Who,
-        plan: impl FnMut(Option<&Value>) -> Result<Plan>,
+        plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
     ) -> Result<Value> {
         super::wait::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
     }
@@ -218,7 +222,7 @@ impl Store {
         name: &str,
         dry_run: bool,
         who: &Who,
-        mut plan: impl FnMut(Option<&Value>) -> Result<Plan>,
+        mut plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
     ) -> Result<Value> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
@@ -231,7 +235,12 @@ impl Store {
                 t.to_served(l);
                 let _ = t.read_view(l);
             }
-            let (mut object, event, tombstone) = match plan(normalised.as_ref().or(read.live.as_ref())) {
+            // The live version's managers, decoded from the record's binary sets if the write
+            // needs them (not for a version planned on as another schema or version shows it).
+            let known = || object::stored_entries(&read.managed).map_err(|e| e.to_string()).and_then(crate::fieldmanager::from_stored);
+            let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
+            let planned = plan(normalised.as_ref().or(read.live.as_ref()), known);
+            let (mut object, event, tombstone) = match planned {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
                     return Ok(v);

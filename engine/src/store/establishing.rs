@@ -36,7 +36,7 @@ impl Store {
             subresource: "status".into(),
             note: String::new(),
         };
-        self.write_loop_async(&t, "", name, false, &who, |cur| {
+        self.write_loop_async(&t, "", name, false, &who, |cur, known| {
             // A definition being deleted is the clean-up's.
             let Some(live) = cur.filter(|l| !definitions::deleting(l)) else { return Ok(Plan::NoOp(Value::Null)) };
             let specs = self.core().registry.read().specs();
@@ -44,7 +44,7 @@ impl Store {
             if !establish(&mut new, &others_of_group(live, &specs), &time) {
                 return Ok(Plan::NoOp(Value::Null));
             }
-            let out = fm.update(Some(live), new, CONTROLLERS, &now)?.object;
+            let out = fm.update_known(Some(live), known, new, CONTROLLERS, &now)?.object;
             Ok(finish_update(live, out, false))
         })
         .await

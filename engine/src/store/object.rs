@@ -175,6 +175,38 @@ pub(crate) fn entry_fields(record: &[u8]) -> Result<Vec<EntryFields>> {
         .collect())
 }
 
+/// The managedFields entries of a record, still encoded (empty for a tombstone); decoded by
+/// [`stored_entries`].
+pub(crate) fn entries_bytes(record: &[u8]) -> Result<&[u8]> {
+    if is_tombstone(record) {
+        return Ok(&[]);
+    }
+    Ok(parts(record)?.entries)
+}
+
+/// The managedFields entries [`entries_bytes`] returned, with their sets decoded from binary:
+/// what the field manager works on, without the JSON form in between.
+pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<crate::fieldmanager::StoredEntry>> {
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parts = Parts { body: &[], protobuf: false, entries };
+    parts
+        .entries()?
+        .into_iter()
+        .map(|e| {
+            Ok(crate::fieldmanager::StoredEntry {
+                set: fields_binary::decode(e.fields)?,
+                manager: e.manager,
+                operation: e.operation,
+                api_version: e.api_version,
+                time: e.time,
+                subresource: e.subresource,
+            })
+        })
+        .collect()
+}
+
 /// Whether a record is a tombstone (without decoding it).
 pub(crate) fn is_tombstone(record: &[u8]) -> bool {
     record.get(1).is_some_and(|f| f & TOMBSTONE != 0)

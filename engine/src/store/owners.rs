@@ -281,7 +281,7 @@ impl Store {
         for o in objects {
             let t = self.resolve(&o.resource)?;
             let wrote = std::cell::Cell::new(false);
-            self.write_loop(&t, &o.namespace, &o.name, false, who, |cur| {
+            self.write_loop(&t, &o.namespace, &o.name, false, who, |cur, _| {
                 wrote.set(false);
                 let Some(live) = cur else { return Ok(Plan::NoOp(Value::Null)) };
                 if selector.is_some_and(|s| !s.matches(live.pointer("/metadata/labels"))) {

@@ -269,18 +269,26 @@ pub(crate) fn encodable(t: &super::types::Registered, object: &Value) -> Result<
 }
 
 /// Rejects values nested deeper than `max` objects and arrays.
+///
+/// Only containers go on the walk's stack (a scalar has no depth to check), and their children
+/// are visited without an iterator object per container: this runs on every write's body.
 pub(crate) fn depth(v: &Value, max: usize) -> Result<()> {
-    let mut stack = vec![(v, 1usize)];
+    fn is_container(v: &Value) -> bool {
+        matches!(v, Value::Object(_) | Value::Array(_))
+    }
+    let mut stack = Vec::with_capacity(32);
+    if is_container(v) {
+        stack.push((v, 1usize));
+    }
     while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Object(m) => Box::new(m.values()),
-            Value::Array(a) => Box::new(a.iter()),
-            _ => continue,
-        };
         if d > max {
             return Err(Error::BadRequest(format!("object nesting exceeds the limit of {max} levels")));
         }
-        stack.extend(children.map(|c| (c, d + 1)));
+        match v {
+            Value::Object(m) => stack.extend(m.values().filter(|c| is_container(c)).map(|c| (c, d + 1))),
+            Value::Array(a) => stack.extend(a.iter().filter(|c| is_container(c)).map(|c| (c, d + 1))),
+            _ => {}
+        }
     }
     Ok(())
 }

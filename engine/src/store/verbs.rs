@@ -200,7 +200,7 @@ impl Store {
         validate::name(&name)?;
         let now = now_time();
         let who = Who { manager: String::new(), operation: Some(Operation::Update), subresource: String::new(), note: note.into() };
-        self.write_loop(&t, &ns, &name, false, &who, |cur| {
+        self.write_loop(&t, &ns, &name, false, &who, |cur, _| {
             if cur.is_some() {
                 return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
             }
@@ -236,7 +236,7 @@ impl Store {
             validate::name(&name)?;
         }
         let now = now_time();
-        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+        self.write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur, _| {
             if cur.is_some() {
                 return Err(Error::AlreadyExists { resource: t.spec.resource(), name: name.clone() });
             }
@@ -386,13 +386,13 @@ impl Store {
         let now = now_time();
         let warned = parking_lot::Mutex::new(Vec::new()); // Sync: the future stays Send
         let object = self
-            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Update), |cur, known| {
                 let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.clone() })?;
                 check_preconditions(&t, &name, live, object)?;
                 let mut new = prepare_update(&t, opts.status, live, object.clone());
                 fold_string_data(&t, &mut new);
                 *warned.lock() = strategy::prepare_input(&t, Some(live), &mut new, &name)?;
-                let mut out = fm.update(Some(live), new, &opts.manager, &now)?.object;
+                let mut out = fm.update_known(Some(live), known, new, &opts.manager, &now)?.object;
                 strategy::prepare_update(&t, opts.status, live, &mut out)?;
                 Ok(finish_update(live, out, strategy::annotations_bump_generation(&t, opts.status)))
             })
@@ -426,7 +426,7 @@ impl Store {
         let created = std::sync::atomic::AtomicBool::new(false); // Sync: the future stays Send
         let warned = parking_lot::Mutex::new(Vec::new());
         let object = self
-            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur| match cur {
+            .write_loop_async(&t, &ns, &name, opts.dry_run, &who(opts, Operation::Apply), |cur, known| match cur {
                 None => {
                     created.store(true, std::sync::atomic::Ordering::Relaxed);
                     if opts.status {
@@ -443,7 +443,7 @@ impl Store {
                 Some(live) => {
                     created.store(false, std::sync::atomic::Ordering::Relaxed);
                     check_preconditions(&t, &name, live, config)?;
-                    let outcome = fm.apply(Some(live), config, &opts.manager, opts.force, &now)?;
+                    let outcome = fm.apply_known(Some(live), known, config, &opts.manager, opts.force, &now)?;
                     if outcome.is_noop() {
                         // The field manager's object is then the live one: the same fields, and
                         // managedFields rebuilt from unchanged entries, in the form the store writes
@@ -494,7 +494,7 @@ impl Store {
         };
         let now = now_time();
         let mut warnings = Vec::new();
-        let object = self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur| {
+        let object = self.write_loop(&t, &ns, name, opts.dry_run, &who(opts, Operation::Update), |cur, known| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let apply = || crate::patch::apply_limited(patch_type, live, patch, &meta, self.core().options.max_patch_bytes);
             let patched = apply()?;
@@ -505,7 +505,7 @@ impl Store {
                 let mut new = prepare_update(&t, opts.status, live, patched);
                 fold_string_data(&t, &mut new);
                 let ratcheted = strategy::prepare_input(&t, Some(live), &mut new, name)?;
-                fm.update(Some(live), new, &opts.manager, &now).map(|o| (o, ratcheted))
+                fm.update_known(Some(live), known, new, &opts.manager, &now).map(|o| (o, ratcheted))
             };
             warnings.clear();
             let (out, ratcheted) = match update(patched) {
@@ -542,7 +542,7 @@ impl Store {
         let definition = t.spec.resource() == super::definitions::CRDS;
         let now = now_time();
         let deleter = Who::default();
-        let deleted = self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur| {
+        let deleted = self.write_loop(&t, &ns, name, opts.dry_run, &deleter, |cur, _| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             // A CustomResourceDefinition waits for its objects to be deleted.
             let held;
@@ -615,7 +615,7 @@ impl Store {
     /// finalizer left, the namespace goes (the namespace controller's last step).
     pub(super) fn remove_namespace_finalizer(&self, ns: &str) -> Result<()> {
         let t = self.resolve("namespaces")?;
-        self.write_loop(&t, "", ns, false, &Who::default(), |cur| {
+        self.write_loop(&t, "", ns, false, &Who::default(), |cur, _| {
             let Some(live) = cur else { return Err(Error::NotFound { resource: "namespaces".into(), name: ns.into() }) };
             if !strategy::namespace::terminating(live) {
                 return Ok(Plan::NoOp(live.clone()));

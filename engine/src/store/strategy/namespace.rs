@@ -237,7 +237,7 @@ impl Store {
         let who =
             Who { manager: opts.manager.clone(), operation: Some(Operation::Update), subresource: "finalize".into(), ..Who::default() };
         let manager = t.main.clone().with_subresource("finalize");
-        self.write_loop(&t, "", name, opts.dry_run, &who, |cur| {
+        self.write_loop(&t, "", name, opts.dry_run, &who, |cur, known| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: "namespaces".into(), name: name.into() })?;
             check_preconditions(&t, name, live, object)?;
             // Keeps the live status (a Namespace has a status subresource), as the finalize
@@ -250,7 +250,7 @@ impl Store {
                     spec.remove("finalizers");
                 }
             }
-            let out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            let out = manager.update_known(Some(live), known, new, &opts.manager, &now)?.object;
             // A namespace being deleted with no finalizer left goes (the commit's rule).
             Ok(finish_update(live, out, false))
         })

@@ -122,7 +122,7 @@ impl Store {
         let who = Who { manager: opts.manager.clone(), operation: Some(Operation::Update), subresource: "scale".into(), ..Who::default() };
         // Recorded as its own `subresource: scale` entry, as kube-apiserver records it.
         let manager = t.main.clone().with_subresource("scale");
-        let out = self.write_loop(&t, &ns, name, opts.dry_run, &who, |cur| {
+        let out = self.write_loop(&t, &ns, name, opts.dry_run, &who, |cur, known| {
             let live = cur.ok_or_else(|| Error::NotFound { resource: t.spec.resource(), name: name.into() })?;
             let scale = match change {
                 ScaleChange::Replace(s) => {
@@ -164,7 +164,7 @@ impl Store {
                 }
             }
             let new = prepare_update(&t, false, live, new);
-            let mut out = manager.update(Some(live), new, &opts.manager, &now)?.object;
+            let mut out = manager.update_known(Some(live), known, new, &opts.manager, &now)?.object;
             if t.spec.scale.is_some() {
                 // kube-apiserver records no managedFields entry for a write to a custom
                 // resource's scale: the object keeps the ones it had.
