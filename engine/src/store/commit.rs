@@ -11,7 +11,7 @@ use super::kv::{self, Batch, Committed};
 use super::recent::{self, Known, Recent};
 use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Job, Store};
-use crate::fieldmanager::KnownManagers;
+use crate::fieldmanager::{KnownManagers, StoredEntry};
 use crate::{Error, Result};
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
@@ -107,6 +107,8 @@ struct Read {
     entries: Vec<object::EntryFields>,
     /// The same entries still encoded, for the field manager ([`object::stored_entries`]).
     managed: Vec<u8>,
+    /// The same entries with their sets decoded, when the record was decoded (not cached).
+    stored: Option<Vec<StoredEntry>>,
     /// The size of its record.
     record_len: usize,
 }
@@ -116,25 +118,37 @@ impl Read {
     /// revision), its managedFields entries and its record's size.
     fn latest(core: &Core, prefix: &[u8]) -> Result<Read> {
         let at = core.visible.load(Ordering::SeqCst);
-        type Found = (Value, Vec<object::EntryFields>, Vec<u8>, usize);
-        let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<Found>> {
+        let cur = core.newest_at(prefix, u64::MAX, |rev, rec| -> Result<Option<Read>> {
             if object::is_tombstone(rec) {
                 return Ok(None);
             }
-            let live = match core.cache.take(prefix, rev) {
-                Some(cached) => Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
-                None => object::decode(rec, rev)?,
+            let (live, stored) = match core.cache.take(prefix, rev) {
+                Some(cached) => (Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)), None),
+                None => object::decode_with_entries(rec, rev).map(|(v, s)| (v, Some(s)))?,
             };
-            Ok(Some((live, object::entry_fields(rec)?, object::entries_bytes(rec)?.to_vec(), rec.len())))
+            Ok(Some(Read {
+                expect: Expect::Revision(rev),
+                at,
+                live: Some(live),
+                entries: object::entry_fields(rec)?,
+                managed: object::entries_bytes(rec)?.to_vec(),
+                stored,
+                record_len: rec.len(),
+            }))
         })?;
-        let (expect, live, entries, managed, record_len) = match cur {
-            Some((rev, found)) => match found? {
-                Some((live, entries, managed, len)) => (Expect::Revision(rev), Some(live), entries, managed, len),
-                None => (Expect::Absent(rev), None, Vec::new(), Vec::new(), 0),
-            },
-            None => (Expect::Absent(0), None, Vec::new(), Vec::new(), 0),
+        let absent = |rev| Read {
+            expect: Expect::Absent(rev),
+            at,
+            live: None,
+            entries: Vec::new(),
+            managed: Vec::new(),
+            stored: None,
+            record_len: 0,
         };
-        Ok(Read { expect, at, live, entries, managed, record_len })
+        Ok(match cur {
+            Some((rev, found)) => found?.unwrap_or_else(|| absent(rev)),
+            None => absent(0),
+        })
     }
 
     /// For a write that ends without committing (no change, an error, a dry run): the version
@@ -237,9 +251,18 @@ impl Store {
             }
             // The live version's managers, decoded from the record's binary sets if the write
             // needs them (not for a version planned on as another schema or version shows it).
-            let known = || object::stored_entries(&read.managed).map_err(|e| e.to_string()).and_then(crate::fieldmanager::from_stored);
-            let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
-            let planned = plan(normalised.as_ref().or(read.live.as_ref()), known);
+            let planned = {
+                let stored = std::cell::Cell::new(read.stored.take());
+                let known = || {
+                    let stored = match stored.take() {
+                        Some(s) => s,
+                        None => object::stored_entries(&read.managed).map_err(|e| e.to_string())?,
+                    };
+                    crate::fieldmanager::from_stored(stored)
+                };
+                let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
+                plan(normalised.as_ref().or(read.live.as_ref()), known)
+            };
             let (mut object, event, tombstone) = match planned {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);

@@ -16,6 +16,7 @@
 //! managedFields back in Kubernetes' JSON form; the object's keys are sorted (serde_json's map),
 //! so the view is byte-stable.
 
+use crate::fieldmanager::StoredEntry;
 use crate::{Error, Result};
 use fieldstore_codec::managed_fields::{Operation, FIELDS_TYPE_V1};
 use fieldstore_codec::{fields_binary, fields_v1, k8s_protobuf};
@@ -186,7 +187,7 @@ pub(crate) fn entries_bytes(record: &[u8]) -> Result<&[u8]> {
 
 /// The managedFields entries [`entries_bytes`] returned, with their sets decoded from binary:
 /// what the field manager works on, without the JSON form in between.
-pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<crate::fieldmanager::StoredEntry>> {
+pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<StoredEntry>> {
     if entries.is_empty() {
         return Ok(Vec::new());
     }
@@ -195,7 +196,7 @@ pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<crate::fieldmanager::
         .entries()?
         .into_iter()
         .map(|e| {
-            Ok(crate::fieldmanager::StoredEntry {
+            Ok(StoredEntry {
                 set: fields_binary::decode(e.fields)?,
                 manager: e.manager,
                 operation: e.operation,
@@ -271,7 +272,7 @@ impl<'a> Parts<'a> {
     }
 
     /// Appends the managedFields as the JSON text `serde_json` writes for
-    /// [`Parts::managed_fields`]'s value (each entry's keys in byte order), without building the
+    /// [`decode`]'s managedFields (each entry's keys in byte order), without building the
     /// value: a list's JSON view of each object.
     pub(crate) fn write_managed_fields(&self, out: &mut Vec<u8>) -> Result<()> {
         let string = |out: &mut Vec<u8>, key: &[u8], s: &str| {
@@ -307,44 +308,53 @@ impl<'a> Parts<'a> {
         Ok(())
     }
 
-    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries).
-    pub(crate) fn managed_fields(&self) -> Result<Option<Value>> {
+    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries), and the
+    /// entries with their decoded sets (one decode of each set for both).
+    fn managed_fields_and_entries(&self) -> Result<(Option<Value>, Vec<StoredEntry>)> {
         let mut entries = Vec::new();
+        let mut stored = Vec::new();
         for RawEntry { manager, operation, api_version, time, subresource, fields } in self.entries()? {
             let set = fields_binary::decode(fields)?;
             // The entry as ObjectMeta serializes it (empty strings and a missing time omitted),
             // built as a JSON value directly rather than rendered and parsed again.
             let mut e = serde_json::Map::new();
             if !manager.is_empty() {
-                e.insert("manager".into(), Value::String(manager));
+                e.insert("manager".into(), Value::String(manager.clone()));
             }
             e.insert("operation".into(), Value::String(operation.as_str().into()));
             if !api_version.is_empty() {
-                e.insert("apiVersion".into(), Value::String(api_version));
+                e.insert("apiVersion".into(), Value::String(api_version.clone()));
             }
             if !time.is_empty() {
-                e.insert("time".into(), Value::String(time));
+                e.insert("time".into(), Value::String(time.clone()));
             }
             e.insert("fieldsType".into(), Value::String(FIELDS_TYPE_V1.into()));
             e.insert("fieldsV1".into(), fields_v1::to_value(&set));
             if !subresource.is_empty() {
-                e.insert("subresource".into(), Value::String(subresource));
+                e.insert("subresource".into(), Value::String(subresource.clone()));
             }
             entries.push(Value::Object(e));
+            stored.push(StoredEntry { manager, operation, api_version, time, subresource, set });
         }
-        Ok((!entries.is_empty()).then_some(Value::Array(entries)))
+        Ok(((!entries.is_empty()).then_some(Value::Array(entries)), stored))
     }
 }
 
 /// The JSON view of a record stored at `revision`.
 pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
+    Ok(decode_with_entries(record, revision)?.0)
+}
+
+/// [`decode`], and the record's managedFields entries with their decoded sets, as
+/// [`stored_entries`] gives them.
+pub(crate) fn decode_with_entries(record: &[u8], revision: u64) -> Result<(Value, Vec<StoredEntry>)> {
     let parts = parts(record)?;
     let mut object: Value = if parts.protobuf {
         k8s_protobuf::object_of_envelope(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?
     } else {
         serde_json::from_slice(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?
     };
-    let managed_fields = parts.managed_fields()?;
+    let (managed_fields, stored) = parts.managed_fields_and_entries()?;
     let Value::Object(root) = &mut object else {
         return Err(Error::Corrupt("object body is not a JSON object".into()));
     };
@@ -355,7 +365,7 @@ pub(crate) fn decode(record: &[u8], revision: u64) -> Result<Value> {
             meta.insert("managedFields".into(), mf);
         }
     }
-    Ok(object)
+    Ok((object, stored))
 }
 
 fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
