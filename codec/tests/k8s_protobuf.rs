@@ -613,3 +613,54 @@ fn a_list_encoded_item_by_item_is_the_list_encoded_whole() {
     let pod = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "Pod"})).unwrap();
     assert!(k8s_protobuf::encode_list_envelope(&pod, []).is_err());
 }
+
+/// Every leaf of `v`, as a JSON pointer.
+fn leaf_pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, c)| leaf_pointers(c, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out)),
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, c)| leaf_pointers(c, format!("{at}/{i}"), out)),
+        _ => out.push(at),
+    }
+}
+
+#[test]
+fn a_check_of_the_changed_fields_answers_as_the_whole_encoding() {
+    // Every leaf of every fixture replaced, one at a time, by values of other kinds (most of
+    // them invalid there) and by a valid-looking change: the check given the fixture as the old
+    // version accepts and rejects exactly what encoding the whole new version does, with the
+    // same error (field path and reason).
+    let replacements = [json!("x"), json!(7), json!(1.5), json!(true), json!([1]), json!({"a": 1}), json!(null), json!(1e300)];
+    let checked = std::cell::Cell::new(0);
+    for_every_fixture("check_changed == from_value", |f| {
+        let old: Value = serde_json::from_slice(&f.json).unwrap();
+        let message = f.message();
+        message.check_changed(&old, &old).map_err(|e| format!("unchanged: {e}"))?;
+        let mut leaves = Vec::new();
+        leaf_pointers(&old, String::new(), &mut leaves);
+        for pointer in leaves.iter().filter(|p| !p.is_empty()) {
+            for replacement in &replacements {
+                let mut new = old.clone();
+                *new.pointer_mut(pointer).unwrap() = replacement.clone();
+                let whole = message.from_value(&new).map(drop).map_err(|e| e.to_string());
+                let changed = message.check_changed(&new, &old).map_err(|e| e.to_string());
+                if whole != changed {
+                    return Err(format!("{pointer} = {replacement}: whole {whole:?}, changed only {changed:?}"));
+                }
+                checked.set(checked.get() + 1);
+            }
+        }
+        // Two leaves at once (the first error in encoding order is the one reported).
+        for (a, b) in leaves.iter().zip(leaves.iter().rev()).filter(|(a, b)| a < b && !a.is_empty()) {
+            let mut new = old.clone();
+            *new.pointer_mut(a).unwrap() = json!([1]);
+            *new.pointer_mut(b).unwrap() = json!({"a": 1});
+            let whole = message.from_value(&new).map(drop).map_err(|e| e.to_string());
+            let changed = message.check_changed(&new, &old).map_err(|e| e.to_string());
+            if whole != changed {
+                return Err(format!("{a} and {b}: whole {whole:?}, changed only {changed:?}"));
+            }
+        }
+        Ok(())
+    });
+    assert!(checked.get() > 1000, "{} replacements checked", checked.get());
+}

@@ -68,6 +68,59 @@ impl Encoder {
         Ok(())
     }
 
+    /// Checks that `json` encodes as `message`, given that `old` (a version of the same object)
+    /// did: a field's encoding depends on its value and depth alone, so members whose value
+    /// equals `old`'s are not looked at again; nested messages and list items that changed are
+    /// checked the same way. What fails is what [`message`](Self::message) reports for those
+    /// fields, first in encoding order (an unchanged field is taken as encoding, as it did in
+    /// `old`). The bytes written are not an encoding: only the result counts.
+    pub(crate) fn message_changed(
+        &mut self,
+        message: &'static Message,
+        json: Option<&serde_json::Value>,
+        old: Option<&serde_json::Value>,
+        depth: usize,
+    ) -> Result<(), PathError> {
+        let (json, old) = (non_null(json), non_null(old));
+        let (Some(object @ serde_json::Value::Object(members)), Some(serde_json::Value::Object(old_members))) = (json, old) else {
+            return if json == old { Ok(()) } else { self.message(message, json, depth) };
+        };
+        // An inline struct reads the whole object: such messages are encoded whole.
+        if message.special != Special::None || depth >= MAX_DEPTH || message.has_inline {
+            return self.message(message, json, depth);
+        }
+        // The members that differ from `old`'s, by field; a member `old` has and `json` lacks
+        // (or has as null) takes its zero value, which always encodes.
+        let mut changed: Vec<(&'static Field, &serde_json::Value, Option<&serde_json::Value>)> = Vec::new();
+        for (key, value) in members {
+            let was = old_members.get(key);
+            if was == Some(value) || value.is_null() {
+                continue;
+            }
+            if let Some(index) = message.json_index(key) {
+                changed.push((&message.fields[index], value, non_null(was)));
+            }
+        }
+        changed.sort_by_key(|(field, ..)| field.number);
+        for (field, value, was) in changed {
+            let result = match (field.card, field.ty) {
+                (Card::Single, Ty::Message(sub)) => self.message_changed(self.schema.message(sub), Some(value), was, depth + 1),
+                (Card::Repeated, Ty::Message(sub)) => match (value, was) {
+                    (serde_json::Value::Array(items), Some(serde_json::Value::Array(old_items))) => {
+                        let sub = self.schema.message(sub);
+                        items.iter().enumerate().try_for_each(|(i, item)| {
+                            self.message_changed(sub, Some(item), old_items.get(i), depth + 1).map_err(|e| e.at(Seg::Index(i)))
+                        })
+                    }
+                    _ => self.field(field, Some(value), Some(object), depth),
+                },
+                _ => self.field(field, Some(value), Some(object), depth),
+            };
+            result.map_err(|e| e.at(Seg::Field(field.path_name())))?;
+        }
+        Ok(())
+    }
+
     fn sub_message<J: JsonIn>(&mut self, number: u32, message: &'static Message, json: Option<&J>, depth: usize) -> Result<(), PathError> {
         let at = begin_len(&mut self.out, number);
         self.message(message, json, depth)?;

@@ -175,6 +175,19 @@ impl MessageType {
         self.encode(json)
     }
 
+    /// Whether `json` encodes as this message, given that `old` (another version of the same
+    /// object, which encoded) did: only the fields that differ from `old`'s are encoded. The
+    /// error is [`from_value`](Self::from_value)'s for those fields.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_value`](Self::from_value), for the changed fields.
+    pub fn check_changed(self, json: &Value, old: &Value) -> Result<()> {
+        let schema = Schema::get();
+        let mut encoder = encode::Encoder::new(schema, 256);
+        encoder.message_changed(schema.message(self.0), Some(json), Some(old), 0).map_err(|e| self.json_error(e))
+    }
+
     fn encode<J: json_in::JsonIn>(self, json: &J) -> Result<Vec<u8>> {
         let schema = Schema::get();
         let message = schema.message(self.0);

@@ -144,6 +144,8 @@ pub(crate) struct Message {
     pub(crate) encode_order: Vec<u8>,
     /// JSON name → index in `fields` (inline fields excluded).
     by_json: HashMap<&'static str, u8, ahash::RandomState>,
+    /// Whether a field is an inline struct (which reads the whole JSON object).
+    pub(crate) has_inline: bool,
 }
 
 impl Message {
@@ -371,6 +373,7 @@ impl Schema {
                 full_name,
                 special: special(full_name),
                 type_meta: message_facts.is_some_and(|m| m.type_meta),
+                has_inline: fields.iter().any(|f| f.inline),
                 fields,
                 by_number,
                 encode_order,

@@ -191,7 +191,7 @@ fn admit(
     }
     if !tombstone {
         let meta = if who.is_client() { validate::object_meta(t, object) } else { Ok(()) };
-        meta.and_then(|()| validate::encodable(t, object))?;
+        meta.and_then(|()| validate::encodable(t, object, live))?;
     }
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
         (false, true) => {

@@ -253,12 +253,21 @@ fn config_key(k: &str) -> Vec<String> {
 /// base64 in `[]byte` fields, maps, lists and scalars where the Go type has them. An object the
 /// store accepts is then readable by every client. Other types pass.
 ///
+/// `live`: the version `object` replaces, checked when it was written: then only the fields that
+/// differ from it are encoded (a field's encoding depends on its value alone). A field kept
+/// unchanged from a version that did not encode (written before this check existed) is not
+/// reported.
+///
 /// # Errors
 /// [`Error::Invalid`] naming the field path and the problem.
-pub(crate) fn encodable(t: &super::types::Registered, object: &Value) -> Result<()> {
+pub(crate) fn encodable(t: &super::types::Registered, object: &Value, live: Option<&Value>) -> Result<()> {
     let Some(message) = t.protobuf() else { return Ok(()) };
-    match message.from_value(object) {
-        Ok(_) => Ok(()),
+    let checked = match live {
+        Some(live) => message.check_changed(object, live),
+        None => message.from_value(object).map(drop),
+    };
+    match checked {
+        Ok(()) => Ok(()),
         Err(fieldstore_codec::Error::K8sJson { path, reason, .. }) => {
             let path = path.trim_start_matches('.');
             let path = if path.is_empty() { "<root>" } else { path };
