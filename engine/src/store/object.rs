@@ -95,7 +95,7 @@ pub(crate) fn encode_with_entries(
     put_bytes(&mut out, &body);
     put_uvarint(&mut out, entries.len() as u64);
     let mut fields = Vec::with_capacity(entries.len());
-    for (e, bin) in entries {
+    for (e, bin, set) in entries {
         put_bytes(&mut out, e.manager.as_bytes());
         out.push(match e.operation {
             Operation::Apply => 0,
@@ -105,7 +105,7 @@ pub(crate) fn encode_with_entries(
         put_bytes(&mut out, e.time.as_deref().unwrap_or("").as_bytes());
         put_bytes(&mut out, e.subresource.as_bytes());
         put_bytes(&mut out, &bin);
-        fields.push(EntryFields { manager: e.manager, operation: operation_name(e.operation, &e.subresource), fields: bin });
+        fields.push(EntryFields { manager: e.manager, operation: operation_name(e.operation, &e.subresource), fields: bin, set });
     }
     Ok((out, fields))
 }
@@ -119,8 +119,12 @@ fn protobuf_body(object: &Value) -> Option<Vec<u8>> {
     (k8s_protobuf::object_of_envelope(&envelope).ok()? == *object).then_some(envelope)
 }
 
+/// One entry of a record being encoded: its metadata, its set in binary form, and the set
+/// decoded when the encoding had to decode it (not for a binary reused from the previous version).
+type EncodedEntry = (EntryMeta, Vec<u8>, Option<fieldstore_codec::Set>);
+
 /// The entries of a managedFields list with their sets in binary form.
-fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result<Vec<(EntryMeta, Vec<u8>)>> {
+fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result<Vec<EncodedEntry>> {
     let items = match mf {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -142,14 +146,17 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
             .position(same)
             .filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len())
             .map(|i| old_bins[i].fields.clone());
-        let bin = match (reused, fields) {
-            (Some(bin), _) => bin,
-            (None, Some(f)) => fields_binary::encode(
-                &crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?,
-            ),
-            (None, None) => fields_binary::encode(&fieldstore_codec::Set::new()),
+        let (bin, set) = match (reused, fields) {
+            (Some(bin), _) => (bin, None),
+            (None, f) => {
+                let set = match f {
+                    Some(f) => crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?,
+                    None => fieldstore_codec::Set::new(),
+                };
+                (fields_binary::encode(&set), Some(set))
+            }
         };
-        out.push((meta, bin));
+        out.push((meta, bin, set));
     }
     Ok(out)
 }
@@ -172,7 +179,12 @@ pub(crate) fn entry_fields(record: &[u8]) -> Result<Vec<EntryFields>> {
     let entries = parts(record)?.entries()?;
     Ok(entries
         .into_iter()
-        .map(|e| EntryFields { operation: operation_name(e.operation, &e.subresource), manager: e.manager, fields: e.fields.to_vec() })
+        .map(|e| EntryFields {
+            operation: operation_name(e.operation, &e.subresource),
+            manager: e.manager,
+            fields: e.fields.to_vec(),
+            set: None,
+        })
         .collect())
 }
 
@@ -420,12 +432,24 @@ impl<'a> Reader<'a> {
 }
 
 /// A managedFields entry as the index sees it: whose, which operation, and its set (binary).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct EntryFields {
     pub manager: String,
     pub operation: String,
     pub fields: Vec<u8>,
+    /// The set `fields` encodes, when the write had it decoded already (an entry it encoded);
+    /// `None` for entries read from a record or reused from the previous version.
+    pub set: Option<fieldstore_codec::Set>,
 }
+
+/// Entries are equal by what the record holds (the decoded set is a cache of `fields`).
+impl PartialEq for EntryFields {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.manager, &self.operation, &self.fields) == (&other.manager, &other.operation, &other.fields)
+    }
+}
+
+impl Eq for EntryFields {}
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use super::object::EntryFields;
 use crate::Result;
 use fieldstore_codec::{fields_binary, Set};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What the `M` entry of a (manager, object) pair holds.
@@ -59,15 +60,22 @@ fn path_key(type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Ve
     k
 }
 
-fn union(entries: &[&EntryFields]) -> Result<Set> {
+/// The union of the entries' sets; one entry's set as the write decoded it, when it did.
+fn union<'e>(entries: &[&'e EntryFields]) -> Result<Cow<'e, Set>> {
+    let decoded = |e: &'e EntryFields| -> Result<Cow<'e, Set>> {
+        Ok(match &e.set {
+            Some(set) => Cow::Borrowed(set),
+            None => Cow::Owned(fields_binary::decode(&e.fields)?),
+        })
+    };
     if let [one] = entries {
-        return Ok(fields_binary::decode(&one.fields)?);
+        return decoded(one);
     }
     let mut set = Set::new();
     for e in entries {
-        set = set.union(&fields_binary::decode(&e.fields)?);
+        set = set.union(decoded(e)?.as_ref());
     }
-    Ok(set)
+    Ok(Cow::Owned(set))
 }
 
 /// The index changes of a write whose object had `old` entries and now has `new` (empty for a
