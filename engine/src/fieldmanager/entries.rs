@@ -188,6 +188,7 @@ pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
 
 /// A managedFields entry as a store keeps it: its field set already decoded (from a binary
 /// form), no JSON in between.
+#[cfg(feature = "store")]
 pub(crate) struct StoredEntry {
     pub manager: String,
     pub operation: Operation,
@@ -203,6 +204,7 @@ pub(crate) struct StoredEntry {
 ///
 /// # Errors
 /// An entry without an apiVersion, as [`decode`].
+#[cfg(feature = "store")]
 pub(crate) fn from_stored(stored: Vec<StoredEntry>) -> Result<Decoded, String> {
     let mut out = Decoded { entries: stored.len(), ..Decoded::default() };
     for (i, e) in stored.into_iter().enumerate() {
@@ -288,6 +290,7 @@ mod tests {
         assert!(set_from_value(&json!({"f:a": []}), &mut Vec::new(), &mut Names::default()).is_err());
     }
 
+    #[cfg(feature = "store")]
     #[test]
     fn stored_entries_decode_as_their_json() {
         let mf = json!([

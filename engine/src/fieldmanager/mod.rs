@@ -28,13 +28,13 @@ mod time;
 
 pub use cap::{ANCIENT_CHANGES, DEFAULT_MAX_UPDATE_MANAGERS};
 #[cfg(feature = "store")]
-pub(crate) use entries::{fields_set, from_stored, Decoded, StoredEntry};
+pub(crate) use entries::{fields_set, from_stored, StoredEntry};
+pub use reconcile::reconcile_managed_fields;
+pub use time::Time;
 
 /// How a caller that knows a live object's managers hands them over: called at most once, when
 /// the write needs them, giving what decoding the live object's managedFields would.
-pub(crate) type KnownManagers<'a> = &'a dyn Fn() -> std::result::Result<Decoded, String>;
-pub use reconcile::reconcile_managed_fields;
-pub use time::Time;
+pub(crate) type KnownManagers<'a> = &'a dyn Fn() -> std::result::Result<entries::Decoded, String>;
 
 use crate::merge::{ManagedFields, ManagerKey, Operation, Updater, VersionedSet};
 use crate::schema::{Schema, TypeRef};
@@ -147,6 +147,7 @@ impl FieldManager<'static> {
     /// As [`FieldManager::new`], over a schema that lives for the rest of the process (a store's
     /// registered types): what the walk needs of the schema is computed once per schema and
     /// shared by every field manager over it.
+    #[cfg(feature = "store")]
     #[must_use]
     pub(crate) fn over_static_schema(schema: &'static Schema, root: &'static TypeRef, api_version: impl Into<String>) -> Self {
         FieldManager::with_index(schema, root, api_version.into(), reconcile::AtomicIndex::shared(schema))
@@ -260,6 +261,7 @@ impl<'s> FieldManager<'s> {
 
     /// [`apply`](Self::apply) where the caller knows `live`'s managers already (a store decodes
     /// them from the binary sets it keeps, not from the managedFields JSON it shows).
+    #[cfg(feature = "store")]
     pub(crate) fn apply_known(
         &self,
         live: Option<&Value>,
