@@ -90,13 +90,15 @@ test: setup
 
 # The guard rails CI runs before the tests: rustfmt (rustfmt.toml), no import circle between
 # modules of any crate (tests/layers/import_cycles.py), no Rust file over 800 lines
-# (tests/layers/file_sizes.py), and clippy with every warning an error, in the release profile
-# so that the build scripts (RocksDB's) are the tests' own.
+# (tests/layers/file_sizes.py), clippy with every warning an error, in the release profile
+# so that the build scripts (RocksDB's) are the tests' own, and the crate without RocksDB
+# (`default-features = false`) still building.
 lint: setup
 	$(CARGO) fmt --all -- --check
 	python3 tests/layers/import_cycles.py
 	python3 tests/layers/file_sizes.py
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) check -p fieldstore --no-default-features --release
 
 # The reference fieldstore is measured against (benches/REFERENCE_RESULTS.md, tests/differential):
 # kube-apiserver and etcd built from source with Go (reference/go.mod; the first build takes
