@@ -105,12 +105,28 @@ struct Read {
     live: Option<Value>,
     /// Its managedFields entries, as its record holds them.
     entries: Vec<object::EntryFields>,
-    /// The same entries still encoded, for the field manager ([`object::stored_entries`]).
-    managed: Vec<u8>,
-    /// The same entries with their sets decoded, when the record was decoded (not cached).
-    stored: Option<Vec<StoredEntry>>,
+    /// The same entries for the field manager.
+    managers: LiveManagers,
     /// The size of its record.
     record_len: usize,
+}
+
+/// The live version's managedFields entries as a write's read has them: decoded with the
+/// record (when it was not cached), or still encoded, decoded only if the write needs them.
+enum LiveManagers {
+    Decoded(Vec<StoredEntry>),
+    Encoded(Vec<u8>),
+}
+
+impl LiveManagers {
+    /// The managers the field manager works on.
+    fn decode(self) -> std::result::Result<crate::fieldmanager::Decoded, String> {
+        let stored = match self {
+            LiveManagers::Decoded(stored) => stored,
+            LiveManagers::Encoded(bytes) => object::stored_entries(&bytes).map_err(|e| e.to_string())?,
+        };
+        crate::fieldmanager::from_stored(stored)
+    }
 }
 
 impl Read {
@@ -122,17 +138,19 @@ impl Read {
             if object::is_tombstone(rec) {
                 return Ok(None);
             }
-            let (live, stored) = match core.cache.take(prefix, rev) {
-                Some(cached) => (Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)), None),
-                None => object::decode_with_entries(rec, rev).map(|(v, s)| (v, Some(s)))?,
+            let (live, managers) = match core.cache.take(prefix, rev) {
+                Some(cached) => (
+                    Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
+                    LiveManagers::Encoded(object::entries_bytes(rec)?.to_vec()),
+                ),
+                None => object::decode_with_entries(rec, rev).map(|(v, s)| (v, LiveManagers::Decoded(s)))?,
             };
             Ok(Some(Read {
                 expect: Expect::Revision(rev),
                 at,
                 live: Some(live),
                 entries: object::entry_fields(rec)?,
-                managed: object::entries_bytes(rec)?.to_vec(),
-                stored,
+                managers,
                 record_len: rec.len(),
             }))
         })?;
@@ -141,8 +159,7 @@ impl Read {
             at,
             live: None,
             entries: Vec::new(),
-            managed: Vec::new(),
-            stored: None,
+            managers: LiveManagers::Decoded(Vec::new()),
             record_len: 0,
         };
         Ok(match cur {
@@ -252,14 +269,8 @@ impl Store {
             // The live version's managers, decoded from the record's binary sets if the write
             // needs them (not for a version planned on as another schema or version shows it).
             let planned = {
-                let stored = std::cell::Cell::new(read.stored.take());
-                let known = || {
-                    let stored = match stored.take() {
-                        Some(s) => s,
-                        None => object::stored_entries(&read.managed).map_err(|e| e.to_string())?,
-                    };
-                    crate::fieldmanager::from_stored(stored)
-                };
+                let managers = std::cell::Cell::new(Some(std::mem::replace(&mut read.managers, LiveManagers::Decoded(Vec::new()))));
+                let known = || managers.take().map_or_else(|| Ok(Default::default()), LiveManagers::decode);
                 let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
                 plan(normalised.as_ref().or(read.live.as_ref()), known)
             };

@@ -203,21 +203,7 @@ pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<StoredEntry>> {
     if entries.is_empty() {
         return Ok(Vec::new());
     }
-    let parts = Parts { body: &[], protobuf: false, entries };
-    parts
-        .entries()?
-        .into_iter()
-        .map(|e| {
-            Ok(StoredEntry {
-                set: fields_binary::decode(e.fields)?,
-                manager: e.manager,
-                operation: e.operation,
-                api_version: e.api_version,
-                time: e.time,
-                subresource: e.subresource,
-            })
-        })
-        .collect()
+    Parts { body: &[], protobuf: false, entries }.stored_entries()
 }
 
 /// Whether a record is a tombstone (without decoding it).
@@ -320,36 +306,45 @@ impl<'a> Parts<'a> {
         Ok(())
     }
 
-    /// The managedFields in Kubernetes' JSON form (`None` when there are no entries), and the
-    /// entries with their decoded sets (one decode of each set for both).
-    fn managed_fields_and_entries(&self) -> Result<(Option<Value>, Vec<StoredEntry>)> {
-        let mut entries = Vec::new();
-        let mut stored = Vec::new();
-        for RawEntry { manager, operation, api_version, time, subresource, fields } in self.entries()? {
-            let set = fields_binary::decode(fields)?;
-            // The entry as ObjectMeta serializes it (empty strings and a missing time omitted),
-            // built as a JSON value directly rather than rendered and parsed again.
+    /// The record's managedFields entries with their sets decoded.
+    fn stored_entries(&self) -> Result<Vec<StoredEntry>> {
+        self.entries()?
+            .into_iter()
+            .map(|RawEntry { manager, operation, api_version, time, subresource, fields }| {
+                Ok(StoredEntry { set: fields_binary::decode(fields)?, manager, operation, api_version, time, subresource })
+            })
+            .collect()
+    }
+}
+
+/// Entries in Kubernetes' managedFields JSON form (`None` when there are none), each as
+/// ObjectMeta serializes it (empty strings and a missing time omitted), built as a JSON value
+/// directly rather than rendered and parsed again.
+fn managed_fields_value(stored: &[StoredEntry]) -> Option<Value> {
+    let string = |s: &str| Value::String(s.to_owned());
+    let entries: Vec<Value> = stored
+        .iter()
+        .map(|StoredEntry { manager, operation, api_version, time, subresource, set }| {
             let mut e = serde_json::Map::new();
             if !manager.is_empty() {
-                e.insert("manager".into(), Value::String(manager.clone()));
+                e.insert("manager".into(), string(manager));
             }
-            e.insert("operation".into(), Value::String(operation.as_str().into()));
+            e.insert("operation".into(), string(operation.as_str()));
             if !api_version.is_empty() {
-                e.insert("apiVersion".into(), Value::String(api_version.clone()));
+                e.insert("apiVersion".into(), string(api_version));
             }
             if !time.is_empty() {
-                e.insert("time".into(), Value::String(time.clone()));
+                e.insert("time".into(), string(time));
             }
-            e.insert("fieldsType".into(), Value::String(FIELDS_TYPE_V1.into()));
-            e.insert("fieldsV1".into(), fields_v1::to_value(&set));
+            e.insert("fieldsType".into(), string(FIELDS_TYPE_V1));
+            e.insert("fieldsV1".into(), fields_v1::to_value(set));
             if !subresource.is_empty() {
-                e.insert("subresource".into(), Value::String(subresource.clone()));
+                e.insert("subresource".into(), string(subresource));
             }
-            entries.push(Value::Object(e));
-            stored.push(StoredEntry { manager, operation, api_version, time, subresource, set });
-        }
-        Ok(((!entries.is_empty()).then_some(Value::Array(entries)), stored))
-    }
+            Value::Object(e)
+        })
+        .collect();
+    (!entries.is_empty()).then_some(Value::Array(entries))
 }
 
 /// The JSON view of a record stored at `revision`.
@@ -366,7 +361,8 @@ pub(crate) fn decode_with_entries(record: &[u8], revision: u64) -> Result<(Value
     } else {
         serde_json::from_slice(parts.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?
     };
-    let (managed_fields, stored) = parts.managed_fields_and_entries()?;
+    let stored = parts.stored_entries()?;
+    let managed_fields = managed_fields_value(&stored);
     let Value::Object(root) = &mut object else {
         return Err(Error::Corrupt("object body is not a JSON object".into()));
     };
