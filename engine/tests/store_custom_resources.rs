@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use fieldstore_engine::patch::PatchType;
-use fieldstore_engine::store::{Collection, GetOptions, ListOptions, ObjectKey, Options, WriteOptions};
+use fieldstore_engine::store::{Collection, FieldValidation, GetOptions, ListOptions, ObjectKey, Options, WriteOptions};
 use fieldstore_engine::Error;
 use serde_json::{json, Value};
 
@@ -149,6 +149,28 @@ fn objects_are_defaulted_on_update_and_apply() {
     assert_eq!(out["spec"], json!({"replicas": 1, "mode": "fast", "image": "x"}));
     let applied = store.apply(&widgets(), &widget("c", json!({"image": "y"})), &WriteOptions::new("applier")).unwrap();
     assert_eq!(applied["spec"], json!({"replicas": 1, "mode": "fast", "image": "y"}));
+}
+
+#[test]
+fn a_patch_retried_without_its_undeclared_fields_keeps_the_managers() {
+    let store = store_with(schema());
+    store.create(&widgets(), &widget("a", json!({"replicas": 3})), &w()).unwrap();
+    let key = ObjectKey::new("widgets.example.com", Some("default"), "a");
+    let before = store.get(&key, &GetOptions::default()).unwrap();
+    // The patch fails the first merge (an undeclared field), is merged again without it and
+    // then changes nothing: the object, managedFields included, is the one read.
+    let warn = WriteOptions::new("patcher").field_validation(Some(FieldValidation::Warn));
+    let written = store.patch_written(&key, PatchType::Merge, &json!({"spec": {"zz": 1}}), &warn).unwrap();
+    assert_eq!(written.warnings, vec!["unknown field \"spec.zz\"".to_string()]);
+    assert_eq!(written.object["metadata"]["managedFields"], before["metadata"]["managedFields"]);
+    assert_eq!(written.object["metadata"]["resourceVersion"], before["metadata"]["resourceVersion"]);
+    // With a change beside it: the patcher's field joins the creator's.
+    let written = store.patch_written(&key, PatchType::Merge, &json!({"spec": {"zz": 1, "image": "x"}}), &warn).unwrap();
+    let entries = written.object["metadata"]["managedFields"].as_array().unwrap();
+    let owned = |manager: &str| entries.iter().find(|e| e["manager"] == manager).map(|e| e["fieldsV1"]["f:spec"].clone());
+    assert_eq!(entries.len(), 2);
+    assert!(owned("test").unwrap().get("f:replicas").is_some());
+    assert!(owned("patcher").unwrap().get("f:image").is_some());
 }
 
 #[test]

@@ -189,6 +189,7 @@ pub(crate) fn decode(mf: &Value) -> Result<Decoded, String> {
 /// A managedFields entry as a store keeps it: its field set already decoded (from a binary
 /// form), no JSON in between.
 #[cfg(feature = "store")]
+#[derive(Clone)]
 pub(crate) struct StoredEntry {
     pub manager: String,
     pub operation: Operation,

@@ -119,11 +119,12 @@ enum LiveManagers {
 }
 
 impl LiveManagers {
-    /// The managers the field manager works on.
-    fn decode(self) -> std::result::Result<crate::fieldmanager::Decoded, String> {
+    /// The managers the field manager works on, as often as a plan asks for them (a write
+    /// retried without its undeclared fields asks twice). Cheap to repeat: the sets are shared.
+    fn decode(&self) -> std::result::Result<crate::fieldmanager::Decoded, String> {
         let stored = match self {
-            LiveManagers::Decoded(stored) => stored,
-            LiveManagers::Encoded(bytes) => object::stored_entries(&bytes).map_err(|e| e.to_string())?,
+            LiveManagers::Decoded(stored) => stored.clone(),
+            LiveManagers::Encoded(bytes) => object::stored_entries(bytes).map_err(|e| e.to_string())?,
         };
         crate::fieldmanager::from_stored(stored)
     }
@@ -269,8 +270,7 @@ impl Store {
             // The live version's managers, decoded from the record's binary sets if the write
             // needs them (not for a version planned on as another schema or version shows it).
             let planned = {
-                let managers = std::cell::Cell::new(Some(std::mem::replace(&mut read.managers, LiveManagers::Decoded(Vec::new()))));
-                let known = || managers.take().map_or_else(|| Ok(Default::default()), LiveManagers::decode);
+                let known = || read.managers.decode();
                 let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
                 plan(normalised.as_ref().or(read.live.as_ref()), known)
             };
