@@ -9,6 +9,7 @@ use crate::merge::{ManagedFields, ManagerKey, Operation, Updater};
 use crate::schema::parse_smd_yaml;
 use crate::Error;
 use fieldstore_codec::{fields_v1, Path, PathElement, Set};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -22,68 +23,176 @@ pub struct Fatal(pub String);
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable.
 pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
-    let sc: Value = serde_json::from_str(input).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))?;
-    let schema_text = sc.get("schema").and_then(Value::as_str).unwrap_or("");
-    let schema = parse_smd_yaml(schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
-    let type_name = sc.get("type").and_then(Value::as_str).unwrap_or("");
-    let root = schema.named(type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
+    let mut out = Vec::new();
+    replay_each(input, |line| out.push(String::from_utf8_lossy(line).into_owned()))?;
+    Ok(out)
+}
+
+/// Replays a scenario document, handing each op's JSON line (UTF-8, no newline) to `line` as
+/// soon as the op ran.
+///
+/// Memory stays near one op's: the ops are parsed one at a time from their text in `input`, and
+/// each line is written into a buffer dropped once handed over (a whole-process replay of large
+/// scenarios peaks at a few times the scenario, not at every op's object and answer at once).
+///
+/// # Errors
+/// [`Fatal`] when the scenario itself is unusable (before any line).
+pub fn replay_each(input: &str, mut line: impl FnMut(&[u8])) -> Result<(), Fatal> {
+    let sc = Document::parse(input)?;
+    let schema_text = sc.text("schema");
+    let schema = parse_smd_yaml(&schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
+    let type_name = sc.text("type");
+    let root = schema.named(&type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
     let updater = Updater::new(&schema, &root);
-    let mut live = match sc.get("live") {
+    let mut live = match sc.value("live") {
         Some(v) => {
-            updater.validate(v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
-            v.clone()
+            updater.validate(&v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
+            v
         }
         None => json!({}),
     };
     let mut managers = ManagedFields::new();
-    let ops = sc.get("ops").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    let mut out = Vec::with_capacity(ops.len());
-    for (i, op) in ops.iter().enumerate() {
-        out.push(run_op(i, &updater, &mut live, &mut managers, op));
+    for (i, op) in sc.ops().enumerate() {
+        // A fresh buffer per line: the last line's (the size of the object) is not held
+        // through the next op's merge.
+        let mut buffer = Vec::new();
+        run_op(&mut buffer, i, &updater, &mut live, &mut managers, op);
+        line(&buffer);
     }
-    Ok(out)
+    Ok(())
 }
 
-fn error_line(i: usize, msg: &str) -> String {
-    json!({"op": i, "ok": false, "error": msg}).to_string()
+/// A scenario's top-level members, each still its JSON text in the input, and its ops each as
+/// their own text: the input is read through once, each op parsed when its turn comes.
+#[derive(Default)]
+struct Document<'a> {
+    /// The members of an object (the last of a repeated one wins, as in a parsed tree), but `ops`.
+    members: BTreeMap<String, &'a RawValue>,
+    /// The elements of an array.
+    elements: Vec<&'a RawValue>,
+    /// The elements of the member `ops`; none when it is absent or not an array.
+    ops: Vec<&'a RawValue>,
 }
 
-fn run_op(i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, op: &Value) -> String {
-    let version = op.get("apiVersion").and_then(Value::as_str).filter(|v| !v.is_empty()).unwrap_or("v1");
-    let manager = op.get("manager").and_then(Value::as_str).unwrap_or("");
+impl<'a> Document<'a> {
+    /// The members of `input`'s object; none when it is valid JSON of another kind (whose
+    /// members then read as absent, as they would from a parsed tree).
+    fn parse(input: &'a str) -> Result<Self, Fatal> {
+        serde_json::from_str(input).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))
+    }
+
+    fn value(&self, key: &str) -> Option<Value> {
+        self.members.get(key).and_then(|raw| serde_json::from_str(raw.get()).ok())
+    }
+
+    /// A string member; empty when absent or not a string.
+    fn text(&self, key: &str) -> String {
+        self.members.get(key).and_then(|raw| serde_json::from_str::<String>(raw.get()).ok()).unwrap_or_default()
+    }
+
+    /// The ops, each parsed when its turn comes.
+    fn ops(&self) -> impl Iterator<Item = Value> + '_ {
+        self.ops.iter().map(|op| serde_json::from_str(op.get()).unwrap_or(Value::Null))
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Document<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Any<'a> {
+            type Value = Document<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Document<'a>, M::Error> {
+                let mut doc = Document::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "ops" {
+                        doc.ops = map.next_value::<Document<'de>>()?.elements;
+                    } else {
+                        doc.members.insert(key, map.next_value::<&'de RawValue>()?);
+                    }
+                }
+                Ok(doc)
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Document<'a>, S::Error> {
+                let mut doc = Document::default();
+                while let Some(e) = seq.next_element::<&'de RawValue>()? {
+                    doc.elements.push(e);
+                }
+                Ok(doc)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+            fn visit_unit<E>(self) -> Result<Document<'a>, E> {
+                Ok(Document::default())
+            }
+        }
+        d.deserialize_any(Any(std::marker::PhantomData))
+    }
+}
+
+fn error_line(out: &mut Vec<u8>, i: usize, msg: &str) {
+    write_json(out, &json!({"op": i, "ok": false, "error": msg}));
+}
+
+fn write_json(out: &mut Vec<u8>, v: &Value) {
+    // Writing a `Value` into a `Vec` cannot fail: its keys are strings.
+    let _ = serde_json::to_writer(out, v);
+}
+
+/// Runs one op, writing its line to `out`.
+fn run_op(out: &mut Vec<u8>, i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, mut op: Value) {
+    let text = |key: &str| op.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or_else(|| "v1".to_string());
+    let (manager, kind) = (text("manager"), text("op"));
     let force = op.get("force").and_then(Value::as_bool).unwrap_or(false);
-    let Some(object) = op.get("object") else {
-        return error_line(i, "bad object JSON: EOF");
+    let Some(object) = op.as_object_mut().and_then(|m| m.remove("object")) else {
+        return error_line(out, i, "bad object JSON: EOF");
     };
-    if let Err(e) = updater.validate(object) {
-        return error_line(i, &format!("invalid object: {e}"));
+    if let Err(e) = updater.validate(&object) {
+        return error_line(out, i, &format!("invalid object: {e}"));
     }
-    let kind = op.get("op").and_then(Value::as_str).unwrap_or("");
-    let (new_object, new_managers, changed) = match kind {
+    let (new_object, new_managers, changed) = match kind.as_str() {
         "apply" => {
-            let key = ManagerKey::apply(manager);
+            let key = ManagerKey::apply(&manager);
             // The owned config's parts are moved into the object, as a server applying a
             // request body does.
-            match updater.apply_owned(live, object.clone(), version, managers.clone(), &key, force) {
-                Ok(a) => (a.object.unwrap_or_else(|| live.clone()), a.managers, Some(a.changed)),
-                Err(e) => return failure(i, e),
+            match updater.apply_owned(live, object, &version, managers.clone(), &key, force) {
+                Ok(a) => (a.object, a.managers, Some(a.changed)),
+                Err(e) => return failure(out, i, e),
             }
         }
         "update" => {
-            let key = ManagerKey::update(manager, version);
-            match updater.update(live, object, version, managers.clone(), &key) {
-                Ok(m) => (object.clone(), m, None),
-                Err(e) => return failure(i, e),
+            let key = ManagerKey::update(&manager, &version);
+            match updater.update(live, &object, &version, managers.clone(), &key) {
+                Ok(m) => (Some(object), m, None),
+                Err(e) => return failure(out, i, e),
             }
         }
-        other => return error_line(i, &format!("unknown op {other:?}")),
+        other => return error_line(out, i, &format!("unknown op {other:?}")),
     };
-    *live = new_object;
+    if let Some(object) = new_object {
+        *live = object;
+    }
     *managers = new_managers;
-    success_line(i, changed, live, managers)
+    success_line(out, i, changed, live, managers);
 }
 
-fn failure(i: usize, e: Error) -> String {
+fn failure(out: &mut Vec<u8>, i: usize, e: Error) {
     match e {
         Error::Conflict(c) => {
             // Regroup the conflicts into one set per manager, then list each set's paths the way
@@ -100,37 +209,38 @@ fn failure(i: usize, e: Error) -> String {
             }
             list.sort();
             let conflicts: Vec<Value> = list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
-            json!({"op": i, "ok": false, "conflicts": conflicts}).to_string()
+            write_json(out, &json!({"op": i, "ok": false, "conflicts": conflicts}));
         }
-        other => error_line(i, &other.to_string()),
+        other => error_line(out, i, &other.to_string()),
     }
 }
 
-fn success_line(i: usize, changed: Option<bool>, object: &Value, managers: &ManagedFields) -> String {
-    let mut entries: Vec<(&str, &str, &str, String)> = managers
-        .iter()
-        .map(|(k, vs)| (k.manager.as_str(), op_str(k.operation), vs.api_version.as_str(), fields_v1::to_json_string(&vs.set)))
-        .collect();
-    entries.sort();
-    let mut s = format!("{{\"op\":{i},\"ok\":true");
+fn success_line(out: &mut Vec<u8>, i: usize, changed: Option<bool>, object: &Value, managers: &ManagedFields) {
+    // Sorted as the oracle sorts them; (manager, operation, apiVersion) is unique in a replay (no
+    // subresources), so no entry's fields take part.
+    let mut entries: Vec<(&str, &str, &str, &Set)> =
+        managers.iter().map(|(k, vs)| (k.manager.as_str(), op_str(k.operation), vs.api_version.as_str(), &vs.set)).collect();
+    entries.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    out.extend_from_slice(format!("{{\"op\":{i},\"ok\":true").as_bytes());
     if let Some(c) = changed {
-        s.push_str(&format!(",\"changed\":{c}"));
+        out.extend_from_slice(format!(",\"changed\":{c}").as_bytes());
     }
-    s.push_str(",\"object\":");
-    s.push_str(&object.to_string());
-    s.push_str(",\"managedFields\":[");
-    for (n, (m, o, v, f)) in entries.iter().enumerate() {
+    out.extend_from_slice(b",\"object\":");
+    write_json(out, object);
+    out.extend_from_slice(b",\"managedFields\":[");
+    for (n, (m, o, v, set)) in entries.iter().enumerate() {
         if n > 0 {
-            s.push(',');
+            out.push(b',');
         }
-        s.push_str(&format!(
-            "{{\"manager\":{},\"operation\":\"{o}\",\"apiVersion\":{},\"fieldsV1\":{f}}}",
-            Value::String((*m).to_string()),
-            Value::String((*v).to_string())
-        ));
+        out.extend_from_slice(b"{\"manager\":");
+        write_json(out, &Value::String((*m).to_string()));
+        out.extend_from_slice(format!(",\"operation\":\"{o}\",\"apiVersion\":").as_bytes());
+        write_json(out, &Value::String((*v).to_string()));
+        out.extend_from_slice(b",\"fieldsV1\":");
+        out.extend_from_slice(fields_v1::to_json_string(set).as_bytes());
+        out.push(b'}');
     }
-    s.push_str("]}");
-    s
+    out.extend_from_slice(b"]}");
 }
 
 fn op_str(o: Operation) -> &'static str {
@@ -184,4 +294,42 @@ fn smd_iterate(set: &Set) -> Vec<Path> {
     let mut out = Vec::new();
     walk(set, Slice { array: None, len: 0, cap: 0 }, &mut arena, &mut out);
     out.into_iter().map(|s| Path(s.array.map(|a| arena[a][..s.len].to_vec()).unwrap_or_default())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = "types:\n- name: root\n  map:\n    fields:\n    - name: a\n      type:\n        scalar: string\n";
+
+    fn apply(manager: &str, a: &str) -> Value {
+        json!({"op": "apply", "manager": manager, "object": {"a": a}})
+    }
+
+    #[test]
+    fn members_are_read_in_any_order_and_the_last_repeated_one_wins() {
+        let schema = Value::String(SCHEMA.into());
+        let text =
+            format!(r#"{{"ops":[{}],"type":"root","schema":{schema},"ops":[{},{}]}}"#, apply("m", "x"), apply("m", "y"), apply("n", "z"));
+        let doc = Document::parse(&text).unwrap();
+        assert_eq!(doc.text("schema"), SCHEMA);
+        assert_eq!(doc.text("type"), "root");
+        assert_eq!(doc.ops().collect::<Vec<_>>(), [apply("m", "y"), apply("n", "z")]);
+        // `ops` of another kind is no ops; valid JSON of another kind has no members.
+        assert_eq!(Document::parse(r#"{"ops":{"a":1},"type":"root"}"#).unwrap().ops().count(), 0);
+        assert_eq!(Document::parse("[1,2]").unwrap().text("type"), "");
+        assert!(Document::parse(r#"{"ops":[1,"#).err().unwrap().0.starts_with("bad scenario JSON: "));
+    }
+
+    #[test]
+    fn each_line_is_handed_over_as_its_op_ran() {
+        let sc = json!({"schema": SCHEMA, "type": "root", "ops": [apply("m", "x"), apply("n", "y"), 5]}).to_string();
+        let mut lines = Vec::new();
+        replay_each(&sc, |line| lines.push(serde_json::from_slice::<Value>(line).unwrap())).unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["object"], json!({"a": "x"}));
+        assert_eq!(lines[1]["conflicts"], json!([{"manager": "m", "operation": "Apply", "path": ".a"}]));
+        assert_eq!(lines[2], json!({"op": 2, "ok": false, "error": "bad object JSON: EOF"}));
+        assert_eq!(replay(&sc).unwrap().len(), 3);
+    }
 }

@@ -112,10 +112,13 @@ fn a_definition_is_answered_empty_then_established_by_its_controllers() {
         .collect();
     assert_eq!(types, [("NamesAccepted", "True"), ("Established", "True")]);
     let entries = c["metadata"]["managedFields"].as_array().unwrap();
-    let managers: Vec<(&str, &str)> =
+    let mut managers: Vec<(&str, &str)> =
         entries.iter().map(|e| (e["manager"].as_str().unwrap(), e["subresource"].as_str().unwrap_or(""))).collect();
+    // Entries are ordered by time (seconds) before names: the two writes may straddle a second.
+    managers.sort_unstable();
     assert_eq!(managers, [("kube-apiserver", "status"), ("test", "")]);
-    let owned = &entries[0]["fieldsV1"]["f:status"];
+    let status_entry = entries.iter().find(|e| e["manager"] == "kube-apiserver").unwrap();
+    let owned = &status_entry["fieldsV1"]["f:status"];
     assert!(owned["f:conditions"].get(".").is_none() && owned["f:conditions"].get("k:{\"type\":\"Established\"}").is_some(), "{owned}");
     // An update keeps the status; the controllers follow a change of names.
     let mut changed = c.clone();

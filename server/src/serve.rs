@@ -245,8 +245,9 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
 /// burst that touches that memory again faults in 2 MiB pages, each zeroed whole. Measured in
 /// `benches/SERVED_RESULTS.md` (session 15): 37 % of the server's CPU during a paged list went to
 /// zeroing huge pages, and the server's CPU per listed object fell by a third without them. A
-/// failure (another kernel) only leaves the default.
-fn without_huge_pages() {
+/// failure (another kernel) only leaves the default. Every command of the CLI starts with it (a
+/// large `replay` peaked 16 MiB higher with them).
+pub(crate) fn without_huge_pages() {
     #[cfg(target_os = "linux")]
     if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {
         tracing::debug!(error = %e, "cannot turn transparent huge pages off");

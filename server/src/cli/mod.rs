@@ -175,6 +175,7 @@ impl StoreCommand {
 
 /// Parses the arguments, runs the command and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
+    crate::serve::without_huge_pages();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
