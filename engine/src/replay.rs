@@ -43,7 +43,8 @@ pub fn replay_each(input: &str, mut line: impl FnMut(&[u8])) -> Result<(), Fatal
     let schema = parse_smd_yaml(&schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
     let type_name = sc.text("type");
     let root = schema.named(&type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
-    let updater = Updater::new(&schema, &root);
+    // Each op's object is validated within its merge or comparison (one walk, not two).
+    let updater = Updater::new(&schema, &root).validating();
     let mut live = match sc.value("live") {
         Some(v) => {
             updater.validate(&v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
@@ -163,9 +164,6 @@ fn run_op(out: &mut Vec<u8>, i: usize, updater: &Updater<'_>, live: &mut Value, 
     let Some(object) = op.as_object_mut().and_then(|m| m.remove("object")) else {
         return error_line(out, i, "bad object JSON: EOF");
     };
-    if let Err(e) = updater.validate(&object) {
-        return error_line(out, i, &format!("invalid object: {e}"));
-    }
     let (new_object, new_managers, changed) = match kind.as_str() {
         "apply" => {
             let key = ManagerKey::apply(&manager);
@@ -211,6 +209,7 @@ fn failure(out: &mut Vec<u8>, i: usize, e: Error) {
             let conflicts: Vec<Value> = list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
             write_json(out, &json!({"op": i, "ok": false, "conflicts": conflicts}));
         }
+        Error::Invalid(e) => error_line(out, i, &format!("invalid object: {e}")),
         other => error_line(out, i, &other.to_string()),
     }
 }
