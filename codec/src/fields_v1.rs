@@ -22,11 +22,16 @@ pub fn to_json(set: &Set) -> Vec<u8> {
 /// Serializes a set as a FieldsV1 JSON string.
 pub fn to_json_string(set: &Set) -> String {
     let mut out = String::with_capacity(64 * set.members().len() + 64);
+    write_json_string(set, &mut out);
+    out
+}
+
+/// Appends [`to_json_string`]'s text to `out` (a buffer the caller reuses).
+pub fn write_json_string(set: &Set, out: &mut String) {
     let mut key = String::new();
     out.push('{');
-    emit(set, false, &mut out, &mut key);
+    emit(set, false, out, &mut key);
     out.push('}');
-    out
 }
 
 /// The FieldsV1 document of a set as a JSON value: the value [`to_json_string`]'s text parses

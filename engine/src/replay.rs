@@ -53,12 +53,14 @@ pub fn replay_each(input: &str, mut line: impl FnMut(&[u8])) -> Result<(), Fatal
         None => json!({}),
     };
     let mut managers = ManagedFields::new();
+    let mut last_len = 0;
     for (i, op) in sc.ops().enumerate() {
         // A fresh buffer per line: the last line's (the size of the object) is not held
-        // through the next op's merge.
-        let mut buffer = Vec::new();
+        // through the next op's merge. Sized as the last line was, for fewer copies as it grows.
+        let mut buffer = Vec::with_capacity(last_len + last_len / 8);
         run_op(&mut buffer, i, &updater, &mut live, &mut managers, op);
         line(&buffer);
+        last_len = buffer.len();
     }
     Ok(())
 }
@@ -227,6 +229,7 @@ fn success_line(out: &mut Vec<u8>, i: usize, changed: Option<bool>, object: &Val
     out.extend_from_slice(b",\"object\":");
     write_json(out, object);
     out.extend_from_slice(b",\"managedFields\":[");
+    let mut fields = String::new();
     for (n, (m, o, v, set)) in entries.iter().enumerate() {
         if n > 0 {
             out.push(b',');
@@ -236,7 +239,9 @@ fn success_line(out: &mut Vec<u8>, i: usize, changed: Option<bool>, object: &Val
         out.extend_from_slice(format!(",\"operation\":\"{o}\",\"apiVersion\":").as_bytes());
         write_json(out, &Value::String((*v).to_string()));
         out.extend_from_slice(b",\"fieldsV1\":");
-        out.extend_from_slice(fields_v1::to_json_string(set).as_bytes());
+        fields.clear();
+        fields_v1::write_json_string(set, &mut fields);
+        out.extend_from_slice(fields.as_bytes());
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
