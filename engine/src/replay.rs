@@ -23,21 +23,22 @@ pub struct Fatal(pub String);
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable.
 pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
-    let mut out = Vec::new();
-    replay_each(input, |line| out.push(String::from_utf8_lossy(line).into_owned()))?;
-    Ok(out)
+    let mut text = Vec::new();
+    replay_each(input, |piece| text.extend_from_slice(piece))?;
+    // Lines end with a newline and hold none (JSON escapes them).
+    Ok(text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| String::from_utf8_lossy(l).into_owned()).collect())
 }
 
-/// Replays a scenario document, handing each op's JSON line (UTF-8, no newline) to `line` as
-/// soon as the op ran.
+/// Replays a scenario document, handing its output (one JSON line per op, each ending with a
+/// newline) to `write` in pieces of about 64 KiB as the ops run.
 ///
 /// Memory stays near one op's: the ops are parsed one at a time from their text in `input`, and
-/// each line is written into a buffer dropped once handed over (a whole-process replay of large
-/// scenarios peaks at a few times the scenario, not at every op's object and answer at once).
+/// the answers are handed on as they are written, never held whole (a whole-process replay of
+/// large scenarios peaks at a few times the scenario, not at every op's object and answer).
 ///
 /// # Errors
-/// [`Fatal`] when the scenario itself is unusable (before any line).
-pub fn replay_each(input: &str, mut line: impl FnMut(&[u8])) -> Result<(), Fatal> {
+/// [`Fatal`] when the scenario itself is unusable (before any output).
+pub fn replay_each(input: &str, mut write: impl FnMut(&[u8])) -> Result<(), Fatal> {
     let sc = Document::parse(input)?;
     let schema_text = sc.text("schema");
     let schema = parse_smd_yaml(&schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
@@ -53,16 +54,53 @@ pub fn replay_each(input: &str, mut line: impl FnMut(&[u8])) -> Result<(), Fatal
         None => json!({}),
     };
     let mut managers = ManagedFields::new();
-    let mut last_len = 0;
+    let mut out = Pieces { buf: Vec::with_capacity(Pieces::SIZE + 4096), write: &mut write };
     for (i, op) in sc.ops().enumerate() {
-        // A fresh buffer per line: the last line's (the size of the object) is not held
-        // through the next op's merge. Sized as the last line was, for fewer copies as it grows.
-        let mut buffer = Vec::with_capacity(last_len + last_len / 8);
-        run_op(&mut buffer, i, &updater, &mut live, &mut managers, op);
-        line(&buffer);
-        last_len = buffer.len();
+        run_op(&mut out, i, &updater, &mut live, &mut managers, op);
+        out.bytes(b"\n");
     }
+    out.hand_on();
     Ok(())
+}
+
+/// The output, handed on in pieces of about [`Pieces::SIZE`] bytes as it is written.
+struct Pieces<'f> {
+    buf: Vec<u8>,
+    write: &'f mut dyn FnMut(&[u8]),
+}
+
+impl Pieces<'_> {
+    const SIZE: usize = 64 * 1024;
+
+    fn bytes(&mut self, b: &[u8]) {
+        if self.buf.len() + b.len() > Self::SIZE {
+            self.hand_on();
+            if b.len() >= Self::SIZE {
+                // Large enough to go on as it is.
+                (self.write)(b);
+                return;
+            }
+        }
+        self.buf.extend_from_slice(b);
+    }
+
+    fn hand_on(&mut self) {
+        if !self.buf.is_empty() {
+            (self.write)(&self.buf);
+            self.buf.clear();
+        }
+    }
+}
+
+impl std::io::Write for Pieces<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.bytes(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A scenario's top-level members, each still its JSON text in the input, and its ops each as
@@ -148,17 +186,17 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Document<'a> {
     }
 }
 
-fn error_line(out: &mut Vec<u8>, i: usize, msg: &str) {
+fn error_line(out: &mut Pieces<'_>, i: usize, msg: &str) {
     write_json(out, &json!({"op": i, "ok": false, "error": msg}));
 }
 
-fn write_json(out: &mut Vec<u8>, v: &Value) {
-    // Writing a `Value` into a `Vec` cannot fail: its keys are strings.
+fn write_json(out: &mut Pieces<'_>, v: &Value) {
+    // Writing a `Value` into `Pieces` cannot fail: its keys are strings, its writes infallible.
     let _ = serde_json::to_writer(out, v);
 }
 
 /// Runs one op, writing its line to `out`.
-fn run_op(out: &mut Vec<u8>, i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, mut op: Value) {
+fn run_op(out: &mut Pieces<'_>, i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, mut op: Value) {
     let text = |key: &str| op.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or_else(|| "v1".to_string());
     let (manager, kind) = (text("manager"), text("op"));
@@ -192,7 +230,7 @@ fn run_op(out: &mut Vec<u8>, i: usize, updater: &Updater<'_>, live: &mut Value, 
     success_line(out, i, changed, live, managers);
 }
 
-fn failure(out: &mut Vec<u8>, i: usize, e: Error) {
+fn failure(out: &mut Pieces<'_>, i: usize, e: Error) {
     match e {
         Error::Conflict(c) => {
             // Regroup the conflicts into one set per manager, then list each set's paths the way
@@ -216,35 +254,35 @@ fn failure(out: &mut Vec<u8>, i: usize, e: Error) {
     }
 }
 
-fn success_line(out: &mut Vec<u8>, i: usize, changed: Option<bool>, object: &Value, managers: &ManagedFields) {
+fn success_line(out: &mut Pieces<'_>, i: usize, changed: Option<bool>, object: &Value, managers: &ManagedFields) {
     // Sorted as the oracle sorts them; (manager, operation, apiVersion) is unique in a replay (no
     // subresources), so no entry's fields take part.
     let mut entries: Vec<(&str, &str, &str, &Set)> =
         managers.iter().map(|(k, vs)| (k.manager.as_str(), op_str(k.operation), vs.api_version.as_str(), &vs.set)).collect();
     entries.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
-    out.extend_from_slice(format!("{{\"op\":{i},\"ok\":true").as_bytes());
+    out.bytes(format!("{{\"op\":{i},\"ok\":true").as_bytes());
     if let Some(c) = changed {
-        out.extend_from_slice(format!(",\"changed\":{c}").as_bytes());
+        out.bytes(format!(",\"changed\":{c}").as_bytes());
     }
-    out.extend_from_slice(b",\"object\":");
+    out.bytes(b",\"object\":");
     write_json(out, object);
-    out.extend_from_slice(b",\"managedFields\":[");
+    out.bytes(b",\"managedFields\":[");
     let mut fields = String::new();
     for (n, (m, o, v, set)) in entries.iter().enumerate() {
         if n > 0 {
-            out.push(b',');
+            out.bytes(b",");
         }
-        out.extend_from_slice(b"{\"manager\":");
+        out.bytes(b"{\"manager\":");
         write_json(out, &Value::String((*m).to_string()));
-        out.extend_from_slice(format!(",\"operation\":\"{o}\",\"apiVersion\":").as_bytes());
+        out.bytes(format!(",\"operation\":\"{o}\",\"apiVersion\":").as_bytes());
         write_json(out, &Value::String((*v).to_string()));
-        out.extend_from_slice(b",\"fieldsV1\":");
+        out.bytes(b",\"fieldsV1\":");
         fields.clear();
         fields_v1::write_json_string(set, &mut fields);
-        out.extend_from_slice(fields.as_bytes());
-        out.push(b'}');
+        out.bytes(fields.as_bytes());
+        out.bytes(b"}");
     }
-    out.extend_from_slice(b"]}");
+    out.bytes(b"]}");
 }
 
 fn op_str(o: Operation) -> &'static str {
@@ -326,14 +364,24 @@ mod tests {
     }
 
     #[test]
-    fn each_line_is_handed_over_as_its_op_ran() {
+    fn the_output_is_handed_on_in_pieces_as_the_ops_run() {
         let sc = json!({"schema": SCHEMA, "type": "root", "ops": [apply("m", "x"), apply("n", "y"), 5]}).to_string();
-        let mut lines = Vec::new();
-        replay_each(&sc, |line| lines.push(serde_json::from_slice::<Value>(line).unwrap())).unwrap();
+        let lines: Vec<Value> = replay(&sc).unwrap().iter().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0]["object"], json!({"a": "x"}));
         assert_eq!(lines[1]["conflicts"], json!([{"manager": "m", "operation": "Apply", "path": ".a"}]));
         assert_eq!(lines[2], json!({"op": 2, "ok": false, "error": "bad object JSON: EOF"}));
-        assert_eq!(replay(&sc).unwrap().len(), 3);
+        // More output than a piece: several pieces, none over the size but a single large write,
+        // together the lines.
+        let big = "v".repeat(Pieces::SIZE / 4);
+        let ops: Vec<Value> = (0..12).map(|i| apply("m", &format!("{big}{i}"))).collect();
+        let sc = json!({"schema": SCHEMA, "type": "root", "ops": ops}).to_string();
+        let mut pieces = Vec::new();
+        replay_each(&sc, |piece| pieces.push(piece.to_vec())).unwrap();
+        assert!(pieces.len() > 2, "{} pieces", pieces.len());
+        assert!(pieces.iter().all(|p| p.len() <= Pieces::SIZE));
+        let text = String::from_utf8(pieces.concat()).unwrap();
+        assert_eq!(text.lines().collect::<Vec<_>>(), replay(&sc).unwrap());
+        assert_eq!(text.lines().count(), 12);
     }
 }

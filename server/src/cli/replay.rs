@@ -1,6 +1,6 @@
 //! `fieldstore replay`: replays a Server-Side Apply scenario in the structured-merge-diff oracle's
-//! format (stdin) and prints the oracle's output format (stdout), one JSON line per op, each
-//! written as soon as its op ran.
+//! format (stdin) and prints the oracle's output format (stdout), one JSON line per op, written
+//! as the ops run.
 
 use super::error::{CliError, Result};
 use super::stdio::read_stdin;
@@ -10,12 +10,12 @@ use std::io::{self, Write};
 pub fn run() -> Result<()> {
     let input = read_stdin()?;
     let text = String::from_utf8(input).map_err(|e| CliError::ReplayFatal(format!("bad scenario JSON: not UTF-8: {e}")))?;
-    let mut stdout = io::BufWriter::new(io::stdout().lock());
-    // The first write error ends the output; the replay's remaining lines are not written.
+    let mut stdout = io::stdout().lock();
+    // The first write error ends the output; the replay's remaining output is not written.
     let mut written: io::Result<()> = Ok(());
-    fieldstore_engine::replay::replay_each(&text, |line| {
+    fieldstore_engine::replay::replay_each(&text, |piece| {
         if written.is_ok() {
-            written = stdout.write_all(line).and_then(|()| stdout.write_all(b"\n"));
+            written = stdout.write_all(piece);
         }
     })
     .map_err(|f| CliError::ReplayFatal(f.0))?;

@@ -7,9 +7,22 @@ use std::path::Path;
 
 /// Reads all of stdin.
 pub(super) fn read_stdin() -> Result<Vec<u8>> {
-    let mut input = Vec::new();
+    let mut input = Vec::with_capacity(stdin_file_len().saturating_add(1));
     io::stdin().lock().read_to_end(&mut input).map_err(CliError::ReadInput)?;
     Ok(input)
+}
+
+/// The size of stdin when it is a file (`< scenario.json`), so that it is read into one buffer
+/// of that size rather than one grown by copies; 0 otherwise.
+fn stdin_file_len() -> usize {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let meta = io::stdin().as_fd().try_clone_to_owned().ok().map(std::fs::File::from).and_then(|f| f.metadata().ok());
+        meta.filter(std::fs::Metadata::is_file).and_then(|m| usize::try_from(m.len()).ok()).unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    0
 }
 
 /// Reads a file, or stdin for `-`.
