@@ -132,6 +132,9 @@ fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
         sep(out);
         out.push_str("\".\":{}");
     }
+    // The text of the last child written: list items owning the same fields share one node, so
+    // 10,000 items' fields are written once and copied.
+    let mut last: Option<(&Set, bool, std::ops::Range<usize>)> = None;
     each_entry(set, |pe, child| {
         sep(out);
         key.clear();
@@ -140,7 +143,14 @@ fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
         match child {
             Some((child, is_member)) => {
                 out.push_str(":{");
-                emit(child, is_member, out, key);
+                match &last {
+                    Some((node, member, text)) if *member == is_member && node.is_same_node(child) => out.extend_from_within(text.clone()),
+                    _ => {
+                        let start = out.len();
+                        emit(child, is_member, out, key);
+                        last = Some((child, is_member, start..out.len()));
+                    }
+                }
                 out.push('}');
             }
             None => out.push_str(":{}"),
@@ -348,6 +358,32 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn children_sharing_a_node_are_written_as_when_they_do_not() {
+        let item = |n: &str| PathElement::Key(vec![(Name::from("name"), Value::String(n.into()))].into());
+        let field = |f: &str| PathElement::FieldName(Name::from(f));
+        let owned = Set::from_parts(vec![field("image"), field("name")], Vec::new());
+        // Three items share one node; the second is also a member itself (`".":{}`), which the
+        // text copied from the first must not hide; the fourth has its own node, equal.
+        let names = ["a", "b", "c", "d"];
+        let shared: Vec<(PathElement, Set)> = names
+            .iter()
+            .map(|n| (item(n), if *n == "d" { Set::from_parts(vec![field("image"), field("name")], Vec::new()) } else { owned.clone() }))
+            .collect();
+        let set = Set::from_parts(vec![item("b")], shared);
+        let mut paths = vec![Path(vec![item("b")])];
+        for n in names {
+            paths.extend(["image", "name"].map(|f| Path(vec![item(n), field(f)])));
+        }
+        let unshared = Set::from_paths(&paths);
+        assert!(set == unshared);
+        assert_eq!(to_json_string(&set), to_json_string(&unshared));
+        assert_eq!(
+            to_json_string(&set),
+            r#"{"k:{\"name\":\"a\"}":{"f:image":{},"f:name":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{},"f:name":{}},"k:{\"name\":\"c\"}":{"f:image":{},"f:name":{}},"k:{\"name\":\"d\"}":{"f:image":{},"f:name":{}}}"#
+        );
+    }
 
     /// The element JSON's own parser reads from a key (the only reading before plain keys got
     /// their own).

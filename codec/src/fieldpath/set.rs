@@ -70,7 +70,7 @@ impl Set {
     }
 
     /// Whether the two sets are the same node (so certainly equal), without comparing them.
-    fn same_node(&self, other: &Set) -> bool {
+    pub fn is_same_node(&self, other: &Set) -> bool {
         match (&self.node, &other.node) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
@@ -249,7 +249,7 @@ impl Set {
     /// Paths in either set.
     #[must_use]
     pub fn union(&self, other: &Set) -> Set {
-        if other.node.is_none() || self.same_node(other) {
+        if other.node.is_none() || self.is_same_node(other) {
             return self.clone();
         }
         if self.node.is_none() {
@@ -284,7 +284,7 @@ impl Set {
     /// Paths in both sets.
     #[must_use]
     pub fn intersection(&self, other: &Set) -> Set {
-        if self.same_node(other) {
+        if self.is_same_node(other) {
             return self.clone();
         }
         if self.node.is_none() || other.node.is_none() {
@@ -335,7 +335,7 @@ impl Set {
             match own.get(i) {
                 Some((q, set)) if q == pe => {
                     let d = set.difference(other_set);
-                    if !d.same_node(set) {
+                    if !d.is_same_node(set) {
                         edits.push((i, d));
                     }
                     i += 1;
@@ -377,7 +377,7 @@ impl Set {
                     edits.push((i, Set::new()));
                 } else if let Some(os) = below {
                     let d = set.recursive_difference(os);
-                    if !d.same_node(set) {
+                    if !d.is_same_node(set) {
                         edits.push((i, d));
                     }
                 }

@@ -29,11 +29,16 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(bool, Set), Validat
             }
             let Value::Array(items) = v else { return Ok((false, Set::new())) };
             let mut members = Vec::with_capacity(items.len());
-            let mut children = Vec::with_capacity(items.len());
+            let mut children: Vec<(PathElement, Set)> = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let pe = list_item_pe(schema, list, i, item).map_err(|e| ValidationErrors::one(format!("element {i}: {e}")))?;
-                let (_, child) = node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?;
+                let (_, mut child) = node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?;
                 if !child.is_empty() {
+                    // Items owning the same fields share one node (less memory, and FieldsV1
+                    // written once for them all).
+                    if let Some((_, previous)) = children.last().filter(|(_, p)| *p == child) {
+                        child = previous.clone();
+                    }
                     children.push((pe.clone(), child));
                 }
                 members.push(pe);
