@@ -138,8 +138,9 @@ def main():
         for b in args.binaries:
             for name, size, before, peak, after in run(b, args.items):
                 growth = peak - before
+                ratio = f"{growth * 1048576 / size:.1f}×" if size >= 65536 else "—"
                 print(f"| {r} | {b} | {name} | {size / 1e6:.2f} | {before:.1f} | {peak:.1f} | {after:.1f} | "
-                      f"{growth:.1f} | {growth * 1048576 / size:.1f}× |", flush=True)
+                      f"{growth:.1f} | {ratio} |", flush=True)
 
 
 if __name__ == "__main__":
