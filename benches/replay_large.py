@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+# The schema of `smd-oracle bench` and `benches/support/shapes.rs` (the apply benches' list).
 SCHEMA = """types:
 - name: root
   map:

@@ -28,19 +28,17 @@ import json
 import os
 import random
 import resource
-import select
 import selectors
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../tests/support'))
-from processes import rss_mib, stop  # noqa: E402
+from processes import http_port, rss_mib, serve, stop  # noqa: E402
 
 HOST = "127.0.0.1"
 RSS_ABORT_MIB = 4096  # a phase stops its traffic when the server grows beyond this
@@ -105,21 +103,12 @@ class Monitor(threading.Thread):
 
 def start_server(binary, data, extra=()):
     log = open(os.path.join(data, "server.log"), "wb")
-    proc = subprocess.Popen(
-        [binary, "--data", os.path.join(data, "store"), "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-         "--metrics", "127.0.0.1:0", "--max-watches-per-client", "1000", *extra],
-        stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline().decode() if ready else ""
-    if not line.startswith("fieldstore: serving on "):
-        proc.kill()
-        raise SystemExit(f"exhaustion_rss: the server did not start: {line!r}")
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    proc, line = serve(binary, data, ["--metrics", "127.0.0.1:0", "--max-watches-per-client", "1000", *extra],
+                       stderr=log, who="exhaustion_rss")
     grpc = line.split()[3]
-    http_addr = line.split("kubernetes API http://", 1)[1].split(",")[0].split(")")[0].strip()
     metrics = line.split("metrics http://", 1)[1].split("/metrics")[0].strip()
     port = lambda a: int(a.rsplit(":", 1)[1])  # noqa: E731
-    return proc, port(grpc), port(http_addr), port(metrics), log
+    return proc, port(grpc), http_port(line), port(metrics), log
 
 
 def raw_request(port, method, path, body=b"", headers=(), timeout=10):

@@ -15,16 +15,14 @@ import argparse
 import http.client
 import json
 import os
-import select
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/support"))
-from processes import rss_mib, stop  # noqa: E402
+from processes import http_port, rss_mib, serve, stop  # noqa: E402
 
 GROUP = "bench.example.com"
 CRD = {
@@ -42,17 +40,8 @@ CRD = {
 
 
 def start(binary, data):
-    proc = subprocess.Popen([binary, "--data", os.path.join(data, "store"), "serve", "--listen", "127.0.0.1:0",
-                             "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline().decode() if ready else ""
-    if not line.startswith("fieldstore: serving on "):
-        proc.kill()
-        raise SystemExit(f"large_apply_rss: the server did not start: {line!r}")
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    addr = line.split("kubernetes API http://", 1)[1].split(",")[0].split(")")[0].strip()
-    return proc, int(addr.rsplit(":", 1)[1])
+    proc, line = serve(binary, data, who="large_apply_rss")
+    return proc, http_port(line)
 
 
 def request(port, method, path, body=None, content_type="application/json"):

@@ -27,10 +27,8 @@ import http.client
 import json
 import os
 import random
-import select
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,7 +36,7 @@ import time
 from urllib.parse import quote
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../support'))
-from processes import rss_mib, stop  # noqa: E402
+from processes import http_port, rss_mib, serve, stop  # noqa: E402
 
 HOST = "127.0.0.1"
 NS = "default"
@@ -1165,16 +1163,8 @@ def group_metadata(sw, rng):
 
 def start_server(binary, data):
     log = open(os.path.join(data, "server.log"), "wb")
-    proc = subprocess.Popen([binary, "--data", os.path.join(data, "store"), "serve", "--listen", "127.0.0.1:0",
-                             "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline().decode() if ready else ""
-    if not line.startswith("fieldstore: serving on "):
-        proc.kill()
-        raise SystemExit(f"sweep: the server did not start: {line!r}")
-    http_addr = line.split("kubernetes API http://", 1)[1].split(",")[0].split(")")[0].strip()
-    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # never let stdout fill
-    return proc, int(http_addr.rsplit(":", 1)[1]), log
+    proc, line = serve(binary, data, stderr=log, who="sweep")
+    return proc, http_port(line), log
 
 
 def main():
