@@ -190,8 +190,9 @@ fn error_line(out: &mut Pieces<'_>, i: usize, msg: &str) {
     write_json(out, &json!({"op": i, "ok": false, "error": msg}));
 }
 
-fn write_json(out: &mut Pieces<'_>, v: &Value) {
-    // Writing a `Value` into `Pieces` cannot fail: its keys are strings, its writes infallible.
+fn write_json(out: &mut Pieces<'_>, v: &(impl serde::Serialize + ?Sized)) {
+    // Writing JSON values and strings into `Pieces` cannot fail: map keys are strings, its writes
+    // infallible.
     let _ = serde_json::to_writer(out, v);
 }
 
@@ -273,9 +274,9 @@ fn success_line(out: &mut Pieces<'_>, i: usize, changed: Option<bool>, object: &
             out.bytes(b",");
         }
         out.bytes(b"{\"manager\":");
-        write_json(out, &Value::String((*m).to_string()));
+        write_json(out, *m);
         out.bytes(format!(",\"operation\":\"{o}\",\"apiVersion\":").as_bytes());
-        write_json(out, &Value::String((*v).to_string()));
+        write_json(out, *v);
         out.bytes(b",\"fieldsV1\":");
         fields.clear();
         fields_v1::write_json_string(set, &mut fields);

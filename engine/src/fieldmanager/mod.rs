@@ -32,8 +32,9 @@ pub(crate) use entries::{fields_set, from_stored, Decoded, StoredEntry};
 pub use reconcile::reconcile_managed_fields;
 pub use time::Time;
 
-/// How a caller that knows a live object's managers hands them over: called at most once, when
-/// the write needs them, giving what decoding the live object's managedFields would.
+/// How a caller that knows a live object's managers hands them over: called when the write needs
+/// them (again when it merges a second time), giving what decoding the live object's
+/// managedFields would.
 pub(crate) type KnownManagers<'a> = &'a dyn Fn() -> std::result::Result<entries::Decoded, String>;
 
 use crate::merge::{ManagedFields, ManagerKey, Operation, Updater, VersionedSet};
