@@ -23,8 +23,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("fieldstore_descriptor.bin"), prost::Message::encode_to_vec(&descriptors))?;
     // An object body is `bytes::Bytes`: a watch event's encoding is shared by every stream it
-    // goes to instead of copied per stream.
-    tonic_build::configure().build_client(true).build_server(true).bytes([".fieldstore.v1.Body.data"]).compile_fds(descriptors)?;
+    // goes to instead of copied per stream, and a streamed list's items move into their message.
+    tonic_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .bytes([".fieldstore.v1.Body.data", ".fieldstore.v1.ListChunk.items"])
+        .compile_fds(descriptors)?;
     println!("cargo:rerun-if-changed={PROTO_ROOT}/{GNOSTIC}");
     prost_build::Config::new().compile_fds(protox::compile([GNOSTIC], [PROTO_ROOT])?)?;
     for proto in ETCD {

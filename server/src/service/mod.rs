@@ -1,9 +1,11 @@
 //! The gRPC door: `proto/fieldstore/v1/store.proto`'s messages translated into the request
 //! layer's [`Request`]s and its [`Response`]s back into messages; failures as gRPC statuses that
-//! carry the Kubernetes `Status` ([`status`]). Watch streams ([`watch`]) are tasks polled by
+//! carry the Kubernetes `Status` ([`status`]). Streamed lists ([`list_stream`]) are read a
+//! message at a time as the connection takes them. Watch streams ([`watch`]) are tasks polled by
 //! their connection, fed by the store's watch hub, with each event's message encoded once for
 //! all its streams.
 
+mod list_stream;
 pub mod status;
 pub mod watch;
 
@@ -275,6 +277,19 @@ impl store_server::Store for StoreService {
         let (api_version, kind) = (spec.api_version(), format!("{}List", spec.kind));
         let out = page.to_json_bytes(&api_version, &spec.kind);
         Ok(GrpcResponse::new(pb::ListResponse { list: Some(body::encode_json(out, &api_version, &kind, &accept).grpc()?.into()) }))
+    }
+
+    type ListStreamStream = list_stream::Chunks;
+
+    async fn list_stream(&self, req: GrpcRequest<pb::ListRequest>) -> Result<GrpcResponse<Self::ListStreamStream>, Status> {
+        let r = req.get_ref();
+        let request =
+            Request::List { of: Collection::new(r.resource.clone(), Some(&r.namespace)), opts: list_options(r)?, form: ListForm::Stream };
+        let accept = r.accept.clone();
+        let Response::ListStream { stream, spec } = self.run(&req, request).await? else {
+            return Err(status::from_k8s(&mismatch("a list")));
+        };
+        Ok(GrpcResponse::new(list_stream::chunks(stream, spec.api_version(), spec.kind.clone(), accept).await?))
     }
 
     type WatchStream = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<pb::WatchEvent, Status>> + Send>>;
