@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent gRPC client against a live `fieldstore serve`: Python grpcio with stubs
-generated from proto/ at run time. apply -> conflict -> force -> watch -> blame.
+generated from proto/ at run time. apply -> conflict -> force -> watch -> blame -> streamed list.
 
 Usage: test_grpc_client.py PATH_TO_FIELDSTORE_BINARY
 Exits non-zero on the first failed check (plain asserts; no test framework needed)."""
@@ -110,7 +110,27 @@ def main():
             lines = json.loads(stub.Blame(store_pb2.ObjectRef(resource="configmaps", namespace="ns", name="py")).json)
             a = [l for l in lines if l["path"] == ".data.a"]
             assert a and a[0]["manager"] == "bob" and a[0]["operation"] == "Apply" and a[0]["revision"] == rv + 1, a
-            print("python grpcio client: apply, conflict, force, watch, blame: ok")
+            # A streamed list: 300 more ConfigMaps of ~1 KiB come in several messages whose items,
+            # in order, are List's; only the last message carries the list (its metadata).
+            for i in range(300):
+                cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": f"s{i:03}", "namespace": "ns"}, "data": {"v": "x" * 1000}}
+                stub.Create(store_pb2.WriteRequest(resource="configmaps", namespace="ns", body=body(cm)))
+            whole = json.loads(stub.List(store_pb2.ListRequest(resource="configmaps", namespace="ns")).list.data)
+            messages = list(stub.ListStream(store_pb2.ListRequest(resource="configmaps", namespace="ns")))
+            assert len(messages) > 2, len(messages)
+            assert all(not m.HasField("list") for m in messages[:-1]) and messages[-1].HasField("list")
+            items = [json.loads(i) for m in messages for i in m.items]
+            assert items == whole["items"], (len(items), len(whole["items"]))
+            last = json.loads(messages[-1].list.data)
+            assert last["items"] == [] and last["metadata"] == whole["metadata"], last
+            try:
+                list(stub.ListStream(store_pb2.ListRequest(resource="configmaps", label_selector="a in (")))
+                raise AssertionError("a malformed selector was answered")
+            except grpc.RpcError as e:
+                assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.code()
+
+            print("python grpcio client: apply, conflict, force, watch, blame, streamed list: ok")
         finally:
             proc.terminate()
             assert proc.wait(timeout=30) == 0, "the server did not stop cleanly"
