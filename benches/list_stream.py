@@ -2,7 +2,7 @@
 """Unpaged LISTs of many ~1 KiB ConfigMaps: server RSS growth, time to first byte and server CPU
 per listed object, for one or more `fieldstore` binaries side by side (issue 36, streamed lists).
 
-Usage: benches/list_stream.py [--n N] [--rounds R] NAME=BINARY [NAME=BINARY ...]
+Usage: benches/list_stream.py [--n N] [--rounds R] [--doors http,grpc] NAME=BINARY [NAME=BINARY ...]
 
 Loads N ConfigMaps (default 100,000; ~1 KiB each, applied by one manager, so each carries one
 managedFields entry) once, with the first binary, into a data directory all binaries then serve
@@ -19,6 +19,11 @@ fast as the client can. Per LIST:
 - server CPU per listed object: utime + stime of the server process (`/proc/PID/stat`) around
   the request, divided by N;
 - the whole answer's time and size.
+
+With --doors including grpc, the same list is also read over gRPC (Python grpcio, stubs generated
+from proto/ into the temporary directory) twice per media: by the unary `List` (one message
+holding the whole list) and by `ListStream` (messages of ~64 KiB of items as they are read);
+"first byte" is then the first message received, "first body byte" the same.
 
 With --warm, an unpaged LIST of the same collection is sent (and read) before the measured one
 on the same server: the growth then left is what the LIST holds, not RocksDB's block cache (64
@@ -60,17 +65,57 @@ def status_kib(pid, key):
 
 
 def start(binary, data, callgrind_out=None):
+    """A server on `data`: (process, HTTP host, HTTP port, gRPC address)."""
     wrap = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}"] if callgrind_out else []
     proc = subprocess.Popen(wrap + [binary, "--data", data, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     http_addr = line.split("kubernetes API http://")[1].split(",")[0].split(")")[0].strip()
     host, port = http_addr.rsplit(":", 1)
-    return proc, host, int(port)
+    return proc, host, int(port), line.split()[3]
+
+
+def grpc_stubs(out_dir):
+    """The gRPC modules of proto/, generated into `out_dir`: (store_pb2, store_pb2_grpc)."""
+    import sys
+    from grpc_tools import protoc
+
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "proto")
+    os.makedirs(out_dir, exist_ok=True)
+    rc = protoc.main(["protoc", f"-I{root}", f"--python_out={out_dir}", f"--grpc_python_out={out_dir}",
+                      os.path.join(root, "fieldstore", "v1", "store.proto")])
+    assert rc == 0, f"protoc failed with {rc}"
+    sys.path.insert(0, out_dir)
+    from fieldstore.v1 import store_pb2, store_pb2_grpc
+    return store_pb2, store_pb2_grpc
+
+
+def grpc_list_once(stubs, addr, media, rpc, limit=0):
+    """One list over a new gRPC channel, read whole: (time to the first message, the same, total
+    time, bytes of items and list)."""
+    import grpc
+    store_pb2, store_pb2_grpc = stubs
+    channel = grpc.insecure_channel(addr, options=[("grpc.max_receive_message_length", -1)])
+    stub = store_pb2_grpc.StoreStub(channel)
+    grpc.channel_ready_future(channel).result(timeout=10)
+    req = store_pb2.ListRequest(resource="configmaps", namespace="default", accept=MEDIA[media], limit=limit)
+    t0 = time.perf_counter()
+    first, size = None, 0
+    if rpc == "List":
+        size = len(stub.List(req).list.data)
+        first = time.perf_counter() - t0
+    else:
+        for m in stub.ListStream(req):
+            if first is None:
+                first = time.perf_counter() - t0
+            size += sum(len(i) for i in m.items) + len(m.list.data)
+    total = time.perf_counter() - t0
+    channel.close()
+    return first, first, total, size
 
 
 def load(binary, data, n):
-    proc, host, port = start(binary, data)
+    proc, host, port, _ = start(binary, data)
     try:
         payload = "x" * 900
 
@@ -127,13 +172,20 @@ def list_once(host, port, media, limit=None):
     return first, first_body, total, len(buf) - head_end - 4
 
 
-def measure(binary, data, media, n, callgrind, warm=False):
+def measure(binary, data, media, n, callgrind, warm=False, grpc_rpc=None, stubs=None):
+    """One list on a fresh server: over HTTP, or over gRPC by `grpc_rpc` (`List`, `ListStream`)."""
     out = None
     if callgrind:
         out = os.path.join(os.path.dirname(data), f"cg-{os.getpid()}-{time.monotonic_ns()}.out")
-    proc, host, port = start(binary, data, out)
+    proc, host, port, grpc_addr = start(binary, data, out)
+
+    def list_once_here(limit=None):
+        if grpc_rpc:
+            return grpc_list_once(stubs, grpc_addr, media, grpc_rpc, limit or 0)
+        return list_once(host, port, media, limit)
+
     try:
-        list_once(host, port, media, limit=None if warm else 1)
+        list_once_here(limit=None if warm else 1)
         time.sleep(0.5)
         pid = proc.pid
         if callgrind:
@@ -142,7 +194,7 @@ def measure(binary, data, media, n, callgrind, warm=False):
         with open(f"/proc/{pid}/clear_refs", "w") as f:
             f.write("5")
         cpu_before = cpu(pid)
-        first, first_body, total, size = list_once(host, port, media)
+        first, first_body, total, size = list_once_here()
         time.sleep(0.2)
         cpu_used = cpu(pid) - cpu_before
         peak = status_kib(pid, "VmHWM")
@@ -167,6 +219,7 @@ def main():
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warm", action="store_true", help="measure a second unpaged LIST on each server")
+    ap.add_argument("--doors", default="http", help="comma-separated: http, grpc")
     ap.add_argument("binaries", nargs="+", help="NAME=BINARY")
     args = ap.parse_args()
     binaries = [b.split("=", 1) for b in args.binaries]
@@ -178,17 +231,21 @@ def main():
         print(f"loaded {args.n} ConfigMaps in {time.time() - t0:.1f} s", flush=True)
         cols = ("rss before MiB", "RSS growth MiB", "first byte ms", "first body byte ms", "total s", "answer MB",
                 "server CPU µs/object") + (("instructions/object",) if callgrind else ())
-        print("| round | binary | media | " + " | ".join(cols) + " |")
-        print("|" + "---|" * (len(cols) + 3))
+        doors = args.doors.split(",")
+        ways = ([("HTTP", None)] if "http" in doors else []) + ([("gRPC List", "List"), ("gRPC ListStream", "ListStream")]
+                                                                if "grpc" in doors else [])
+        stubs = grpc_stubs(os.path.join(tmp, "stubs")) if "grpc" in doors else None
+        print("| round | binary | door | media | " + " | ".join(cols) + " |")
+        print("|" + "---|" * (len(cols) + 4))
         for r in range(args.rounds):
             for name, binary in binaries:
-                for media in ("json", "protobuf"):
-                    m = measure(binary, data, media, args.n, callgrind, args.warm)
+                for (door, rpc), media in ((w, m) for w in ways for m in ("json", "protobuf")):
+                    m = measure(binary, data, media, args.n, callgrind, args.warm, rpc, stubs)
                     vals = [m["rss_before_mib"], m["growth_mib"], m["first_ms"], m["first_body_ms"], m["total_s"], m["mb"],
                             m["cpu_us_per_object"]]
                     if callgrind:
                         vals.append(m["instructions_per_object"])
-                    print(f"| {r + 1} | {name} | {media} | " + " | ".join(f"{v:,.1f}" if v >= 10 else f"{v:.2f}" for v in vals) + " |",
+                    print(f"| {r + 1} | {name} | {door} | {media} | " + " | ".join(f"{v:,.1f}" if v >= 10 else f"{v:.2f}" for v in vals) + " |",
                           flush=True)
 
 
