@@ -7,7 +7,9 @@
 //! The store's decoded-object cache ([`ObjectCache`]) holds the JSON view of the latest version
 //! of recently written large objects, so that the next write to such an object (or a read of it)
 //! does not parse its record again; only the committer adds its entries, after the write is
-//! durable. The Kubernetes API's door keeps another (the protobuf encodings of objects it sent).
+//! durable. Its budget counts what the decoded objects take in memory ([`decoded_bytes`]), 7 to
+//! 15 times their records for objects of many small members. The Kubernetes API's door keeps
+//! another (the protobuf encodings of objects it sent).
 
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -16,6 +18,42 @@ use std::sync::Arc;
 
 /// Decoded latest versions of large objects, within a byte budget.
 pub(crate) type ObjectCache = RevisionCache<Arc<Value>>;
+
+/// The bytes an entry of the [`ObjectCache`] stands for: what the decoded `object` takes in
+/// memory when its record (of `record_bytes`) is large enough to be cached, else the record's
+/// size (under the cache's minimum, without weighing the object).
+pub(crate) fn weight(object: &Value, record_bytes: usize, min_bytes: usize) -> usize {
+    if record_bytes < min_bytes {
+        record_bytes
+    } else {
+        decoded_bytes(object).max(record_bytes)
+    }
+}
+
+/// About how many bytes a decoded JSON value takes in memory, itself included: 32 per value,
+/// its strings' bytes, its arrays' slots, and its objects' B-tree nodes (a node of 640 bytes
+/// holds up to 11 members: one for a small object, one per about 7 members of a large one).
+#[must_use]
+pub fn decoded_bytes(v: &Value) -> usize {
+    const VALUE: usize = std::mem::size_of::<Value>();
+    const NODE: usize = 640;
+    fn inner(v: &Value) -> usize {
+        match v {
+            Value::String(s) => s.capacity(),
+            Value::Array(a) => a.capacity() * VALUE + a.iter().map(inner).sum::<usize>(),
+            Value::Object(m) => {
+                let nodes = match m.len() {
+                    0 => 0,
+                    n @ 1..=11 => n.div_ceil(11),
+                    n => n / 7 + 1,
+                };
+                nodes * NODE + m.iter().map(|(k, v)| k.capacity() + inner(v)).sum::<usize>()
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        }
+    }
+    VALUE + inner(v)
+}
 
 /// One value per key (the value of one revision of what the key names), within a byte budget.
 pub struct RevisionCache<V> {
@@ -48,6 +86,11 @@ impl<V: Clone> RevisionCache<V> {
         RevisionCache { min_bytes, budget, inner: Mutex::new(Inner { entries: HashMap::default(), order: VecDeque::new(), bytes: 0 }) }
     }
 
+    /// The least a value must stand for to be cached.
+    pub fn min_bytes(&self) -> usize {
+        self.min_bytes
+    }
+
     /// The value of revision `revision` of `key`, if cached.
     pub fn get(&self, key: &[u8], revision: u64) -> Option<V> {
         let inner = self.inner.lock();
@@ -67,8 +110,9 @@ impl<V: Clone> RevisionCache<V> {
         Some(e.value)
     }
 
-    /// Records that revision `revision` of `key`, standing for `bytes`, is `value` (`None`: the
-    /// key's object is gone). An entry for a newer revision stays.
+    /// Records that revision `revision` of `key`, standing for `bytes` (for the object cache,
+    /// its [`weight`]), is `value` (`None`: the key's object is gone). An entry for a newer
+    /// revision stays.
     pub fn put(&self, key: &[u8], revision: u64, value: Option<&V>, bytes: usize) {
         if self.budget == 0 {
             return;
@@ -112,6 +156,50 @@ impl<V: Clone> RevisionCache<V> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The bytes `make` leaves allocated on this thread in what it returns (the test binary's
+    /// allocator is `allocation_counter`'s counting one, a dev-dependency).
+    fn allocated<T>(make: impl FnOnce() -> T) -> (T, usize) {
+        let mut made = None;
+        let info = allocation_counter::measure(|| made = Some(make()));
+        (made.unwrap_or_else(|| unreachable!()), usize::try_from(info.bytes_current).unwrap_or(0))
+    }
+
+    #[test]
+    fn decoded_bytes_are_what_a_parsed_object_allocates() {
+        let list = |n: usize| {
+            let items: Vec<Value> = (0..n)
+                .map(|i| json!({"name": format!("item-{i:05}"), "image": format!("registry.example/img-{i}:v1"), "port": 8000 + i}))
+                .collect();
+            json!({"apiVersion": "v1", "kind": "List", "metadata": {"name": "big", "labels": {"a": "b"}}, "spec": {"items": items}})
+        };
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web", "tier": "front"},
+                "annotations": {"note": "x".repeat(300)}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.25", "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                    "env": (0..30).map(|i| json!({"name": format!("VAR_{i}"), "value": format!("value {i}")})).collect::<Vec<_>>()}]}}}});
+        // A map of more members than a node holds, and empty containers.
+        let wide = json!({"data": (0..500).map(|i| (format!("key-{i}"), json!(format!("v{i}")))).collect::<serde_json::Map<_, _>>(),
+            "empty": {}, "none": [], "n": null});
+        for (what, v) in [("10k-item list", list(10_000)), ("Deployment", deployment), ("wide map", wide)] {
+            let text = serde_json::to_string(&v).unwrap();
+            let (parsed, bytes) = allocated(|| serde_json::from_str::<Value>(&text).unwrap());
+            let estimate = decoded_bytes(&parsed);
+            let ratio = estimate as f64 / bytes as f64;
+            assert!((0.75..1.33).contains(&ratio), "{what}: estimated {estimate} bytes, allocated {bytes} ({ratio:.2})");
+        }
+    }
+
+    #[test]
+    fn the_weight_of_a_large_object_is_its_decoded_size() {
+        let v = json!({"items": (0..1000).map(|i| json!({"name": format!("n{i}")})).collect::<Vec<_>>()});
+        assert_eq!(weight(&v, 100, 1000), 100, "under the minimum: the record's size, not weighed");
+        assert_eq!(weight(&v, 5000, 1000), decoded_bytes(&v));
+        assert!(decoded_bytes(&v) > 5000);
+        assert_eq!(weight(&json!(null), 5000, 1000), 5000, "never less than the record");
+    }
 
     #[test]
     fn serves_only_the_revision_it_holds() {

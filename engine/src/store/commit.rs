@@ -174,7 +174,8 @@ impl Read {
     /// re-apply unchanged configs and retry conflicts).
     fn put_back(&mut self, core: &Core, prefix: &[u8]) {
         if let (Expect::Revision(rev), Some(l)) = (&self.expect, self.live.take()) {
-            core.cache.put(prefix, *rev, Some(&Arc::new(l)), self.record_len);
+            let bytes = super::cache::weight(&l, self.record_len, core.cache.min_bytes());
+            core.cache.put(prefix, *rev, Some(&Arc::new(l)), bytes);
         }
     }
 }
@@ -239,14 +240,15 @@ impl Store {
         dry_run: bool,
         who: &Who,
         plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
-    ) -> Result<Value> {
+    ) -> Result<Arc<Value>> {
         super::wait::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
     }
 
     /// Reads the object, plans the write, commits it; retries when another writer committed to
     /// the object in between. The reading and planning run where the future is polled; the one
     /// wait, for the committer's group to be synced, is an await (a server's request task waits
-    /// there without holding a thread).
+    /// there without holding a thread). The object written is the one the store's cache and
+    /// watch events share: callers that answer with it encode it from there, not from a copy.
     pub(super) async fn write_loop_async(
         &self,
         t: &Registered,
@@ -255,7 +257,7 @@ impl Store {
         dry_run: bool,
         who: &Who,
         mut plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
-    ) -> Result<Value> {
+    ) -> Result<Arc<Value>> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
             let core = self.core();
@@ -277,7 +279,7 @@ impl Store {
             let (mut object, event, tombstone) = match planned {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
-                    return Ok(v);
+                    return Ok(Arc::new(v));
                 }
                 Err(e) => {
                     read.put_back(core, &prefix);
@@ -316,7 +318,7 @@ impl Store {
                 }
                 read.put_back(core, &prefix);
                 t.to_served(&mut object);
-                return Ok(object);
+                return Ok(Arc::new(object));
             }
             let defines = defines.map(|d| definitions::Registration::of(core, d).map(Box::new)).transpose()?;
             let planned = Planned { object, event, tombstone, record, entries };
@@ -332,8 +334,10 @@ impl Store {
                     if last_finalizer && t.spec.terminating {
                         self.clean_up_definition_later(&t.spec.resource());
                     }
-                    let mut obj = Arc::try_unwrap(obj).unwrap_or_else(|a| (*a).clone());
-                    t.to_served(&mut obj);
+                    let mut obj = obj;
+                    if t.converts() {
+                        t.to_served(Arc::make_mut(&mut obj));
+                    }
                     return Ok(obj);
                 }
                 Outcome::Stale => continue,
@@ -617,7 +621,8 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
             m.insert("resourceVersion".into(), Value::String(r.to_string()));
         }
         let obj = Arc::new(c.object);
-        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), record_bytes);
+        let bytes = super::cache::weight(&obj, record_bytes, core.cache.min_bytes());
+        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), bytes);
         events.push(Arc::new(ChangeEvent {
             revision: r,
             type_id: c.type_id,

@@ -135,10 +135,11 @@ impl Options {
         self
     }
 
-    /// How many bytes of records (from [`OBJECT_CACHE_MIN_BYTES`] up) may have their decoded
-    /// latest version kept in memory after a write, so that the next write or read of a large
-    /// object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`]; 0 turns it off).
-    /// The cached objects take a few times their record size in memory.
+    /// How many bytes of memory the decoded latest versions of large objects (records from
+    /// [`OBJECT_CACHE_MIN_BYTES`] up) may take, kept after a write so that the next write or
+    /// read of such an object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`];
+    /// 0 turns it off). A decoded object takes 7 to 15 times its record's bytes when its
+    /// members are small (counted, not guessed from the record: `store::cache::decoded_bytes`).
     #[must_use]
     pub fn object_cache(mut self, bytes: usize) -> Self {
         self.object_cache_bytes = bytes;
@@ -234,8 +235,9 @@ impl FieldValidation {
 /// warnings a client is shown (fields dropped under [`FieldValidation::Warn`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
-    /// The object.
-    pub object: serde_json::Value,
+    /// The object, shared with the store's cache and watch events (so that a write's answer
+    /// is not a copy of what it wrote; `Arc::unwrap_or_clone` gives a value of one's own).
+    pub object: std::sync::Arc<serde_json::Value>,
     /// Warnings, in the order found.
     pub warnings: Vec<String>,
     /// Whether the write created the object (a create, or an apply of an absent object): HTTP

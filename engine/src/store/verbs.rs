@@ -16,6 +16,7 @@ use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
 use crate::{Error, Result};
 use serde_json::Value;
+use std::sync::Arc;
 
 impl Store {
     /// Registers (or re-registers, replacing its schema) a resource type, durably.
@@ -182,7 +183,7 @@ impl Store {
     /// [`Error::AlreadyExists`]; [`Error::NotFound`] for an unknown resource; [`Error::Invalid`]
     /// for bad names; [`Error::BadRequest`]; [`Error::TooLarge`].
     pub fn create(&self, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Create, of, object, opts)?.object)
+        Ok(Arc::unwrap_or_clone(self.write(WriteVerb::Create, of, object, opts)?.object))
     }
 
     /// Creates an object exactly as another store kept it (an import from a kube-apiserver's
@@ -212,9 +213,10 @@ impl Store {
             }
             Ok(Plan::Put(obj, EventType::Added))
         })
+        .map(Arc::unwrap_or_clone)
     }
 
-    async fn create_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Value> {
+    async fn create_async(&self, resource: &str, namespace: Option<&str>, object: &Value, opts: &WriteOptions) -> Result<Arc<Value>> {
         let t = self.resolve(resource)?;
         let ns = self.scope(&t, namespace, object)?;
         if opts.status {
@@ -314,7 +316,7 @@ impl Store {
         namespace: Option<&str>,
         object: &Value,
         opts: &WriteOptions,
-    ) -> Result<(Value, bool, Vec<String>)> {
+    ) -> Result<(Arc<Value>, bool, Vec<String>)> {
         match verb {
             WriteVerb::Create => Ok((self.create_async(resource, namespace, object, opts).await?, true, Vec::new())),
             WriteVerb::Update => self.update_async(resource, namespace, object, opts).await.map(|(v, w)| (v, false, w)),
@@ -370,7 +372,7 @@ impl Store {
     /// [`Error::NotFound`]; [`Error::Precondition`] (409) when the resourceVersion or uid does
     /// not match; those of [`Store::create`].
     pub fn update(&self, of: &Collection, object: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Update, of, object, opts)?.object)
+        Ok(Arc::unwrap_or_clone(self.write(WriteVerb::Update, of, object, opts)?.object))
     }
 
     /// An update, and the warnings of its validation.
@@ -380,7 +382,7 @@ impl Store {
         namespace: Option<&str>,
         object: &Value,
         opts: &WriteOptions,
-    ) -> Result<(Value, Vec<String>)> {
+    ) -> Result<(Arc<Value>, Vec<String>)> {
         let (t, ns, name) = self.addressed(resource, namespace, object)?;
         let fm = self.field_manager(&t, opts)?;
         let now = now_time();
@@ -407,7 +409,7 @@ impl Store {
     /// [`Error::Conflict`] with the conflicting managers unless forced; those of
     /// [`Store::update`].
     pub fn apply(&self, of: &Collection, config: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.write(WriteVerb::Apply, of, config, opts)?.object)
+        Ok(Arc::unwrap_or_clone(self.write(WriteVerb::Apply, of, config, opts)?.object))
     }
 
     /// An apply, and whether it created the object (its last attempt, when the write loop ran
@@ -418,7 +420,7 @@ impl Store {
         namespace: Option<&str>,
         config: &Value,
         opts: &WriteOptions,
-    ) -> Result<(Value, bool, Vec<String>)> {
+    ) -> Result<(Arc<Value>, bool, Vec<String>)> {
         let (t, ns, name) = self.addressed(resource, namespace, config)?;
         validate::name(&name)?;
         let fm = self.field_manager(&t, opts)?;
@@ -467,7 +469,7 @@ impl Store {
     /// # Errors
     /// [`Error::Patch`] when the patch does not apply; those of [`Store::update`].
     pub fn patch(&self, key: &ObjectKey, patch_type: PatchType, patch: &Value, opts: &WriteOptions) -> Result<Value> {
-        Ok(self.patch_written(key, patch_type, patch, opts)?.object)
+        Ok(Arc::unwrap_or_clone(self.patch_written(key, patch_type, patch, opts)?.object))
     }
 
     /// [`Store::patch`], with the warnings of what it wrote: fields of the patched object that
@@ -608,7 +610,7 @@ impl Store {
         if definition && !opts.dry_run {
             self.clean_up_definition_later(name);
         }
-        Ok(deleted)
+        Ok(Arc::unwrap_or_clone(deleted))
     }
 
     /// Removes the `kubernetes` finalizer of namespace `ns` while it terminates: with no other

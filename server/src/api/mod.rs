@@ -299,9 +299,10 @@ impl Api {
         if opts.manager.is_empty() && verb != WriteVerb::Apply {
             opts.manager.clone_from(&who.user);
         }
-        let mut written = match self.write(verb, &of, &body.value, &opts, body_len).await {
+        let name = body.value.pointer("/metadata/name").and_then(Value::as_str).map(str::to_owned);
+        let mut written = match self.write(verb, &of, body.value, &opts, body_len).await {
             Ok(w) => w,
-            Err(e) => return Err(self.naming(e, &of.resource, body.value.pointer("/metadata/name").and_then(Value::as_str))),
+            Err(e) => return Err(self.naming(e, &of.resource, name.as_deref())),
         };
         warnings.append(&mut written.warnings);
         Ok(Response::Written(Written { object: written.object, warnings, created: written.created }))
@@ -383,16 +384,17 @@ impl Api {
         &self,
         verb: WriteVerb,
         of: &Collection,
-        object: &Value,
+        object: Value,
         opts: &WriteOptions,
         body_len: usize,
     ) -> Result<Written, Status> {
         if body_len > INLINE_WRITE_BYTES {
-            let (of, object, opts) = (of.clone(), object.clone(), opts.clone());
+            // The body moves to the blocking thread (a large one is not copied).
+            let (of, opts) = (of.clone(), opts.clone());
             return self.call(move |s| s.write(verb, &of, &object, &opts)).await;
         }
         let deadline = self.limits.request_deadline;
-        match tokio::time::timeout(deadline, self.store.write_async(verb, of, object, opts)).await {
+        match tokio::time::timeout(deadline, self.store.write_async(verb, of, &object, opts)).await {
             Err(_) => Err(timeout(deadline)),
             Ok(r) => r.map_err(|e| Status::from(&e)),
         }

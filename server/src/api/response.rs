@@ -82,7 +82,7 @@ impl Response {
     pub fn object(self) -> Result<Value, Status> {
         match self {
             Response::Object(v) => Ok(v),
-            Response::Written(w) => Ok(w.object),
+            Response::Written(w) => Ok(std::sync::Arc::unwrap_or_clone(w.object)),
             _ => Err(mismatch("an object")),
         }
     }
@@ -94,7 +94,7 @@ impl Response {
     pub fn written(self) -> Result<Written, Status> {
         match self {
             Response::Written(w) => Ok(w),
-            Response::Object(object) => Ok(Written { object, warnings: Vec::new(), created: false }),
+            Response::Object(object) => Ok(Written { object: object.into(), warnings: Vec::new(), created: false }),
             _ => Err(mismatch("a written object")),
         }
     }

@@ -238,8 +238,8 @@ impl store_server::Store for StoreService {
             Sub::Scale => Request::UpdateScale { key, change: ScaleChange::Patch(patch_type, patch.value), opts },
             sub => Request::Patch { key, patch_type, patch, body_len, opts: opts.status(sub == Sub::Status) },
         };
-        let out = self.run(&req, request).await?.object().grpc()?;
-        object_response(&out, &r.accept)
+        let written = self.run(&req, request).await?.written().grpc()?;
+        object_response(&written.object, &r.accept)
     }
 
     async fn delete(&self, req: GrpcRequest<pb::DeleteRequest>) -> Result<GrpcResponse<pb::ObjectResponse>, Status> {

@@ -254,6 +254,7 @@ impl Store {
             // A namespace being deleted with no finalizer left goes (the commit's rule).
             Ok(finish_update(live, out, false))
         })
+        .map(std::sync::Arc::unwrap_or_clone)
     }
 
     /// Makes sure the namespaces Kubernetes has from the start exist ([`INITIAL`]: `default`,
