@@ -9,45 +9,18 @@
 
 use axum::body::Body;
 use fieldstore_codec::k8s_protobuf;
-use fieldstore_engine::store::{Collection, ListOptions, ObjectKey, Options, ResourceVersionMatch, Store, TypeSpec, WriteOptions};
+use fieldstore_engine::store::{Collection, ListOptions, ObjectKey, ResourceVersionMatch, Store, WriteOptions};
 use fieldstore_server::embedded::InProcess;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
+#[path = "support/listed_store.rs"]
+mod listed_store;
+use listed_store::populated;
+
 const JSON: &str = "application/json";
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
-
-/// A store with ConfigMaps of about 3.6 KiB in two namespaces (5 MB: more than a protobuf answer's kept
-/// bytes, so that both of its passes run), some deleted and rewritten, and a few custom resources.
-fn populated() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), Options::default().sync(false).builtin_types(true)).unwrap();
-    let w = WriteOptions::new("loader");
-    for i in 0..1400 {
-        let ns = if i % 2 == 0 { "a" } else { "b" };
-        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": format!("c{i:04}"), "namespace": ns, "labels": {"tier": format!("t{}", i % 3)}},
-            "data": {"payload": "x".repeat(3500 + i % 50), "index": i.to_string()}});
-        store.apply(&Collection::new("configmaps", Some(ns)), &cm, &w).unwrap();
-    }
-    for i in (0..1400).step_by(37) {
-        let ns = if i % 2 == 0 { "a" } else { "b" };
-        store.delete(&ObjectKey::new("configmaps", Some(ns), format!("c{i:04}")), &Default::default()).unwrap();
-    }
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-                    "size": {"type": "integer"}}}}}}}]}});
-    store.register(TypeSpec::from_crd(&crd).unwrap()).unwrap();
-    for i in 0..5 {
-        let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": format!("w{i}")}, "spec": {"size": i}});
-        store.apply(&Collection::new("widgets.example.com", Some("a")), &widget, &w).unwrap();
-    }
-    (dir, store)
-}
 
 /// An answer: status, content type, body, how many frames the body came in, and whether its
 /// length was known before it was read (a whole body, not a stream).
