@@ -600,7 +600,9 @@ fn add(batch: &mut Batch, c: &mut Commit, rev: u64, unix_millis: u64) {
     if let Some(h) = c.history.take() {
         batch.put(CF_HISTORY, keys::object_key(&c.prefix, rev), h);
     }
-    batch.ops.append(&mut c.index_ops);
+    // Taken, not appended from: `append` would leave the commit holding the emptied vector's
+    // buffer (thousands of ops for a large object) until it is published.
+    batch.ops.append(&mut std::mem::take(&mut c.index_ops));
     if let Some(d) = &c.defines {
         d.add_to(batch);
     }

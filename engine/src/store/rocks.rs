@@ -120,7 +120,9 @@ impl Kv for Rocks {
 
     fn write(&self, batch: Batch, sync: bool) -> Result<()> {
         let mut wb = WriteBatch::default();
-        for op in &batch.ops {
+        // Each op is dropped once the batch has copied it: a large write's keys and values are
+        // not held twice until the write is done.
+        for op in batch.ops {
             match op {
                 Op::Put { cf, key, value } => wb.put_cf(self.cf(cf)?, key, value),
                 Op::Delete { cf, key } => wb.delete_cf(self.cf(cf)?, key),
