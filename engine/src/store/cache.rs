@@ -34,7 +34,7 @@ pub(crate) fn weight(object: &Value, record_bytes: usize, min_bytes: usize) -> u
 /// its strings' bytes, its arrays' slots, and its objects' B-tree nodes (a node of 640 bytes
 /// holds up to 11 members: one for a small object, one per about 7 members of a large one).
 #[must_use]
-pub fn decoded_bytes(v: &Value) -> usize {
+pub(crate) fn decoded_bytes(v: &Value) -> usize {
     const VALUE: usize = std::mem::size_of::<Value>();
     const NODE: usize = 640;
     fn inner(v: &Value) -> usize {

@@ -61,6 +61,9 @@ pub(super) struct Commit {
     /// The revision visible when the writer read the object.
     read_at: u64,
     record: Vec<u8>,
+    /// What the object takes in the object cache once committed (`cache::weight`), weighed by
+    /// the writer rather than the committer, which every write waits on.
+    cache_bytes: usize,
     tombstone: bool,
     event: EventType,
     object: Value,
@@ -389,6 +392,7 @@ impl Store {
             None
         };
         let (reply, answer) = bounded(1);
+        let cache_bytes = super::cache::weight(&object, record.len(), self.core().cache.min_bytes());
         let commit = Commit {
             prefix: prefix.to_vec(),
             type_id: t.id,
@@ -396,6 +400,7 @@ impl Store {
             expect,
             read_at,
             record,
+            cache_bytes,
             tombstone,
             event,
             object,
@@ -423,8 +428,8 @@ fn copy_error(e: &Error) -> Error {
 /// when the transaction checks it (a guard).
 type Stored = Option<Option<(u64, bool)>>;
 
-/// A commit accepted into its group's batch, with its revision and the size of its record.
-type Accepted = (Commit, u64, usize);
+/// A commit accepted into its group's batch, with its revision.
+type Accepted = (Commit, u64);
 
 /// The committer: orders commits, checks each against the object's latest version, and writes
 /// each group in one synced batch.
@@ -479,7 +484,7 @@ fn commit_group(core: &Core, group: Vec<Commit>, recent: &mut Recent) {
     batch.revision = Some(rev);
     match core.kv.commit(batch, base, core.options.sync) {
         Ok(Committed::Yes) => {
-            for (c, r, _) in &accepted {
+            for (c, r) in &accepted {
                 recent.record(&c.prefix, *r, c.tombstone);
             }
             publish(core, base, rev, accepted);
@@ -491,7 +496,7 @@ fn commit_group(core: &Core, group: Vec<Commit>, recent: &mut Recent) {
             let caught_up = follow::catch_up(core);
             // What another process wrote is not remembered: from now on only.
             *recent = Recent::new(core.visible.load(Ordering::SeqCst), recent::CAPACITY);
-            for (c, _, _) in accepted {
+            for (c, _) in accepted {
                 let _ = c.reply.send(match &caught_up {
                     Ok(()) => Outcome::Stale,
                     Err(e) => Outcome::Failed(copy_error(e)),
@@ -499,7 +504,7 @@ fn commit_group(core: &Core, group: Vec<Commit>, recent: &mut Recent) {
             }
         }
         Err(e) => {
-            for (c, _, _) in accepted {
+            for (c, _) in accepted {
                 let _ = c.reply.send(Outcome::Failed(copy_error(&e)));
             }
         }
@@ -565,10 +570,9 @@ fn accept(group: Vec<Commit>, latest: Vec<Stored>, base: u64, unix_millis: u64, 
             continue;
         }
         rev += 1;
-        let record_bytes = c.record.len();
         add(batch, &mut c, rev, unix_millis);
         overlay.insert(c.prefix.clone(), (rev, c.tombstone));
-        accepted.push((c, rev, record_bytes));
+        accepted.push((c, rev));
     }
     (accepted, rev)
 }
@@ -614,7 +618,7 @@ fn add(batch: &mut Batch, c: &mut Commit, rev: u64, unix_millis: u64) {
 fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
     let mut events = Vec::with_capacity(accepted.len());
     let mut replies = Vec::with_capacity(accepted.len());
-    for (mut c, r, record_bytes) in accepted {
+    for (mut c, r) in accepted {
         // A definition's type is served before anyone hears of the definition.
         if let Some(d) = c.defines.take() {
             d.register(core);
@@ -623,8 +627,7 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
             m.insert("resourceVersion".into(), Value::String(r.to_string()));
         }
         let obj = Arc::new(c.object);
-        let bytes = super::cache::weight(&obj, record_bytes, core.cache.min_bytes());
-        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), bytes);
+        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), c.cache_bytes);
         events.push(Arc::new(ChangeEvent {
             revision: r,
             type_id: c.type_id,
