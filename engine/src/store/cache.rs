@@ -8,7 +8,7 @@
 //! of recently written large objects, so that the next write to such an object (or a read of it)
 //! does not parse its record again; only the committer adds its entries, after the write is
 //! durable. Its budget counts what the decoded objects take in memory ([`decoded_bytes`]), 7 to
-//! 15 times their records for objects of many small members. The Kubernetes API's door keeps
+//! 10 times their records for objects of many small members. The Kubernetes API's door keeps
 //! another (the protobuf encodings of objects it sent).
 
 use parking_lot::Mutex;

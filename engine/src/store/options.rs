@@ -138,7 +138,7 @@ impl Options {
     /// How many bytes of memory the decoded latest versions of large objects (records from
     /// [`OBJECT_CACHE_MIN_BYTES`] up) may take, kept after a write so that the next write or
     /// read of such an object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`];
-    /// 0 turns it off). A decoded object takes 7 to 15 times its record's bytes when its
+    /// 0 turns it off). A decoded object takes 7 to 10 times its record's bytes when its
     /// members are small (counted, not guessed from the record: `store::cache::decoded_bytes`).
     #[must_use]
     pub fn object_cache(mut self, bytes: usize) -> Self {
