@@ -392,7 +392,8 @@ impl Store {
             None
         };
         let (reply, answer) = bounded(1);
-        let cache_bytes = super::cache::weight(&object, record.len(), self.core().cache.min_bytes());
+        // A deletion only drops the cache's entry: nothing to weigh.
+        let cache_bytes = if tombstone { 0 } else { super::cache::weight(&object, record.len(), self.core().cache.min_bytes()) };
         let commit = Commit {
             prefix: prefix.to_vec(),
             type_id: t.id,

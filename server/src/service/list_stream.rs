@@ -23,7 +23,6 @@ struct Sending {
     api_version: String,
     kind: String,
     accept: String,
-    done: bool,
 }
 
 /// The messages of `stream`, its items encoded as `accept` asks (as a `Get` of each object
@@ -33,14 +32,11 @@ struct Sending {
 /// # Errors
 /// The first chunk's, as a gRPC status carrying the Kubernetes `Status`.
 pub(super) async fn chunks(stream: ListStream, api_version: String, kind: String, accept: String) -> Result<Chunks, Status> {
-    let sending = Sending { stream, api_version, kind, accept, done: false };
-    let Some((first, sending)) = blocking(sending).await? else {
-        return Ok(Box::pin(futures_util::stream::empty()));
-    };
-    let rest = futures_util::stream::unfold(Some(sending), |sending| async move {
-        match blocking(sending?).await {
-            Ok(Some((chunk, sending))) => Some((Ok(chunk), Some(sending))),
-            Ok(None) => None,
+    let (first, rest) = blocking(Sending { stream, api_version, kind, accept }).await?;
+    // The state is the rest of the list; `None` once its last message is made.
+    let rest = futures_util::stream::unfold(rest, |rest| async move {
+        match blocking(rest?).await {
+            Ok((chunk, rest)) => Some((Ok(chunk), rest)),
             Err(status) => {
                 tracing::warn!(%status, "a streamed list failed after its first message");
                 Some((Err(status), None))
@@ -50,9 +46,14 @@ pub(super) async fn chunks(stream: ListStream, api_version: String, kind: String
     Ok(Box::pin(futures_util::StreamExt::chain(futures_util::stream::once(async move { Ok(first) }), rest)))
 }
 
-/// The next message, read on a blocking thread; `None` once the last is sent.
-async fn blocking(mut sending: Sending) -> Result<Option<(pb::ListChunk, Sending)>, Status> {
-    match tokio::task::spawn_blocking(move || sending.next().map(|chunk| chunk.map(|c| (c, sending)))).await {
+/// The next message, read on a blocking thread, and the rest of the list (`None` after the last).
+async fn blocking(mut sending: Sending) -> Result<(pb::ListChunk, Option<Sending>), Status> {
+    let next = tokio::task::spawn_blocking(move || -> Result<_> {
+        let chunk = sending.next()?;
+        let rest = chunk.list.is_none().then_some(sending);
+        Ok((chunk, rest))
+    });
+    match next.await {
         Ok(r) => r.grpc(),
         Err(join) => Err(Status::internal(format!("list failed: {join}"))),
     }
@@ -60,10 +61,7 @@ async fn blocking(mut sending: Sending) -> Result<Option<(pb::ListChunk, Sending
 
 impl Sending {
     /// Reads and encodes the next chunk of items; the last message carries the list.
-    fn next(&mut self) -> Result<Option<pb::ListChunk>> {
-        if self.done {
-            return Ok(None);
-        }
+    fn next(&mut self) -> Result<pb::ListChunk> {
         let mut items = Vec::new();
         let mut content_type = String::new();
         let (api_version, kind, accept) = (&self.api_version, &self.kind, &self.accept);
@@ -78,14 +76,13 @@ impl Sending {
         })?;
         let list = match meta {
             Some(meta) => {
-                self.done = true;
                 let list = self.list(&meta)?;
                 content_type.clone_from(&list.content_type);
                 Some(list.into())
             }
             None => None,
         };
-        Ok(Some(pb::ListChunk { content_type, items, list }))
+        Ok(pb::ListChunk { content_type, items, list })
     }
 
     /// The list without items, as `accept` asks.
