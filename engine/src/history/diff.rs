@@ -3,8 +3,8 @@
 use super::paths::{resolve_set, Resolved};
 use super::{ChangeKind, FieldChange, Step, StoredValue, Undo, UndoOp};
 use crate::schema::{Schema, TypeRef};
-use crate::typed::{compare, to_field_set, ValidationErrors};
-use fieldstore_codec::Set;
+use crate::typed::{compare, to_field_set, Comparison, ValidationErrors};
+use fieldstore_codec::{Path, PathElement, Set};
 use serde_json::Value;
 
 /// What a write changed.
@@ -23,6 +23,10 @@ pub struct Diff {
 /// without `metadata.managedFields` and `metadata.resourceVersion`. Values whose compact JSON
 /// exceeds `inline_limit` bytes are kept as digests in the changes.
 ///
+/// Two versions are compared only where they differ: the walk follows granular maps down to
+/// the subtrees that changed (`narrow`), and the typed comparison runs on those alone — the
+/// answer [`diff_whole`] gives from one comparison of the whole versions.
+///
 /// # Errors
 /// A version does not conform to the schema.
 pub fn diff(
@@ -32,57 +36,224 @@ pub fn diff(
     after: Option<&Value>,
     inline_limit: usize,
 ) -> Result<Diff, ValidationErrors> {
-    let (added, modified, removed, realigned) = match (before, after) {
+    match (before, after) {
         (Some(b), Some(a)) => {
-            let c = compare(schema, tr, b, a)?;
-            (c.added, c.modified, c.removed, c.lists_realigned)
+            let mut acc = Changes::new(inline_limit);
+            match super::narrow::node(schema, tr, b, a, false, &mut acc) {
+                Ok(()) => Ok(acc.finish(|undo| undoes(undo, b, a))),
+                Err(Stop::Invalid(e)) => Err(e),
+                // Only versions carrying what history does not track stop for it.
+                Err(Stop::Untracked) => diff_whole(schema, tr, before, after, inline_limit),
+            }
         }
-        (None, Some(a)) => (to_field_set(schema, tr, a)?, Set::new(), Set::new(), true),
-        (Some(b), None) => (Set::new(), Set::new(), to_field_set(schema, tr, b)?, true),
+        _ => diff_whole(schema, tr, before, after, inline_limit),
+    }
+}
+
+/// [`diff`] of two versions that still carry `metadata.managedFields` and
+/// `metadata.resourceVersion`: the walk passes them by, and they are taken out (and put back)
+/// only when a comparison or the undo's check must see a version whole.
+///
+/// # Errors
+/// A version does not conform to the schema.
+pub fn diff_tracked(
+    schema: &Schema,
+    tr: &TypeRef,
+    before: &mut Value,
+    after: &mut Value,
+    inline_limit: usize,
+) -> Result<Diff, ValidationErrors> {
+    let mut acc = Changes::new(inline_limit);
+    match super::narrow::node(schema, tr, before, after, true, &mut acc) {
+        Err(Stop::Invalid(e)) => Err(e),
+        Ok(()) if !acc.checks() => Ok(acc.finish(|_| true)),
+        walked => {
+            let (sb, sa) = (super::take_untracked(before), super::take_untracked(after));
+            let d = match walked {
+                Ok(()) => Ok(acc.finish(|undo| undoes(undo, before, after))),
+                Err(_) => diff(schema, tr, Some(before), Some(after), inline_limit),
+            };
+            super::restore_untracked(before, sb);
+            super::restore_untracked(after, sa);
+            d
+        }
+    }
+}
+
+/// Why the walk stopped short of a difference.
+pub(super) enum Stop {
+    /// A version does not conform to the schema.
+    Invalid(ValidationErrors),
+    /// A comparison must see versions that still carry what history does not track.
+    Untracked,
+}
+
+impl From<ValidationErrors> for Stop {
+    fn from(e: ValidationErrors) -> Self {
+        Stop::Invalid(e)
+    }
+}
+
+/// Whether `undo` turns `after` back into `before` exactly.
+fn undoes(undo: &Undo, before: &Value, after: &Value) -> bool {
+    let mut check = after.clone();
+    undo.apply(&mut check) && check == *before
+}
+
+/// [`diff`] from one typed comparison of the whole versions (of a create or a delete: the whole
+/// version added or removed).
+///
+/// # Errors
+/// A version does not conform to the schema.
+pub fn diff_whole(
+    schema: &Schema,
+    tr: &TypeRef,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    inline_limit: usize,
+) -> Result<Diff, ValidationErrors> {
+    let c = match (before, after) {
+        (Some(b), Some(a)) => compare(schema, tr, b, a)?,
+        (None, Some(a)) => Comparison { added: to_field_set(schema, tr, a)?, lists_realigned: true, ..Comparison::default() },
+        (Some(b), None) => Comparison { removed: to_field_set(schema, tr, b)?, lists_realigned: true, ..Comparison::default() },
         (None, None) => return Ok(Diff::default()),
     };
-    let mut changes = Vec::new();
-    if let Some(a) = after {
-        for r in resolve_set(a, &added.leaves()) {
-            changes.push(FieldChange {
-                path: r.path.to_string(),
-                kind: ChangeKind::Added,
-                before: None,
-                after: Some(StoredValue::of(r.value, inline_limit)),
-            });
+    let mut acc = Changes::new(inline_limit);
+    acc.comparison(before, after, &c, &[], &[]);
+    Ok(match (before, after) {
+        (Some(b), Some(a)) => acc.finish(|undo| undoes(undo, b, a)),
+        _ => Diff { changes: acc.changes.into_iter().flatten().collect(), undo: None },
+    })
+}
+
+const ADDED: usize = 0;
+const MODIFIED: usize = 1;
+const REMOVED: usize = 2;
+
+/// A difference being gathered, part by part: the changes of each kind in the order
+/// [`resolve_set`] gives them for the whole comparison, and the pieces of the undo, at
+/// positions in the whole versions.
+pub(super) struct Changes {
+    inline_limit: usize,
+    changes: [Vec<FieldChange>; 3],
+    /// Positions (in the new version) of the topmost added subtrees.
+    removes: Vec<Vec<Step>>,
+    /// Old values to put back: position (in the old version), whether it is a list item to
+    /// insert, compact JSON.
+    restores: Vec<(Vec<Step>, bool, String)>,
+    /// Whether some list's items did not line up one for one.
+    realigned: bool,
+    /// Whether anything was added or removed.
+    sided: bool,
+}
+
+impl Changes {
+    pub(super) fn new(inline_limit: usize) -> Self {
+        Changes { inline_limit, changes: Default::default(), removes: Vec::new(), restores: Vec::new(), realigned: false, sided: false }
+    }
+
+    /// A leaf at `path` (`steps` in both versions) whose value changed from `b` to `a`.
+    pub(super) fn modified_leaf(&mut self, path: &[PathElement], steps: &[Step], b: &Value, a: &Value) {
+        let old = serde_json::to_string(b).unwrap_or_default();
+        self.changes[MODIFIED].push(FieldChange {
+            path: Path::from(path.to_vec()).to_string(),
+            kind: ChangeKind::Modified,
+            before: Some(StoredValue::of_json(old.clone(), self.inline_limit)),
+            after: Some(StoredValue::of(a, self.inline_limit)),
+        });
+        self.restores.push((steps.to_vec(), false, old));
+    }
+
+    /// The comparison `c` of the subtrees `before` and `after` found at `path` (`steps` in
+    /// both versions; both present unless the whole versions are).
+    pub(super) fn comparison(
+        &mut self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        c: &Comparison,
+        path: &[PathElement],
+        steps: &[Step],
+    ) {
+        let limit = self.inline_limit;
+        let full = |r: &Resolved<'_>| -> String {
+            let mut p = path.to_vec();
+            p.extend(r.path.elements().iter().cloned());
+            Path::from(p).to_string()
+        };
+        let at = |r: &Resolved<'_>| -> Vec<Step> { steps.iter().chain(&r.steps).cloned().collect() };
+        self.realigned |= c.lists_realigned;
+        self.sided |= !c.added.is_empty() || !c.removed.is_empty();
+        if let Some(a) = after {
+            for r in resolve_set(a, &c.added.leaves()) {
+                self.changes[ADDED].push(FieldChange {
+                    path: full(&r),
+                    kind: ChangeKind::Added,
+                    before: None,
+                    after: Some(StoredValue::of(r.value, limit)),
+                });
+            }
+        }
+        if let (Some(b), Some(a)) = (before, after) {
+            let leaves = c.modified.leaves();
+            let olds = resolve_set(b, &leaves);
+            let news: std::collections::HashMap<String, &Value> =
+                resolve_set(a, &leaves).into_iter().map(|r| (r.path.to_string(), r.value)).collect();
+            // The undo puts back removed subtrees, then modified leaves (sorted by position later).
+            self.removes.extend(resolve_set(a, &tops(&c.added)).iter().map(at));
+            for r in resolve_set(b, &tops(&c.removed)) {
+                let insert = matches!(r.steps.last(), Some(Step::Index(_)));
+                self.restores.push((at(&r), insert, serde_json::to_string(r.value).unwrap_or_default()));
+            }
+            for o in olds {
+                let new_value = news.get(&o.path.to_string()).map(|v| StoredValue::of(v, limit));
+                let old = serde_json::to_string(o.value).unwrap_or_default();
+                self.changes[MODIFIED].push(FieldChange {
+                    path: full(&o),
+                    kind: ChangeKind::Modified,
+                    before: Some(StoredValue::of_json(old.clone(), limit)),
+                    after: new_value,
+                });
+                self.restores.push((at(&o), false, old));
+            }
+        }
+        if let Some(b) = before {
+            for r in resolve_set(b, &c.removed.leaves()) {
+                self.changes[REMOVED].push(FieldChange {
+                    path: full(&r),
+                    kind: ChangeKind::Removed,
+                    before: Some(StoredValue::of(r.value, limit)),
+                    after: None,
+                });
+            }
         }
     }
-    if let (Some(b), Some(a)) = (before, after) {
-        let leaves = modified.leaves();
-        let olds = resolve_set(b, &leaves);
-        let news: std::collections::HashMap<String, &Value> =
-            resolve_set(a, &leaves).into_iter().map(|r| (r.path.to_string(), r.value)).collect();
-        for o in olds {
-            let path = o.path.to_string();
-            let new_value = news.get(&path).map(|v| StoredValue::of(v, inline_limit));
-            changes.push(FieldChange {
-                path,
-                kind: ChangeKind::Modified,
-                before: Some(StoredValue::of(o.value, inline_limit)),
-                after: new_value,
-            });
-        }
+
+    /// Whether the undo must be checked: the check (applying the undo to a copy of the new
+    /// version) is what catches list items that moved, as the typed comparison sees no field
+    /// change in a reorder. When every list kept its items one for one and nothing was added or
+    /// removed, the undo restores each changed leaf and no item moved, so the check is skipped:
+    /// on a large object it costs more than the rest of the record.
+    fn checks(&self) -> bool {
+        self.realigned || self.sided
     }
-    if let Some(b) = before {
-        for r in resolve_set(b, &removed.leaves()) {
-            changes.push(FieldChange {
-                path: r.path.to_string(),
-                kind: ChangeKind::Removed,
-                before: Some(StoredValue::of(r.value, inline_limit)),
-                after: None,
-            });
-        }
+
+    /// The difference, with the undo kept when it needs no check or `check` finds it gives the
+    /// old version back exactly.
+    fn finish(self, check: impl FnOnce(&Undo) -> bool) -> Diff {
+        let checks = self.checks();
+        let Changes { changes, mut removes, mut restores, .. } = self;
+        // Later positions first, so that earlier indices stay valid.
+        removes.sort_by(|a, b| b.cmp(a));
+        // Positions of the old version, ascending: each insert lands where it was.
+        restores.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut ops: Vec<UndoOp> = removes.into_iter().map(UndoOp::Remove).collect();
+        ops.extend(
+            restores.into_iter().map(|(steps, insert, json)| if insert { UndoOp::Insert(steps, json) } else { UndoOp::Set(steps, json) }),
+        );
+        let undo = Undo { ops };
+        let undo = (!checks || check(&undo)).then_some(undo);
+        Diff { changes: changes.into_iter().flatten().collect(), undo }
     }
-    let undo = match (before, after) {
-        (Some(b), Some(a)) => undo(b, a, &added, &modified, &removed, realigned),
-        _ => None,
-    };
-    Ok(Diff { changes, undo })
 }
 
 /// The topmost members of a set: members whose parent is not itself a member.
@@ -96,39 +267,6 @@ fn tops(set: &Set) -> Set {
         .filter(|(_, sub)| !sub.is_empty())
         .collect();
     Set::from_parts(members, children)
-}
-
-/// The undo of a write from `before` to `after`, checked to give `before` back exactly.
-///
-/// The check (applying the undo to a copy of `after`) is what catches list items that moved:
-/// the typed comparison sees no field change in a reorder. When every list kept its items one
-/// for one (`realigned` false), the undo restores each changed leaf and no item moved, so the
-/// check is skipped: on a large object it costs more than the rest of the record.
-fn undo(before: &Value, after: &Value, added: &Set, modified: &Set, removed: &Set, realigned: bool) -> Option<Undo> {
-    let mut removes: Vec<Vec<Step>> = resolve_set(after, &tops(added)).into_iter().map(|r| r.steps).collect();
-    // Later positions first, so that earlier indices stay valid.
-    removes.sort_by(|a, b| b.cmp(a));
-    let mut restores: Vec<(Vec<Step>, bool, String)> = Vec::new();
-    let json = |r: &Resolved<'_>| serde_json::to_string(r.value).unwrap_or_default();
-    for r in resolve_set(before, &tops(removed)) {
-        let insert = matches!(r.steps.last(), Some(Step::Index(_)));
-        restores.push((r.steps.clone(), insert, json(&r)));
-    }
-    for r in resolve_set(before, &modified.leaves()) {
-        restores.push((r.steps.clone(), false, json(&r)));
-    }
-    // Positions of the old version, ascending: each insert lands where it was.
-    restores.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut ops: Vec<UndoOp> = removes.into_iter().map(UndoOp::Remove).collect();
-    ops.extend(
-        restores.into_iter().map(|(steps, insert, json)| if insert { UndoOp::Insert(steps, json) } else { UndoOp::Set(steps, json) }),
-    );
-    let undo = Undo { ops };
-    if !realigned && added.is_empty() && removed.is_empty() {
-        return Some(undo);
-    }
-    let mut check = after.clone();
-    (undo.apply(&mut check) && check == *before).then_some(undo)
 }
 
 #[cfg(test)]

@@ -11,10 +11,36 @@
 //! describe versions rather than being part of them.
 
 mod diff;
+mod narrow;
 mod paths;
 
-pub use diff::{diff, Diff};
+pub use diff::{diff, diff_tracked, diff_whole, Diff};
 pub use paths::{path_matches, value_at};
+
+/// What [`take_untracked`] took out of a version: its managedFields and resourceVersion, with
+/// their keys.
+pub(crate) type Untracked = [Option<(String, Value)>; 2];
+
+/// The keys of `metadata` history does not track.
+const UNTRACKED: [&str; 2] = ["managedFields", "resourceVersion"];
+
+/// Takes out of a version what history does not track (managedFields, resourceVersion), to be
+/// put back with [`restore_untracked`].
+pub(crate) fn take_untracked(v: &mut Value) -> Untracked {
+    match v.get_mut("metadata") {
+        Some(Value::Object(m)) => UNTRACKED.map(|k| m.remove_entry(k)),
+        _ => [None, None],
+    }
+}
+
+/// Puts back what [`take_untracked`] took out.
+pub(crate) fn restore_untracked(v: &mut Value, saved: Untracked) {
+    if let Some(Value::Object(m)) = v.get_mut("metadata") {
+        for (k, x) in saved.into_iter().flatten() {
+            m.insert(k, x);
+        }
+    }
+}
 
 /// Every member of `set` present in `v`, as (printed path, JSON pointer, value), in the set's
 /// order.
@@ -85,7 +111,11 @@ impl StoredValue {
     /// Keeps `v` inline when its compact JSON is at most `limit` bytes, as a digest otherwise.
     #[must_use]
     pub fn of(v: &Value, limit: usize) -> Self {
-        let json = serde_json::to_string(v).unwrap_or_default();
+        Self::of_json(serde_json::to_string(v).unwrap_or_default(), limit)
+    }
+
+    /// [`StoredValue::of`] a value already written as compact JSON.
+    pub(crate) fn of_json(json: String, limit: usize) -> Self {
         if json.len() <= limit {
             return StoredValue::Inline(json);
         }

@@ -7,7 +7,7 @@
 
 use super::address::{ObjectKey, Revision};
 use super::core::Core;
-use super::history_record::{take_untracked, Record};
+use super::history_record::Record;
 use super::keys::{self, EventType, CF_HISTORY, CF_OBJECTS};
 use super::kv::Flow;
 use super::{object, Registered, Store};
@@ -161,7 +161,7 @@ impl Store {
         let ns = self.scope(&t, key.ns(), &Value::Null)?;
         let name = key.name.as_str();
         let mut obj = self.get(key, &Default::default())?;
-        let saved = take_untracked(&mut obj);
+        let saved = history::take_untracked(&mut obj);
         let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("").to_string();
         let leaves = to_field_set(t.schema, t.root, &obj).map_err(Error::Invalid)?.leaves();
         let resolved = crate::history::resolve_paths(&obj, &leaves);
@@ -171,7 +171,7 @@ impl Store {
             .collect();
         let mut index: HashMap<String, usize> = lines.iter().enumerate().map(|(i, l)| (l.path.clone(), i)).collect();
         // Owners from managedFields.
-        if let Some(Value::Array(entries)) = saved.0.as_ref() {
+        if let Some(Value::Array(entries)) = saved[0].as_ref().map(|(_, v)| v) {
             for e in entries {
                 let Some(manager) = e.get("manager").and_then(Value::as_str) else { continue };
                 let Some(fields) = e.get("fieldsV1") else { continue };
@@ -327,7 +327,7 @@ impl Store {
         let (from, mut state) = match start {
             Some((rev, rec)) if !object::is_tombstone(&rec) => {
                 let mut v = object::decode(&rec, rev)?;
-                take_untracked(&mut v);
+                history::take_untracked(&mut v);
                 (rev, Some(v))
             }
             Some((rev, _)) => (rev, None),

@@ -122,80 +122,11 @@ impl Who {
     }
 }
 
-/// Removes what history does not track from a version (managedFields, resourceVersion) and
-/// returns it, to be put back with [`restore_untracked`].
-pub(crate) fn take_untracked(v: &mut Value) -> (Option<Value>, Option<Value>) {
-    match v.get_mut("metadata") {
-        Some(Value::Object(m)) => (m.remove("managedFields"), m.remove("resourceVersion")),
-        _ => (None, None),
-    }
-}
-
-/// Puts back what [`take_untracked`] removed.
-pub(crate) fn restore_untracked(v: &mut Value, saved: (Option<Value>, Option<Value>)) {
-    if let Some(Value::Object(m)) = v.get_mut("metadata") {
-        if let Some(mf) = saved.0 {
-            m.insert("managedFields".into(), mf);
-        }
-        if let Some(rv) = saved.1 {
-            m.insert("resourceVersion".into(), rv);
-        }
-    }
-}
-
-/// The history record of a write from `before` to `after` (stripped versions; `after` absent
-/// for a delete). `body`: `after` as compact JSON when the caller has it (a create's record
-/// keeps it).
-pub(crate) fn record(
-    t: &super::types::Registered,
-    who: &Who,
-    event: EventType,
-    before: Option<&Value>,
-    after: Option<&Value>,
-    unix_millis: u64,
-    body: Option<&[u8]>,
-) -> Record {
-    let policy = &t.spec.history;
-    let uid = after.or(before).and_then(|v| v.get("metadata")).and_then(|m| m.get("uid")).and_then(Value::as_str).unwrap_or("").to_string();
-    // A create's change is the object: kept as it is, its leaves derived when read.
-    let created = match (before, after) {
-        (None, Some(a)) => match body.and_then(|b| std::str::from_utf8(b).ok()) {
-            Some(b) => Some(b.to_string()),
-            None => serde_json::to_string(a).ok(),
-        },
-        _ => None,
-    };
-    let (changes, undo) = match history::diff(t.schema, t.root, before, after.filter(|_| created.is_none()), policy.inline_limit) {
-        Ok(d) => (d.changes, d.undo),
-        // Versions are validated before they are written; should one not conform, the write
-        // is still recorded, with the whole previous version.
-        Err(_) => (Vec::new(), None),
-    };
-    let prev = match (before, &undo) {
-        (Some(b), None) => Some(serde_json::to_string(b).unwrap_or_default()),
-        _ => None,
-    };
-    Record {
-        uid,
-        unix_millis,
-        manager: who.manager.clone(),
-        operation: who.operation.map_or("Delete", Operation::as_str).to_string(),
-        subresource: who.subresource.clone(),
-        event: match event {
-            EventType::Added => 1,
-            EventType::Modified => 2,
-            EventType::Deleted => 3,
-        },
-        note: who.note.clone(),
-        changes,
-        undo,
-        prev,
-        created,
-    }
-}
-
 /// The history record of a write (computed on the writer's thread, in parallel with other
-/// writers): the versions are stripped of what history does not track, then restored.
+/// writers) from `live` to `object` (`live` absent for a create; `object` the deleted version
+/// for a `tombstone`). `body`: `object` as compact JSON when the caller has it (a create's
+/// record keeps it). The versions carry what history does not track (managedFields,
+/// resourceVersion): an update's are compared past it, others are stripped of it and restored.
 pub(crate) fn of_write(
     t: &super::types::Registered,
     who: &Who,
@@ -206,21 +137,75 @@ pub(crate) fn of_write(
     body: Option<&[u8]>,
 ) -> Vec<u8> {
     let millis = u64::try_from(super::core::now_unix().as_millis()).unwrap_or(u64::MAX);
-    let saved_new = take_untracked(object);
-    let (before, saved_old) = match live {
-        Some(l) => {
-            let saved = take_untracked(l);
-            (Some(l), Some(saved))
+    let limit = t.spec.history.inline_limit;
+    let mut rec = Record::of(who, event, uid(if tombstone { live.as_deref().unwrap_or(object) } else { object }), millis);
+    match live {
+        Some(before) if !tombstone => {
+            match history::diff_tracked(t.schema, t.root, before, object, limit) {
+                Ok(d) => (rec.changes, rec.undo) = (d.changes, d.undo),
+                // Versions are validated before they are written; should one not conform, the
+                // write is still recorded, with the whole previous version.
+                Err(_) => {}
+            }
+            if rec.undo.is_none() {
+                rec.prev = Some(stripped(before, |b| serde_json::to_string(b).unwrap_or_default()));
+            }
         }
-        None => (None, None),
-    };
-    let after = if tombstone { None } else { Some(&*object) };
-    let record = record(t, who, event, before.as_deref(), after, millis, body).encode();
-    if let (Some(l), Some(saved)) = (before, saved_old) {
-        restore_untracked(l, saved);
+        // A deletion removes every leaf, and keeps the whole previous version.
+        Some(before) => {
+            rec.prev = Some(stripped(before, |b| {
+                if let Ok(d) = history::diff(t.schema, t.root, Some(b), None, limit) {
+                    rec.changes = d.changes;
+                }
+                serde_json::to_string(b).unwrap_or_default()
+            }));
+        }
+        None if tombstone => {}
+        // A create's change is the object: kept as it is, its leaves derived when read.
+        None => {
+            rec.created = Some(match body.and_then(|b| std::str::from_utf8(b).ok()) {
+                Some(b) => b.to_string(),
+                None => stripped(object, |a| serde_json::to_string(a).unwrap_or_default()),
+            });
+        }
     }
-    restore_untracked(object, saved_new);
-    record
+    rec.encode()
+}
+
+/// `f` of `v` without what history does not track.
+fn stripped<R>(v: &mut Value, f: impl FnOnce(&Value) -> R) -> R {
+    let saved = history::take_untracked(v);
+    let r = f(v);
+    history::restore_untracked(v, saved);
+    r
+}
+
+/// The object's `metadata.uid`, or "".
+fn uid(v: &Value) -> String {
+    v.get("metadata").and_then(|m| m.get("uid")).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl Record {
+    /// A record of a write by `who`, without its changes.
+    fn of(who: &Who, event: EventType, uid: String, unix_millis: u64) -> Self {
+        Record {
+            uid,
+            unix_millis,
+            manager: who.manager.clone(),
+            operation: who.operation.map_or("Delete", Operation::as_str).to_string(),
+            subresource: who.subresource.clone(),
+            event: match event {
+                EventType::Added => 1,
+                EventType::Modified => 2,
+                EventType::Deleted => 3,
+            },
+            note: who.note.clone(),
+            changes: Vec::new(),
+            undo: None,
+            prev: None,
+            created: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,188 @@
+//! Where two versions of an object differ: a walk down the granular maps both hold, to the
+//! entries that changed. A changed leaf is recorded where it is found; a changed list, or a map
+//! whose keys differ, gets the typed comparison of that subtree alone. A write changes a few
+//! fields of an object, so the comparison runs on a small part of it (or on none).
+//!
+//! The typed comparison is compositional: below a granular map or list both versions hold, what
+//! it finds is, entry by entry, what the comparison of the entry's two values finds (a node whose
+//! two values are equal contributes nothing). So the changes gathered piecewise are those of one
+//! comparison of the whole versions ([`diff_whole`](super::diff_whole)), in the same order; the
+//! walk narrows only where that holds, and otherwise compares the parent whole.
+
+use super::diff::{Changes, Stop};
+use super::{Step, UNTRACKED};
+use crate::schema::{ElementRelationship, Map, Schema, TypeRef};
+use crate::typed::{compare, deduce, resolve, validate_scalar, Kind, ValidationErrors};
+use fieldstore_codec::value::equals;
+use fieldstore_codec::PathElement;
+use serde_json::Value;
+
+/// Adds to `changes` the difference between `before` and `after`, two versions of type `tr`.
+/// `untracked`: the versions still carry `metadata.managedFields` and
+/// `metadata.resourceVersion`, which the walk passes by.
+///
+/// # Errors
+/// What the typed comparison reports (a version does not conform to the schema);
+/// [`Stop::Untracked`] when a comparison would see what history does not track (of the whole
+/// versions, or of their metadata).
+pub(super) fn node(
+    schema: &Schema,
+    tr: &TypeRef,
+    before: &Value,
+    after: &Value,
+    untracked: bool,
+    changes: &mut Changes,
+) -> Result<(), Stop> {
+    Narrow { schema, changes, untracked, path: Vec::new(), steps: Vec::new() }.subtree(tr, before, after)
+}
+
+struct Narrow<'s, 'c> {
+    schema: &'s Schema,
+    changes: &'c mut Changes,
+    /// Whether the versions carry what history does not track.
+    untracked: bool,
+    /// The position of the subtree walked: its path, and its steps in both versions.
+    path: Vec<PathElement>,
+    steps: Vec<Step>,
+}
+
+/// A changed entry of a granular map, to the walk.
+enum Entry<'s> {
+    /// A leaf: a scalar, an atomic container, or containers empty on both sides.
+    Leaf,
+    /// A granular map both versions hold as a map.
+    Map(&'s Map),
+    /// A granular list both versions hold as a list.
+    List,
+    /// Anything else (kinds that differ, a container against a non-container): the walk
+    /// compares the parent whole.
+    Other,
+}
+
+type Object = serde_json::Map<String, Value>;
+
+impl<'s> Narrow<'s, '_> {
+    /// A subtree at the walk's position: a granular map is walked, anything else compared.
+    fn subtree(&mut self, tr: &'s TypeRef, b: &Value, a: &Value) -> Result<(), Stop> {
+        if b == a {
+            return Ok(());
+        }
+        let atom = resolve(self.schema, tr)?;
+        match (deduce(atom, Some(b)), deduce(atom, Some(a)), b, a) {
+            (Kind::Map(t), Kind::Map(_), Value::Object(bm), Value::Object(am))
+                if t.relationship != ElementRelationship::Atomic && !(bm.is_empty() && am.is_empty()) =>
+            {
+                self.map(tr, t, (b, bm), (a, am))
+            }
+            _ => self.compared(tr, b, a),
+        }
+    }
+
+    /// The typed comparison of the subtree at the walk's position.
+    fn compared(&mut self, tr: &TypeRef, b: &Value, a: &Value) -> Result<(), Stop> {
+        if self.untracked && (self.path.is_empty() || self.in_metadata()) {
+            return Err(Stop::Untracked);
+        }
+        let c = compare(self.schema, tr, b, a)?;
+        self.changes.comparison(Some(b), Some(a), &c, &self.path, &self.steps);
+        Ok(())
+    }
+
+    /// A granular map both versions hold (`tr`, of map type `t`). Its changed leaves come first,
+    /// then the changes below its changed containers, each in key order: the order of the
+    /// comparison's sets (members, then children).
+    fn map(&mut self, tr: &'s TypeRef, t: &'s Map, (b, bm): (&Value, &Object), (a, am): (&Value, &Object)) -> Result<(), Stop> {
+        let skip = self.untracked && self.in_metadata();
+        let tracked = |(k, _): &(&String, &Value)| !(skip && UNTRACKED.contains(&k.as_str()));
+        if (!skip && bm.len() != am.len()) || !bm.iter().filter(tracked).map(|(k, _)| k).eq(am.iter().filter(tracked).map(|(k, _)| k)) {
+            return self.compared(tr, b, a);
+        }
+        let mut leaves = Vec::new();
+        let mut inner = Vec::new();
+        for ((k, bv), (_, av)) in bm.iter().filter(tracked).zip(am.iter().filter(tracked)) {
+            if bv == av {
+                continue;
+            }
+            let entry = self.entry(t.entry_type(k), bv, av)?;
+            if self.untracked && self.path.is_empty() && k == "metadata" && !matches!(entry, Entry::Map(_)) {
+                // Metadata compared whole would include what history does not track.
+                return Err(Stop::Untracked);
+            }
+            match entry {
+                Entry::Leaf if equals(bv, av) => {}
+                Entry::Leaf => leaves.push((k, bv, av)),
+                Entry::Other => return self.compared(tr, b, a),
+                e => inner.push((k, e, bv, av)),
+            }
+        }
+        for (k, bv, av) in leaves {
+            self.enter(t, k);
+            self.changes.modified_leaf(&self.path, &self.steps, bv, av);
+            self.leave();
+        }
+        for (k, e, bv, av) in inner {
+            self.enter(t, k);
+            let ty = t.entry_type(k);
+            let done = match (e, bv, av) {
+                (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(ty, m, (bv, bm), (av, am)),
+                _ => self.compared(ty, bv, av),
+            };
+            self.leave();
+            done?;
+        }
+        Ok(())
+    }
+
+    /// What the changed entry `b` → `a` of type `tr` is to the walk, as the typed comparison
+    /// would handle it.
+    fn entry(&self, tr: &'s TypeRef, b: &Value, a: &Value) -> Result<Entry<'s>, ValidationErrors> {
+        let atom = resolve(self.schema, tr)?;
+        let (kb, ka) = (deduce(atom, Some(b)), deduce(atom, Some(a)));
+        if !kb.same_handler(&ka) {
+            return Ok(Entry::Other);
+        }
+        Ok(match ka {
+            Kind::Scalar(s) => {
+                validate_scalar(s, Some(b), "lhs: ")?;
+                validate_scalar(s, Some(a), "rhs: ")?;
+                Entry::Leaf
+            }
+            Kind::Map(m) => {
+                let (bm, am) = (b.as_object(), a.as_object());
+                if m.relationship == ElementRelationship::Atomic || (bm.is_none_or(Object::is_empty) && am.is_none_or(Object::is_empty)) {
+                    Entry::Leaf
+                } else if bm.is_some() && am.is_some() {
+                    Entry::Map(m)
+                } else {
+                    Entry::Other
+                }
+            }
+            Kind::List(l) => {
+                let (bl, al) = (b.as_array(), a.as_array());
+                if l.relationship == ElementRelationship::Atomic || (bl.is_none_or(Vec::is_empty) && al.is_none_or(Vec::is_empty)) {
+                    Entry::Leaf
+                } else if bl.is_some() && al.is_some() {
+                    Entry::List
+                } else {
+                    Entry::Other
+                }
+            }
+            Kind::Invalid => Entry::Other,
+        })
+    }
+
+    /// Whether the walk is at the versions' `metadata`.
+    fn in_metadata(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::Field(k)] if k == "metadata")
+    }
+
+    fn enter(&mut self, t: &Map, key: &str) {
+        self.path.push(t.field_element(key));
+        self.steps.push(Step::Field(key.to_string()));
+    }
+
+    fn leave(&mut self) {
+        self.path.pop();
+        self.steps.pop();
+    }
+}
