@@ -4,7 +4,7 @@ use super::paths::{resolve_set, Resolved};
 use super::{ChangeKind, FieldChange, Step, StoredValue, Undo, UndoOp};
 use crate::schema::{Schema, TypeRef};
 use crate::typed::{compare, to_field_set, Comparison, ValidationErrors};
-use fieldstore_codec::{Path, PathElement, Set};
+use fieldstore_codec::{PathElement, Set};
 use serde_json::Value;
 
 /// What a write changed.
@@ -154,9 +154,9 @@ impl Changes {
 
     /// A leaf at `path` (`steps` in both versions) whose value changed from `b` to `a`.
     pub(super) fn modified_leaf(&mut self, path: &[PathElement], steps: &[Step], b: &Value, a: &Value) {
-        let old = serde_json::to_string(b).unwrap_or_default();
+        let old = super::compact(b);
         self.changes[MODIFIED].push(FieldChange {
-            path: Path::from(path.to_vec()).to_string(),
+            path: printed(path),
             kind: ChangeKind::Modified,
             before: Some(StoredValue::of_json(old.clone(), self.inline_limit)),
             after: Some(StoredValue::of(a, self.inline_limit)),
@@ -175,11 +175,7 @@ impl Changes {
         steps: &[Step],
     ) {
         let limit = self.inline_limit;
-        let full = |r: &Resolved<'_>| -> String {
-            let mut p = path.to_vec();
-            p.extend(r.path.elements().iter().cloned());
-            Path::from(p).to_string()
-        };
+        let full = |r: &Resolved<'_>| -> String { printed(path.iter().chain(r.path.elements())) };
         let at = |r: &Resolved<'_>| -> Vec<Step> { steps.iter().chain(&r.steps).cloned().collect() };
         self.realigned |= c.lists_realigned;
         self.sided |= !c.added.is_empty() || !c.removed.is_empty();
@@ -202,11 +198,11 @@ impl Changes {
             self.removes.extend(resolve_set(a, &tops(&c.added)).iter().map(at));
             for r in resolve_set(b, &tops(&c.removed)) {
                 let insert = matches!(r.steps.last(), Some(Step::Index(_)));
-                self.restores.push((at(&r), insert, serde_json::to_string(r.value).unwrap_or_default()));
+                self.restores.push((at(&r), insert, super::compact(r.value)));
             }
             for o in olds {
                 let new_value = news.get(&o.path.to_string()).map(|v| StoredValue::of(v, limit));
-                let old = serde_json::to_string(o.value).unwrap_or_default();
+                let old = super::compact(o.value);
                 self.changes[MODIFIED].push(FieldChange {
                     path: full(&o),
                     kind: ChangeKind::Modified,
@@ -254,6 +250,15 @@ impl Changes {
         let undo = (!checks || check(&undo)).then_some(undo);
         Diff { changes: changes.into_iter().flatten().collect(), undo }
     }
+}
+
+/// A path as Kubernetes prints it.
+fn printed<'p>(path: impl IntoIterator<Item = &'p PathElement>) -> String {
+    let mut out = String::new();
+    for pe in path {
+        pe.write_to(&mut out);
+    }
+    out
 }
 
 /// The topmost members of a set: members whose parent is not itself a member.

@@ -17,6 +17,13 @@ mod paths;
 pub use diff::{diff, diff_tracked, diff_whole, Diff};
 pub use paths::{path_matches, value_at};
 
+/// `v` as compact JSON text, as `serde_json::to_string` writes it (`json_text` writes it a word
+/// at a time).
+pub(crate) fn compact(v: &Value) -> String {
+    // The writer writes UTF-8.
+    String::from_utf8(fieldstore_codec::json_text::to_vec(v)).unwrap_or_default()
+}
+
 /// What [`take_untracked`] took out of a version: its managedFields and resourceVersion, with
 /// their keys.
 pub(crate) type Untracked = [Option<(String, Value)>; 2];
@@ -111,7 +118,7 @@ impl StoredValue {
     /// Keeps `v` inline when its compact JSON is at most `limit` bytes, as a digest otherwise.
     #[must_use]
     pub fn of(v: &Value, limit: usize) -> Self {
-        Self::of_json(serde_json::to_string(v).unwrap_or_default(), limit)
+        Self::of_json(compact(v), limit)
     }
 
     /// [`StoredValue::of`] a value already written as compact JSON.
