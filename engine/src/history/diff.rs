@@ -122,7 +122,7 @@ pub fn diff_whole(
     acc.comparison(before, after, &c, &[], &[]);
     Ok(match (before, after) {
         (Some(b), Some(a)) => acc.finish(|undo| undoes(undo, b, a)),
-        _ => Diff { changes: acc.changes.into_iter().flatten().collect(), undo: None },
+        _ => Diff { changes: joined(acc.changes), undo: None },
     })
 }
 
@@ -248,8 +248,17 @@ impl Changes {
         );
         let undo = Undo { ops };
         let undo = (!checks || check(&undo)).then_some(undo);
-        Diff { changes: changes.into_iter().flatten().collect(), undo }
+        Diff { changes: joined(changes), undo }
     }
+}
+
+/// The changes of each kind, one kind after the other (most writes only modify: no copy then).
+fn joined(changes: [Vec<FieldChange>; 3]) -> Vec<FieldChange> {
+    let [added, modified, removed] = changes;
+    if added.is_empty() && removed.is_empty() {
+        return modified;
+    }
+    added.into_iter().chain(modified).chain(removed).collect()
 }
 
 /// A path as Kubernetes prints it.

@@ -95,12 +95,19 @@ impl<'s> Narrow<'s, '_> {
     fn map(&mut self, tr: &'s TypeRef, t: &'s Map, (b, bm): (&Value, &Object), (a, am): (&Value, &Object)) -> Result<(), Stop> {
         let skip = self.untracked && self.in_metadata();
         let tracked = |(k, _): &(&String, &Value)| !(skip && UNTRACKED.contains(&k.as_str()));
-        if (!skip && bm.len() != am.len()) || !bm.iter().filter(tracked).map(|(k, _)| k).eq(am.iter().filter(tracked).map(|(k, _)| k)) {
+        if !skip && bm.len() != am.len() {
             return self.compared(tr, b, a);
         }
         let mut leaves = Vec::new();
         let mut inner = Vec::new();
-        for ((k, bv), (_, av)) in bm.iter().filter(tracked).zip(am.iter().filter(tracked)) {
+        let (mut bi, mut ai) = (bm.iter().filter(tracked), am.iter().filter(tracked));
+        loop {
+            let (k, bv, av) = match (bi.next(), ai.next()) {
+                (None, None) => break,
+                (Some((k, bv)), Some((ak, av))) if k == ak => (k, bv, av),
+                // The keys differ.
+                _ => return self.compared(tr, b, a),
+            };
             if bv == av {
                 continue;
             }

@@ -2,7 +2,7 @@
 //! batch of the write (column family `history`, see `engine/STORAGE.md`).
 
 use super::keys::EventType;
-use crate::history::{self, FieldChange, Undo};
+use crate::history::{self, FieldChange, Step, StoredValue, Undo, UndoOp};
 use crate::merge::Operation;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -45,20 +45,65 @@ struct RecordV1 {
     prev: Option<String>,
 }
 
-const RECORD_FORMAT: u8 = 2;
+/// Format 3: bincode with variable-length integers (lengths and tags take a byte or two, not
+/// eight and four). Format 2 is the same record with bincode's fixed-width integers.
+const RECORD_FORMAT: u8 = 3;
+
+/// About the encoded size of undo steps.
+fn steps_size(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Field(n) => n.len() + 3,
+            Step::Index(_) => 4,
+        })
+        .sum::<usize>()
+        + 2
+}
+
+/// The bincode options of format 3: variable-length integers, little-endian, no trailing bytes.
+fn format3() -> impl bincode::Options {
+    bincode::DefaultOptions::new()
+}
 
 impl Record {
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = vec![RECORD_FORMAT];
+        use bincode::Options as _;
+        let mut out = Vec::with_capacity(self.size_hint());
+        out.push(RECORD_FORMAT);
         // bincode of plain data cannot fail.
-        out.extend(bincode::serialize(self).unwrap_or_default());
+        let _ = format3().serialize_into(&mut out, self);
         out
     }
 
+    /// About the encoded size (a little more), so that encoding grows its buffer once at most.
+    fn size_hint(&self) -> usize {
+        let stored = |v: &Option<StoredValue>| match v {
+            Some(StoredValue::Inline(s)) => s.len(),
+            Some(StoredValue::Digest { sha256, .. }) => sha256.len() + 8,
+            None => 0,
+        };
+        let changes: usize = self.changes.iter().map(|c| c.path.len() + stored(&c.before) + stored(&c.after) + 12).sum();
+        let undo: usize = self
+            .undo
+            .iter()
+            .flat_map(|u| &u.ops)
+            .map(|op| match op {
+                UndoOp::Remove(steps) => steps_size(steps),
+                UndoOp::Insert(steps, json) | UndoOp::Set(steps, json) => steps_size(steps) + json.len() + 4,
+            })
+            .sum();
+        let texts = [&self.uid, &self.manager, &self.operation, &self.subresource, &self.note].iter().map(|s| s.len() + 2).sum::<usize>();
+        let whole = self.prev.as_ref().map_or(0, String::len) + self.created.as_ref().map_or(0, String::len);
+        32 + texts + changes + undo + whole
+    }
+
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
+        use bincode::Options as _;
         let corrupt = |e: bincode::Error| Error::Corrupt(format!("history record: {e}"));
         match bytes.split_first() {
-            Some((&RECORD_FORMAT, rest)) => bincode::deserialize(rest).map_err(corrupt),
+            Some((&RECORD_FORMAT, rest)) => format3().deserialize(rest).map_err(corrupt),
+            Some((2, rest)) => bincode::deserialize(rest).map_err(corrupt),
             Some((1, rest)) => {
                 let v: RecordV1 = bincode::deserialize(rest).map_err(corrupt)?;
                 Ok(Record {
@@ -212,7 +257,8 @@ impl Record {
 mod tests {
     use super::*;
 
-    /// Records a store wrote before creates kept their body (format 1) still read.
+    /// Records of earlier formats (1: before creates kept their body; 2: fixed-width integers)
+    /// are still read.
     #[test]
     fn format_one_records_still_decode() {
         let v1 = RecordV1 {
@@ -231,8 +277,14 @@ mod tests {
         bytes.extend(bincode::serialize(&v1).unwrap_or_default());
         let r = Record::decode(&bytes).expect("a format 1 record");
         assert_eq!((r.uid.as_str(), r.unix_millis, r.event, r.prev.as_deref(), r.created.as_deref()), ("u", 7, 2, Some("{}"), None));
-        let again = Record::decode(&r.encode()).expect("a format 2 record");
+        let again = Record::decode(&r.encode()).expect("a format 3 record");
         assert_eq!(again.prev.as_deref(), Some("{}"));
         assert!(Record::decode(&[9, 0]).is_err());
+        // Format 2: the same record with fixed-width integers, as written before format 3.
+        let mut two = vec![2u8];
+        two.extend(bincode::serialize(&again).unwrap_or_default());
+        let back = Record::decode(&two).expect("a format 2 record");
+        assert_eq!((back.uid.as_str(), back.unix_millis, back.prev.as_deref()), ("u", 7, Some("{}")));
+        assert!(r.encode().len() < two.len(), "format 3 is smaller");
     }
 }
