@@ -10,11 +10,13 @@
 //! `metadata.managedFields` and `metadata.resourceVersion` are not fields of history: they
 //! describe versions rather than being part of them.
 
+mod changes;
 mod diff;
 mod narrow;
 mod paths;
 
-pub use diff::{diff, diff_tracked, diff_whole, Diff};
+pub use changes::Diff;
+pub use diff::{diff, diff_tracked, diff_whole};
 pub use paths::{path_matches, value_at};
 
 /// `v` as compact JSON text, as `serde_json::to_string` writes it (`json_text` writes it a word

@@ -9,7 +9,7 @@
 //! comparison of the whole versions ([`diff_whole`](super::diff_whole)), in the same order; the
 //! walk narrows only where that holds, and otherwise compares the parent whole.
 
-use super::diff::{Changes, Stop};
+use super::changes::Changes;
 use super::{Step, UNTRACKED};
 use crate::schema::{ElementRelationship, Map, Schema, TypeRef};
 use crate::typed::{compare, deduce, resolve, validate_scalar, Kind, ValidationErrors};
@@ -57,6 +57,20 @@ enum Entry<'s> {
     /// Anything else (kinds that differ, a container against a non-container): the walk
     /// compares the parent whole.
     Other,
+}
+
+/// Why the walk stopped short of a difference.
+pub(super) enum Stop {
+    /// A version does not conform to the schema.
+    Invalid(ValidationErrors),
+    /// A comparison must see versions that still carry what history does not track.
+    Untracked,
+}
+
+impl From<ValidationErrors> for Stop {
+    fn from(e: ValidationErrors) -> Self {
+        Stop::Invalid(e)
+    }
 }
 
 type Object = serde_json::Map<String, Value>;

@@ -186,11 +186,10 @@ pub(crate) fn of_write(
     let mut rec = Record::of(who, event, uid(if tombstone { live.as_deref().unwrap_or(object) } else { object }), millis);
     match live {
         Some(before) if !tombstone => {
-            match history::diff_tracked(t.schema, t.root, before, object, limit) {
-                Ok(d) => (rec.changes, rec.undo) = (d.changes, d.undo),
-                // Versions are validated before they are written; should one not conform, the
-                // write is still recorded, with the whole previous version.
-                Err(_) => {}
+            // Versions are validated before they are written; should one not conform, the
+            // write is still recorded, with the whole previous version.
+            if let Ok(d) = history::diff_tracked(t.schema, t.root, before, object, limit) {
+                (rec.changes, rec.undo) = (d.changes, d.undo);
             }
             if rec.undo.is_none() {
                 rec.prev = Some(stripped(before, |b| serde_json::to_string(b).unwrap_or_default()));
