@@ -1,18 +1,21 @@
-//! Where two versions of an object differ: a walk down the granular maps both hold, to the
-//! entries that changed. A changed leaf is recorded where it is found; a changed list, or a map
-//! whose keys differ, gets the typed comparison of that subtree alone. A write changes a few
-//! fields of an object, so the comparison runs on a small part of it (or on none).
+//! Where two versions of an object differ: a walk down the granular maps both hold, and the
+//! granular lists whose items line up (the same keys at the same positions), to the entries and
+//! items that changed. A changed leaf is recorded where it is found; a list whose items do not
+//! line up, or a map whose keys differ, gets the typed comparison of that subtree alone. A write
+//! changes a few fields of an object, so the comparison runs on a small part of it (or on none).
 //!
-//! The typed comparison is compositional: below a granular map or list both versions hold, what
-//! it finds is, entry by entry, what the comparison of the entry's two values finds (a node whose
-//! two values are equal contributes nothing). So the changes gathered piecewise are those of one
-//! comparison of the whole versions ([`diff_whole`](super::diff_whole)), in the same order; the
-//! walk narrows only where that holds, and otherwise compares the parent whole.
+//! The typed comparison is compositional: below a granular map both versions hold, or a list
+//! whose items line up, what it finds is, entry by entry (item by item), what the comparison of
+//! the entry's two values finds (a node whose two values are equal contributes nothing). So the
+//! changes gathered piecewise are those of one comparison of the whole versions
+//! ([`diff_whole`](super::diff_whole)), in the same order (a level's leaves, then what is below
+//! its containers, each by path element); the walk narrows only where that holds, and otherwise
+//! compares the parent whole.
 
 use super::changes::Changes;
 use super::{Step, UNTRACKED};
-use crate::schema::{ElementRelationship, Map, Schema, TypeRef};
-use crate::typed::{compare, deduce, resolve, validate_scalar, Kind, ValidationErrors};
+use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
+use crate::typed::{compare, deduce, item_key, resolve, validate_scalar, ItemKey, Kind, ValidationErrors};
 use fieldstore_codec::value::equals;
 use fieldstore_codec::PathElement;
 use serde_json::Value;
@@ -53,7 +56,7 @@ enum Entry<'s> {
     /// A granular map both versions hold as a map.
     Map(&'s Map),
     /// A granular list both versions hold as a list.
-    List,
+    List(&'s List),
     /// Anything else (kinds that differ, a container against a non-container): the walk
     /// compares the parent whole.
     Other,
@@ -74,6 +77,19 @@ impl From<ValidationErrors> for Stop {
 }
 
 type Object = serde_json::Map<String, Value>;
+
+/// Whether the items at `changed` have keys no other item of `keys` has.
+fn unique(keys: &[ItemKey<'_>], changed: &[usize]) -> bool {
+    if changed.is_empty() || matches!(keys.first(), Some(ItemKey::Index(_))) {
+        return true;
+    }
+    if changed.len().saturating_mul(keys.len()) <= 4096 {
+        return changed.iter().all(|&i| keys.iter().enumerate().all(|(j, k)| j == i || *k != keys[i]));
+    }
+    // Many changed items of a long list: no key twice at all.
+    let mut seen = std::collections::HashSet::with_capacity(keys.len());
+    keys.iter().all(|k| seen.insert(k))
+}
 
 impl<'s> Narrow<'s, '_> {
     /// A subtree at the walk's position: a granular map is walked, anything else compared.
@@ -147,6 +163,67 @@ impl<'s> Narrow<'s, '_> {
             let ty = t.entry_type(k);
             let done = match (e, bv, av) {
                 (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(ty, m, (bv, bm), (av, am)),
+                (Entry::List(l), Value::Array(bl), Value::Array(al)) => self.list(ty, l, (bv, bl), (av, al)),
+                _ => self.compared(ty, bv, av),
+            };
+            self.leave();
+            done?;
+        }
+        Ok(())
+    }
+
+    /// A granular list both versions hold (`tr`, of list type `t`): walked item by item when its
+    /// items line up (as many, each with the same key as the item at its position on the other
+    /// side: the comparison then matches them pairwise and finds no move), else compared. Its
+    /// changed leaf items come first, then the changes below its changed container items, each
+    /// in the order of their path elements (the comparison's sets are ordered so).
+    fn list(&mut self, tr: &'s TypeRef, t: &'s List, (b, bl): (&Value, &[Value]), (a, al): (&Value, &[Value])) -> Result<(), Stop> {
+        if bl.len() != al.len() {
+            return self.compared(tr, b, a);
+        }
+        let mut leaves = Vec::new();
+        let mut inner = Vec::new();
+        let mut keys = Vec::with_capacity(bl.len());
+        let mut changed = Vec::new();
+        for (i, (bv, av)) in bl.iter().zip(al).enumerate() {
+            let (Ok(bk), Ok(ak)) = (item_key(self.schema, t, i, bv), item_key(self.schema, t, i, av)) else {
+                return self.compared(tr, b, a);
+            };
+            if bk != ak {
+                return self.compared(tr, b, a);
+            }
+            keys.push(bk);
+            if bv == av {
+                continue;
+            }
+            changed.push(i);
+            match self.entry(&t.element_type, bv, av)? {
+                Entry::Leaf if equals(bv, av) => {}
+                Entry::Leaf => leaves.push((keys[i].to_pe(t), i, bv, av)),
+                Entry::Other => return self.compared(tr, b, a),
+                e => inner.push((keys[i].to_pe(t), i, e, bv, av)),
+            }
+        }
+        // A changed item whose key another item has: the comparison's sets name both by one
+        // path, which finds the first of them; only the whole comparison says what it records.
+        if !unique(&keys, &changed) {
+            return self.compared(tr, b, a);
+        }
+        leaves.sort_by(|x, y| x.0.cmp(&y.0));
+        inner.sort_by(|x, y| x.0.cmp(&y.0));
+        for (pe, i, bv, av) in leaves {
+            self.path.push(pe);
+            self.steps.push(Step::Index(i));
+            self.changes.modified_leaf(&self.path, &self.steps, bv, av);
+            self.leave();
+        }
+        let ty = &t.element_type;
+        for (pe, i, e, bv, av) in inner {
+            self.path.push(pe);
+            self.steps.push(Step::Index(i));
+            let done = match (e, bv, av) {
+                (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(ty, m, (bv, bm), (av, am)),
+                (Entry::List(l), Value::Array(bl), Value::Array(al)) => self.list(ty, l, (bv, bl), (av, al)),
                 _ => self.compared(ty, bv, av),
             };
             self.leave();
@@ -184,7 +261,7 @@ impl<'s> Narrow<'s, '_> {
                 if l.relationship == ElementRelationship::Atomic || (bl.is_none_or(Vec::is_empty) && al.is_none_or(Vec::is_empty)) {
                     Entry::Leaf
                 } else if bl.is_some() && al.is_some() {
-                    Entry::List
+                    Entry::List(l)
                 } else {
                     Entry::Other
                 }
