@@ -36,7 +36,7 @@ pub(super) fn node(
     untracked: bool,
     changes: &mut Changes,
 ) -> Result<(), Stop> {
-    Narrow { schema, changes, untracked, path: Vec::new(), steps: Vec::new() }.subtree(tr, before, after)
+    Narrow { schema, changes, untracked, path: Vec::new(), steps: Vec::new() }.whole(tr, before, after)
 }
 
 struct Narrow<'s, 'c> {
@@ -49,7 +49,7 @@ struct Narrow<'s, 'c> {
     steps: Vec<Step>,
 }
 
-/// A changed entry of a granular map, to the walk.
+/// A changed entry of a granular map (or item of a list whose items line up), to the walk.
 enum Entry<'s> {
     /// A leaf: a scalar, an atomic container, or containers empty on both sides.
     Leaf,
@@ -92,8 +92,8 @@ fn unique(keys: &[ItemKey<'_>], changed: &[usize]) -> bool {
 }
 
 impl<'s> Narrow<'s, '_> {
-    /// A subtree at the walk's position: a granular map is walked, anything else compared.
-    fn subtree(&mut self, tr: &'s TypeRef, b: &Value, a: &Value) -> Result<(), Stop> {
+    /// The whole versions: a granular map is walked, anything else compared.
+    fn whole(&mut self, tr: &'s TypeRef, b: &Value, a: &Value) -> Result<(), Stop> {
         // Versions carrying their resourceVersions differ.
         if !self.untracked && b == a {
             return Ok(());
