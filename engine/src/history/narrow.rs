@@ -78,17 +78,42 @@ impl From<ValidationErrors> for Stop {
 
 type Object = serde_json::Map<String, Value>;
 
-/// Whether the items at `changed` have keys no other item of `keys` has.
-fn unique(keys: &[ItemKey<'_>], changed: &[usize]) -> bool {
+/// Whether the `changed` items have keys no other item of `keys` has.
+fn unique(keys: &[ItemKey<'_>], changed: &[Changed<'_, '_>]) -> bool {
     if changed.is_empty() || matches!(keys.first(), Some(ItemKey::Index(_))) {
         return true;
     }
     if changed.len().saturating_mul(keys.len()) <= 4096 {
-        return changed.iter().all(|&i| keys.iter().enumerate().all(|(j, k)| j == i || *k != keys[i]));
+        return changed.iter().all(|c| match c.step {
+            Step::Index(i) => keys.iter().enumerate().all(|(j, k)| j == i || *k != keys[i]),
+            Step::Field(_) => true,
+        });
     }
     // Many changed items of a long list: no key twice at all.
     let mut seen = std::collections::HashSet::with_capacity(keys.len());
     keys.iter().all(|k| seen.insert(k))
+}
+
+/// What a changed container is to the walk, as the comparison handles it: a leaf when atomic,
+/// or empty (or not a container) on both sides; `walked` when both sides hold one; else other.
+/// `b_empty`, `a_empty`: whether each side's container is empty, `None` when it is not one.
+fn container(atomic: bool, b_empty: Option<bool>, a_empty: Option<bool>, walked: Entry<'_>) -> Entry<'_> {
+    match (b_empty, a_empty) {
+        _ if atomic => Entry::Leaf,
+        (None | Some(true), None | Some(true)) => Entry::Leaf,
+        (Some(_), Some(_)) => walked,
+        _ => Entry::Other,
+    }
+}
+
+/// A changed entry of a map, or item of a list, to be recorded or descended into.
+struct Changed<'s, 'v> {
+    pe: PathElement,
+    step: Step,
+    ty: &'s TypeRef,
+    entry: Entry<'s>,
+    b: &'v Value,
+    a: &'v Value,
 }
 
 impl<'s> Narrow<'s, '_> {
@@ -98,13 +123,8 @@ impl<'s> Narrow<'s, '_> {
         if !self.untracked && b == a {
             return Ok(());
         }
-        let atom = resolve(self.schema, tr)?;
-        match (deduce(atom, Some(b)), deduce(atom, Some(a)), b, a) {
-            (Kind::Map(t), Kind::Map(_), Value::Object(bm), Value::Object(am))
-                if t.relationship != ElementRelationship::Atomic && !(bm.is_empty() && am.is_empty()) =>
-            {
-                self.map(tr, t, (b, bm), (a, am))
-            }
+        match (self.entry(tr, b, a)?, b, a) {
+            (Entry::Map(t), Value::Object(bm), Value::Object(am)) => self.map(tr, t, (b, bm), (a, am)),
             _ => self.compared(tr, b, a),
         }
     }
@@ -128,8 +148,7 @@ impl<'s> Narrow<'s, '_> {
         if !skip && bm.len() != am.len() {
             return self.compared(tr, b, a);
         }
-        let mut leaves = Vec::new();
-        let mut inner = Vec::new();
+        let mut changed = Vec::new();
         let (mut bi, mut ai) = (bm.iter().filter(tracked), am.iter().filter(tracked));
         loop {
             let (k, bv, av) = match (bi.next(), ai.next()) {
@@ -141,30 +160,38 @@ impl<'s> Narrow<'s, '_> {
             if bv == av {
                 continue;
             }
-            let entry = self.entry(t.entry_type(k), bv, av)?;
+            let ty = t.entry_type(k);
+            let entry = self.entry(ty, bv, av)?;
             if self.untracked && self.path.is_empty() && k == "metadata" && !matches!(entry, Entry::Map(_)) {
                 // Metadata compared whole would include what history does not track.
                 return Err(Stop::Untracked);
             }
             match entry {
                 Entry::Leaf if equals(bv, av) => {}
-                Entry::Leaf => leaves.push((k, bv, av)),
                 Entry::Other => return self.compared(tr, b, a),
-                e => inner.push((k, e, bv, av)),
+                entry => changed.push(Changed { pe: t.field_element(k), step: Step::Field(k.clone()), ty, entry, b: bv, a: av }),
             }
         }
-        for (k, bv, av) in leaves {
-            self.enter(t, k);
-            self.changes.modified_leaf(&self.path, &self.steps, bv, av);
-            self.leave();
-        }
-        for (k, e, bv, av) in inner {
-            self.enter(t, k);
-            let ty = t.entry_type(k);
-            let done = match (e, bv, av) {
-                (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(ty, m, (bv, bm), (av, am)),
-                (Entry::List(l), Value::Array(bl), Value::Array(al)) => self.list(ty, l, (bv, bl), (av, al)),
-                _ => self.compared(ty, bv, av),
+        self.descend(changed)
+    }
+
+    /// The changed entries or items of a container, in the order of their path elements: the
+    /// changed leaves recorded first, then the changes below the changed containers (the order
+    /// of the comparison's sets: members, then children).
+    fn descend(&mut self, mut changed: Vec<Changed<'s, '_>>) -> Result<(), Stop> {
+        // Stable: each group keeps the order of the path elements.
+        changed.sort_by_key(|c| !matches!(c.entry, Entry::Leaf));
+        for c in changed {
+            self.path.push(c.pe);
+            self.steps.push(c.step);
+            let done = match (c.entry, c.b, c.a) {
+                (Entry::Leaf, ..) => {
+                    self.changes.modified_leaf(&self.path, &self.steps, c.b, c.a);
+                    Ok(())
+                }
+                (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(c.ty, m, (c.b, bm), (c.a, am)),
+                (Entry::List(l), Value::Array(bl), Value::Array(al)) => self.list(c.ty, l, (c.b, bl), (c.a, al)),
+                _ => self.compared(c.ty, c.b, c.a),
             };
             self.leave();
             done?;
@@ -181,10 +208,9 @@ impl<'s> Narrow<'s, '_> {
         if bl.len() != al.len() {
             return self.compared(tr, b, a);
         }
-        let mut leaves = Vec::new();
-        let mut inner = Vec::new();
         let mut keys = Vec::with_capacity(bl.len());
         let mut changed = Vec::new();
+        let ty = &t.element_type;
         for (i, (bv, av)) in bl.iter().zip(al).enumerate() {
             let (Ok(bk), Ok(ak)) = (item_key(self.schema, t, i, bv), item_key(self.schema, t, i, av)) else {
                 return self.compared(tr, b, a);
@@ -196,12 +222,10 @@ impl<'s> Narrow<'s, '_> {
             if bv == av {
                 continue;
             }
-            changed.push(i);
-            match self.entry(&t.element_type, bv, av)? {
+            match self.entry(ty, bv, av)? {
                 Entry::Leaf if equals(bv, av) => {}
-                Entry::Leaf => leaves.push((keys[i].to_pe(t), i, bv, av)),
                 Entry::Other => return self.compared(tr, b, a),
-                e => inner.push((keys[i].to_pe(t), i, e, bv, av)),
+                entry => changed.push(Changed { pe: keys[i].to_pe(t), step: Step::Index(i), ty, entry, b: bv, a: av }),
             }
         }
         // A changed item whose key another item has: the comparison's sets name both by one
@@ -209,27 +233,8 @@ impl<'s> Narrow<'s, '_> {
         if !unique(&keys, &changed) {
             return self.compared(tr, b, a);
         }
-        leaves.sort_by(|x, y| x.0.cmp(&y.0));
-        inner.sort_by(|x, y| x.0.cmp(&y.0));
-        for (pe, i, bv, av) in leaves {
-            self.path.push(pe);
-            self.steps.push(Step::Index(i));
-            self.changes.modified_leaf(&self.path, &self.steps, bv, av);
-            self.leave();
-        }
-        let ty = &t.element_type;
-        for (pe, i, e, bv, av) in inner {
-            self.path.push(pe);
-            self.steps.push(Step::Index(i));
-            let done = match (e, bv, av) {
-                (Entry::Map(m), Value::Object(bm), Value::Object(am)) => self.map(ty, m, (bv, bm), (av, am)),
-                (Entry::List(l), Value::Array(bl), Value::Array(al)) => self.list(ty, l, (bv, bl), (av, al)),
-                _ => self.compared(ty, bv, av),
-            };
-            self.leave();
-            done?;
-        }
-        Ok(())
+        changed.sort_by(|x, y| x.pe.cmp(&y.pe));
+        self.descend(changed)
     }
 
     /// What the changed entry `b` → `a` of type `tr` is to the walk, as the typed comparison
@@ -246,26 +251,18 @@ impl<'s> Narrow<'s, '_> {
                 validate_scalar(s, Some(a), "rhs: ")?;
                 Entry::Leaf
             }
-            Kind::Map(m) => {
-                let (bm, am) = (b.as_object(), a.as_object());
-                if m.relationship == ElementRelationship::Atomic || (bm.is_none_or(Object::is_empty) && am.is_none_or(Object::is_empty)) {
-                    Entry::Leaf
-                } else if bm.is_some() && am.is_some() {
-                    Entry::Map(m)
-                } else {
-                    Entry::Other
-                }
-            }
-            Kind::List(l) => {
-                let (bl, al) = (b.as_array(), a.as_array());
-                if l.relationship == ElementRelationship::Atomic || (bl.is_none_or(Vec::is_empty) && al.is_none_or(Vec::is_empty)) {
-                    Entry::Leaf
-                } else if bl.is_some() && al.is_some() {
-                    Entry::List(l)
-                } else {
-                    Entry::Other
-                }
-            }
+            Kind::Map(m) => container(
+                m.relationship == ElementRelationship::Atomic,
+                b.as_object().map(Object::is_empty),
+                a.as_object().map(Object::is_empty),
+                Entry::Map(m),
+            ),
+            Kind::List(l) => container(
+                l.relationship == ElementRelationship::Atomic,
+                b.as_array().map(Vec::is_empty),
+                a.as_array().map(Vec::is_empty),
+                Entry::List(l),
+            ),
             Kind::Invalid => Entry::Other,
         })
     }
@@ -273,11 +270,6 @@ impl<'s> Narrow<'s, '_> {
     /// Whether the walk is at the versions' `metadata`.
     fn in_metadata(&self) -> bool {
         matches!(self.steps.as_slice(), [Step::Field(k)] if k == "metadata")
-    }
-
-    fn enter(&mut self, t: &Map, key: &str) {
-        self.path.push(t.field_element(key));
-        self.steps.push(Step::Field(key.to_string()));
     }
 
     fn leave(&mut self) {

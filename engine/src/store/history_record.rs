@@ -2,7 +2,7 @@
 //! batch of the write (column family `history`, see `engine/STORAGE.md`).
 
 use super::keys::EventType;
-use crate::history::{self, FieldChange, Step, StoredValue, Undo, UndoOp};
+use crate::history::{self, FieldChange, Undo};
 use crate::merge::Operation;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -49,18 +49,6 @@ struct RecordV1 {
 /// eight and four). Format 2 is the same record with bincode's fixed-width integers.
 const RECORD_FORMAT: u8 = 3;
 
-/// About the encoded size of undo steps.
-fn steps_size(steps: &[Step]) -> usize {
-    steps
-        .iter()
-        .map(|s| match s {
-            Step::Field(n) => n.len() + 3,
-            Step::Index(_) => 4,
-        })
-        .sum::<usize>()
-        + 2
-}
-
 /// The bincode options of format 3: variable-length integers, little-endian, no trailing bytes.
 fn format3() -> impl bincode::Options {
     bincode::DefaultOptions::new()
@@ -69,33 +57,13 @@ fn format3() -> impl bincode::Options {
 impl Record {
     pub(crate) fn encode(&self) -> Vec<u8> {
         use bincode::Options as _;
-        let mut out = Vec::with_capacity(self.size_hint());
+        // Sized first, so that encoding writes into one allocation.
+        let size = format3().serialized_size(self).map_or(0, |n| usize::try_from(n).unwrap_or(0));
+        let mut out = Vec::with_capacity(1 + size);
         out.push(RECORD_FORMAT);
         // bincode of plain data cannot fail.
         let _ = format3().serialize_into(&mut out, self);
         out
-    }
-
-    /// About the encoded size (a little more), so that encoding grows its buffer once at most.
-    fn size_hint(&self) -> usize {
-        let stored = |v: &Option<StoredValue>| match v {
-            Some(StoredValue::Inline(s)) => s.len(),
-            Some(StoredValue::Digest { sha256, .. }) => sha256.len() + 8,
-            None => 0,
-        };
-        let changes: usize = self.changes.iter().map(|c| c.path.len() + stored(&c.before) + stored(&c.after) + 12).sum();
-        let undo: usize = self
-            .undo
-            .iter()
-            .flat_map(|u| &u.ops)
-            .map(|op| match op {
-                UndoOp::Remove(steps) => steps_size(steps),
-                UndoOp::Insert(steps, json) | UndoOp::Set(steps, json) => steps_size(steps) + json.len() + 4,
-            })
-            .sum();
-        let texts = [&self.uid, &self.manager, &self.operation, &self.subresource, &self.note].iter().map(|s| s.len() + 2).sum::<usize>();
-        let whole = self.prev.as_ref().map_or(0, String::len) + self.created.as_ref().map_or(0, String::len);
-        32 + texts + changes + undo + whole
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
