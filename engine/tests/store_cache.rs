@@ -1,6 +1,7 @@
-//! The decoded-object cache: after every kind of write to a large object, what the store serves
-//! from its cache is exactly what it decodes from the record after a restart (which starts with
-//! an empty cache), and writes that start from a cached version give the same results.
+//! The decoded-object cache: after every kind of write to a large object or a small one, what
+//! the store serves from its cache is exactly what it decodes from the record after a restart
+//! (which starts with an empty cache), and writes that start from a cached version give the same
+//! results.
 // Needs the RocksDB-backed store (the engine's `store` feature).
 #![cfg(feature = "store")]
 #![allow(clippy::unwrap_used)] // helpers unwrap too: a failed setup is a failed test
@@ -10,9 +11,9 @@ mod support;
 use fieldstore_engine::patch::PatchType;
 use fieldstore_engine::store::{Collection, DeleteOptions, GetOptions, ObjectKey, Options, TypeSpec, WriteOptions};
 use serde_json::{json, Map, Value};
-use support::{cm, TestStore};
+use support::{cm, rv, TestStore};
 
-/// ConfigMap data of `n` keys: large enough (over 64 KiB) to be cached.
+/// ConfigMap data of `n` keys: 2,000 make a large object (over 64 KiB, cached from its create).
 fn big_data(n: usize, tag: &str) -> Value {
     let mut m = Map::new();
     for i in 0..n {
@@ -31,18 +32,30 @@ fn served_and_decoded(s: &mut TestStore, name: &str) -> (Value, Value) {
 
 #[test]
 fn cached_versions_equal_their_records_after_every_verb() {
+    every_verb(2000);
+}
+
+/// A small object is cached once written over (not from its create): the same chain.
+#[test]
+fn cached_small_versions_equal_their_records_after_every_verb() {
+    every_verb(8);
+}
+
+/// A chain of every kind of write to a ConfigMap of `n` keys (at least 6), each starting from
+/// the version the one before left in the cache.
+fn every_verb(n: usize) {
     let mut s = TestStore::new(Options::default().sync(false));
     let w = |m: &str| WriteOptions::new(m);
     let mut steps: Vec<(&str, Value)> = Vec::new();
 
-    let created = s.create(&Collection::new("configmaps", Some("ns")), &cm("big", big_data(2000, "a")), &w("creator")).unwrap();
+    let created = s.create(&Collection::new("configmaps", Some("ns")), &cm("big", big_data(n, "a")), &w("creator")).unwrap();
     steps.push(("create", created));
     let (served, decoded) = served_and_decoded(&mut s, "big");
     assert_eq!(served, decoded, "after create");
 
     // Each write below starts from the version the previous write left in the cache: the
     // restart happens only after the comparison of the last step.
-    let mut cfg = cm("big", big_data(2000, "a"));
+    let mut cfg = cm("big", big_data(n, "a"));
     cfg["data"]["key-00001"] = json!("applied");
     steps.push(("apply", s.apply(&Collection::new("configmaps", Some("ns")), &cfg, &w("alice").force(true)).unwrap()));
     let mut other = cm("big", json!({"key-00002": "bob"}));
@@ -110,11 +123,17 @@ fn cached_versions_equal_their_records_after_every_verb() {
 
 #[test]
 fn status_writes_and_a_disabled_cache_agree() {
-    // The same writes on a store without the cache give the same objects but for uid and times.
+    status_writes_agree(1500);
+    status_writes_agree(6);
+}
+
+/// The same writes of an object of `n` keys on a store without the cache give the same objects
+/// but for uid and times.
+fn status_writes_agree(n: usize) {
     let run = |options: Options| {
         let s = TestStore::new(options.sync(false));
         s.register(TypeSpec::new("", "v1", "Thing", "things").namespaced(true).with_status_subresource(true)).unwrap();
-        let obj = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": big_data(1500, "s")});
+        let obj = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": big_data(n, "s")});
         s.apply(&Collection::new("things", Some("ns")), &obj, &WriteOptions::new("a")).unwrap();
         s.apply(
             &Collection::new("things", Some("ns")),
@@ -123,7 +142,7 @@ fn status_writes_and_a_disabled_cache_agree() {
         )
         .unwrap();
         let mut obj2 = obj.clone();
-        obj2["spec"]["key-00010"] = json!("changed");
+        obj2["spec"]["key-00003"] = json!("changed");
         let out = s.apply(&Collection::new("things", Some("ns")), &obj2, &WriteOptions::new("a")).unwrap();
         let got = s.get(&ObjectKey::new("things", Some("ns"), "t"), &GetOptions::default()).unwrap();
         assert_eq!(out, got);
@@ -133,7 +152,48 @@ fn status_writes_and_a_disabled_cache_agree() {
     let uncached = run(Options::default().object_cache(0));
     assert_eq!(cached, uncached);
     assert_eq!(cached["status"]["ready"], json!(true));
-    assert_eq!(cached["spec"]["key-00010"], json!("changed"));
+    assert_eq!(cached["spec"]["key-00003"], json!("changed"));
+}
+
+/// Deployments stored as Kubernetes protobuf, written over by update, apply and patch with the
+/// client's own managedFields in the update: what is served from the cache is what the record
+/// decodes to after a restart.
+#[test]
+fn small_protobuf_objects_and_client_managed_fields() {
+    let mut s = TestStore::new(Options::default().sync(false).protobuf_storage(true));
+    let deployments = Collection::new("deployments.apps", Some("ns"));
+    let key = ObjectKey::new("deployments.apps", Some("ns"), "web");
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]}}}});
+    s.apply(&deployments, &deployment, &WriteOptions::new("applier")).unwrap();
+    let mut v = s.get(&key, &GetOptions::default()).unwrap();
+    v["spec"]["replicas"] = json!(3);
+    // The client's managedFields: the applier's entry kept, another added by hand (without a
+    // time) for a field the update leaves as it is.
+    let mut entries = v["metadata"]["managedFields"].as_array().unwrap().clone();
+    entries.push(json!({"manager": "by-hand", "operation": "Update", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:selector": {}}}}));
+    v["metadata"]["managedFields"] = Value::Array(entries);
+    let updated = s.update(&deployments, &v, &WriteOptions::new("updater")).unwrap();
+    let mut cfg = deployment.clone();
+    cfg["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.28");
+    let applied = s.apply(&deployments, &cfg, &WriteOptions::new("applier").force(true)).unwrap();
+    assert_ne!(rv(&applied), rv(&updated));
+    let patched =
+        s.patch(&key, PatchType::Merge, &json!({"metadata": {"labels": {"tier": "front"}}}), &WriteOptions::new("labeller")).unwrap();
+    // Unchanged: the apply is a no-op served from the version the patch left in the cache.
+    let again = s.apply(&deployments, &cfg, &WriteOptions::new("applier").force(true)).unwrap();
+    assert_eq!(again, patched);
+    let served = s.get(&key, &GetOptions::default()).unwrap();
+    s.reopen();
+    let decoded = s.get(&key, &GetOptions::default()).unwrap();
+    assert_eq!(served, patched);
+    assert_eq!(served, decoded);
+    let managers: Vec<&str> =
+        served["metadata"]["managedFields"].as_array().unwrap().iter().map(|e| e["manager"].as_str().unwrap()).collect();
+    // The updater's one field (replicas) was taken back by the forced apply.
+    assert_eq!(managers, ["applier", "by-hand", "labeller"]);
 }
 
 /// The object without what differs between two stores doing the same writes: uid, times, and

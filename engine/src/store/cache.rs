@@ -5,26 +5,34 @@
 //! stale entry is never served. Entries go first-in first-out once the byte budget is spent.
 //!
 //! The store's decoded-object cache ([`ObjectCache`]) holds the JSON view of the latest version
-//! of recently written large objects, so that the next write to such an object (or a read of it)
-//! does not parse its record again; only the committer adds its entries, after the write is
-//! durable. Its budget counts what the decoded objects take in memory ([`decoded_bytes`]), 7 to
-//! 10 times their records for objects of many small members. The Kubernetes API's door keeps
-//! another (the protobuf encodings of objects it sent).
+//! of objects recently written over, and of large objects however written, so that the next write
+//! to such an object (or a read of it) does not parse its record again; only the committer adds
+//! its entries, after the write is durable, and a write that ends without committing puts back
+//! the version it read. Its budget counts what the decoded objects take in memory ([`weight`]),
+//! 6 to 25 times their records. The Kubernetes API's door keeps another (the protobuf encodings
+//! of objects it sent).
 
+use crate::store::options::OBJECT_CACHE_LARGE_BYTES;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-/// Decoded latest versions of large objects, within a byte budget.
+/// Decoded latest versions of objects, within a byte budget.
 pub(crate) type ObjectCache = RevisionCache<Arc<Value>>;
 
+/// What a decoded object of a small record (under [`OBJECT_CACHE_LARGE_BYTES`]) is counted as,
+/// per byte of its record: an upper bound of what such objects take (a ConfigMap of a few long
+/// values 6×, a Lease 12×, a Deployment and its managedFields 25×: the cache's tests), so the
+/// budget is never overrun, without walking every written object to weigh it.
+pub(crate) const SMALL_OBJECT_WEIGHT: usize = 32;
+
 /// The bytes an entry of the [`ObjectCache`] stands for: what the decoded `object` takes in
-/// memory when its record (of `record_bytes`) is large enough to be cached, else the record's
-/// size (under the cache's minimum, without weighing the object).
-pub(crate) fn weight(object: &Value, record_bytes: usize, min_bytes: usize) -> usize {
-    if record_bytes < min_bytes {
-        record_bytes
+/// memory, counted for a large record ([`decoded_bytes`]) and bounded for a small one
+/// ([`SMALL_OBJECT_WEIGHT`] times the record).
+pub(crate) fn weight(object: &Value, record_bytes: usize) -> usize {
+    if record_bytes < OBJECT_CACHE_LARGE_BYTES {
+        record_bytes * SMALL_OBJECT_WEIGHT
     } else {
         decoded_bytes(object).max(record_bytes)
     }
@@ -57,8 +65,6 @@ pub(crate) fn decoded_bytes(v: &Value) -> usize {
 
 /// One value per key (the value of one revision of what the key names), within a byte budget.
 pub struct RevisionCache<V> {
-    /// Values smaller than this are not cached (they are cheap to make again).
-    min_bytes: usize,
     /// The most bytes the cached values may stand for; 0 turns the cache off.
     budget: usize,
     inner: Mutex<Inner<V>>,
@@ -80,15 +86,10 @@ struct Entry<V> {
 }
 
 impl<V: Clone> RevisionCache<V> {
-    /// A cache of values standing for at least `min_bytes` each, up to `budget` bytes in all.
+    /// A cache of values standing for up to `budget` bytes in all.
     #[must_use]
-    pub fn new(min_bytes: usize, budget: usize) -> Self {
-        RevisionCache { min_bytes, budget, inner: Mutex::new(Inner { entries: HashMap::default(), order: VecDeque::new(), bytes: 0 }) }
-    }
-
-    /// The least a value must stand for to be cached.
-    pub fn min_bytes(&self) -> usize {
-        self.min_bytes
+    pub fn new(budget: usize) -> Self {
+        RevisionCache { budget, inner: Mutex::new(Inner { entries: HashMap::default(), order: VecDeque::new(), bytes: 0 }) }
     }
 
     /// The value of revision `revision` of `key`, if cached.
@@ -125,7 +126,7 @@ impl<V: Clone> RevisionCache<V> {
         if let Some(old) = inner.entries.remove(key) {
             inner.bytes -= old.bytes;
         }
-        let Some(value) = value.filter(|_| bytes >= self.min_bytes && bytes <= self.budget) else {
+        let Some(value) = value.filter(|_| bytes <= self.budget) else {
             return;
         };
         inner.entries.insert(key.to_vec(), Entry { revision, value: value.clone(), bytes });
@@ -195,15 +196,71 @@ mod tests {
     #[test]
     fn the_weight_of_a_large_object_is_its_decoded_size() {
         let v = json!({"items": (0..1000).map(|i| json!({"name": format!("n{i}")})).collect::<Vec<_>>()});
-        assert_eq!(weight(&v, 100, 1000), 100, "under the minimum: the record's size, not weighed");
-        assert_eq!(weight(&v, 5000, 1000), decoded_bytes(&v));
-        assert!(decoded_bytes(&v) > 5000);
-        assert_eq!(weight(&json!(null), 5000, 1000), 5000, "never less than the record");
+        let large = OBJECT_CACHE_LARGE_BYTES;
+        assert_eq!(weight(&v, 100), 100 * SMALL_OBJECT_WEIGHT, "a small record: bounded, not weighed");
+        assert_eq!(weight(&v, large), decoded_bytes(&v).max(large));
+        let big = json!({"items": (0..10_000).map(|i| json!({"name": format!("n{i}")})).collect::<Vec<_>>()});
+        assert!(decoded_bytes(&big) > large);
+        assert_eq!(weight(&big, large), decoded_bytes(&big));
+        assert_eq!(weight(&json!(null), large), large, "never less than the record");
+    }
+
+    /// Small objects as a cluster writes them, with their managedFields: what parsing each
+    /// allocates stays under [`SMALL_OBJECT_WEIGHT`] times its record, so the cache's budget
+    /// is not overrun by the bound it counts them at.
+    #[test]
+    fn small_objects_take_less_than_their_bound() {
+        use crate::store::object::{encode_with_entries, BodyEncoding};
+        let entry = |manager: &str, api: &str, fields: Value| {
+            json!({"manager": manager, "operation": "Update", "apiVersion": api, "time": "2024-01-01T00:00:00Z",
+                "fieldsType": "FieldsV1", "fieldsV1": fields})
+        };
+        let container = json!({".": {}, "f:image": {}, "f:name": {},
+            "f:ports": {".": {}, "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}},
+            "f:resources": {".": {}, "f:limits": {".": {}, "f:cpu": {}, "f:memory": {}}}});
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d0", "namespace": "default", "uid": "1234-5678-9abc-def0-1234-5678", "generation": 3,
+                "creationTimestamp": "2024-01-01T00:00:00Z", "resourceVersion": "123", "labels": {"app": "web"},
+                "managedFields": [
+                    entry("kubectl", "apps/v1", json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {"f:replicas": {},
+                        "f:selector": {}, "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                        "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": container}}}}})),
+                    entry("kube-controller-manager", "apps/v1", json!({"f:status": {"f:replicas": {}, "f:readyReplicas": {},
+                        "f:conditions": {".": {}, "k:{\"type\":\"Available\"}": {".": {}, "f:type": {}, "f:status": {}}}}}))]},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                    "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}}]}}},
+            "status": {"replicas": 3, "readyReplicas": 3, "conditions": [{"type": "Available", "status": "True"}]}});
+        let data: serde_json::Map<String, Value> =
+            (0..8).map(|k| (format!("key{k}"), json!(format!("{k:08}-{}", "v".repeat(100))))).collect();
+        let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default",
+            "resourceVersion": "5", "labels": {"app": "web"}, "managedFields": [entry("bench", "v1",
+                json!({"f:data": {".": {}, "f:key0": {}, "f:key1": {}, "f:key2": {}, "f:key3": {}, "f:key4": {}, "f:key5": {},
+                    "f:key6": {}, "f:key7": {}}, "f:metadata": {"f:labels": {".": {}, "f:app": {}}}}))]}, "data": data});
+        let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "node-1",
+            "namespace": "kube-node-lease", "resourceVersion": "5", "uid": "1234-5678-9abc-def0-1234-5678",
+            "managedFields": [entry("kubelet", "coordination.k8s.io/v1",
+                json!({"f:spec": {"f:holderIdentity": {}, "f:leaseDurationSeconds": {}, "f:renewTime": {}}}))]},
+            "spec": {"holderIdentity": "node-1", "leaseDurationSeconds": 40, "renewTime": "2024-01-01T00:00:00.000000Z"}});
+        for (what, object) in [("Deployment", deployment), ("ConfigMap", configmap), ("Lease", lease)] {
+            for encoding in [BodyEncoding::Json, BodyEncoding::Protobuf] {
+                let (record, _) = encode_with_entries(&mut object.clone(), false, None, encoding).unwrap();
+                let text = serde_json::to_string(&object).unwrap();
+                let (_, bytes) = allocated(|| serde_json::from_str::<Value>(&text).unwrap());
+                let ratio = bytes as f64 / record.len() as f64;
+                assert!(
+                    ratio < SMALL_OBJECT_WEIGHT as f64,
+                    "{what} ({encoding:?}): {bytes} bytes decoded from a record of {}",
+                    record.len()
+                );
+                assert!(ratio > 4.0, "{what}: a bound far above what it takes ({ratio:.1}×) would waste the budget");
+            }
+        }
     }
 
     #[test]
     fn serves_only_the_revision_it_holds() {
-        let c = ObjectCache::new(0, 1000);
+        let c = ObjectCache::new(1000);
         c.put(b"a", 5, Some(&Arc::new(json!({"v": 5}))), 10);
         assert!(c.get(b"a", 4).is_none());
         assert_eq!(*c.get(b"a", 5).unwrap(), json!({"v": 5}));
@@ -218,10 +275,10 @@ mod tests {
     }
 
     #[test]
-    fn tombstones_small_objects_and_the_budget() {
-        let c = ObjectCache::new(10, 100);
-        c.put(b"small", 1, Some(&Arc::new(json!(1))), 9);
-        assert!(c.get(b"small", 1).is_none(), "under min_bytes");
+    fn tombstones_and_the_budget() {
+        let c = ObjectCache::new(100);
+        c.put(b"huge", 1, Some(&Arc::new(json!(1))), 101);
+        assert!(c.get(b"huge", 1).is_none(), "over the whole budget");
         c.put(b"a", 2, Some(&Arc::new(json!(2))), 60);
         c.put(b"a", 3, None, 60);
         assert!(c.get(b"a", 2).is_none() && c.get(b"a", 3).is_none(), "a tombstone drops the entry");

@@ -8,6 +8,7 @@ use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
 use super::keys::{self, Change, EventType, CF_CHANGES, CF_HISTORY, CF_OBJECTS};
 use super::kv::{self, Batch, Committed};
+use super::options::OBJECT_CACHE_LARGE_BYTES;
 use super::recent::{self, Known, Recent};
 use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Job, Store};
@@ -62,8 +63,9 @@ pub(super) struct Commit {
     read_at: u64,
     record: Vec<u8>,
     /// What the object takes in the object cache once committed (`cache::weight`), weighed by
-    /// the writer rather than the committer, which every write waits on.
-    cache_bytes: usize,
+    /// the writer rather than the committer, which every write waits on; `None` when it is not
+    /// cached (a deletion, or the create of a small object).
+    cache_bytes: Option<usize>,
     tombstone: bool,
     event: EventType,
     object: Value,
@@ -177,7 +179,7 @@ impl Read {
     /// re-apply unchanged configs and retry conflicts).
     fn put_back(&mut self, core: &Core, prefix: &[u8]) {
         if let (Expect::Revision(rev), Some(l)) = (&self.expect, self.live.take()) {
-            let bytes = super::cache::weight(&l, self.record_len, core.cache.min_bytes());
+            let bytes = super::cache::weight(&l, self.record_len);
             core.cache.put(prefix, *rev, Some(&Arc::new(l)), bytes);
         }
     }
@@ -392,8 +394,11 @@ impl Store {
             None
         };
         let (reply, answer) = bounded(1);
-        // A deletion only drops the cache's entry: nothing to weigh.
-        let cache_bytes = if tombstone { 0 } else { super::cache::weight(&object, record.len(), self.core().cache.min_bytes()) };
+        // A deletion only drops the cache's entry: nothing to weigh. A small object is cached
+        // once written over: a create is often its object's only write (an event), and the
+        // embedded API's answer would be a copy of what the cache holds.
+        let cached = !tombstone && (event != EventType::Added || record.len() >= OBJECT_CACHE_LARGE_BYTES);
+        let cache_bytes = cached.then(|| super::cache::weight(&object, record.len()));
         let commit = Commit {
             prefix: prefix.to_vec(),
             type_id: t.id,
@@ -628,7 +633,7 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
             m.insert("resourceVersion".into(), Value::String(r.to_string()));
         }
         let obj = Arc::new(c.object);
-        core.cache.put(&c.prefix, r, (!c.tombstone).then_some(&obj), c.cache_bytes);
+        core.cache.put(&c.prefix, r, c.cache_bytes.map(|_| &obj), c.cache_bytes.unwrap_or(0));
         events.push(Arc::new(ChangeEvent {
             revision: r,
             type_id: c.type_id,

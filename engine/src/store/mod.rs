@@ -95,7 +95,7 @@ pub use list::ObjectList;
 pub use list_scan::{ListMeta, ListStream, Listed};
 pub use options::{
     DeleteOptions, FieldValidation, GetOptions, ListOptions, Options, ResourceVersionMatch, WriteOptions, WriteVerb, Written,
-    DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_MIN_BYTES,
+    DEFAULT_MAX_DEPTH, DEFAULT_MAX_OBJECT_BYTES, DEFAULT_MAX_PATCH_BYTES, DEFAULT_OBJECT_CACHE_BYTES, OBJECT_CACHE_LARGE_BYTES,
 };
 pub use owners::{ManagedObject, ManagedPage, ManagerSummary, Owner};
 pub use strategy::namespace::{
@@ -219,7 +219,7 @@ impl Store {
             register_builtins(kv, &mut registry)?;
         }
         let leases = if kv.shared() { Default::default() } else { etcd_api::load_leases(kv)? };
-        let cache = cache::ObjectCache::new(OBJECT_CACHE_MIN_BYTES, options.object_cache_bytes);
+        let cache = cache::ObjectCache::new(options.object_cache_bytes);
         let core = Arc::new(Core {
             kv: backend,
             options,

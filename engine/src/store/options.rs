@@ -4,11 +4,13 @@ use std::time::Duration;
 
 /// etcd's default request size limit, which Kubernetes objects inherit: 1.5 MiB.
 pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1536 * 1024;
-/// Default budget of the decoded-object cache, in record bytes: 64 MiB.
+/// Default budget of the decoded-object cache, in bytes of decoded objects: 64 MiB.
 pub const DEFAULT_OBJECT_CACHE_BYTES: usize = 64 << 20;
-/// Records from this size up (64 KiB) have their decoded object cached after a write; smaller
-/// ones decode in well under a millisecond.
-pub const OBJECT_CACHE_MIN_BYTES: usize = 64 << 10;
+/// Records from this size up (64 KiB) are large: their decoded object is cached after every
+/// write, a create included, and weighed by walking it; smaller ones are cached once written over
+/// (an update, patch or apply, or a write that changed nothing: the objects controllers write
+/// again), weighed at a bound per record byte.
+pub const OBJECT_CACHE_LARGE_BYTES: usize = 64 << 10;
 /// Default deepest nesting of objects and arrays accepted in an object.
 pub const DEFAULT_MAX_DEPTH: usize = 100;
 /// The default bound on what a JSON patch may make: 3 MiB of JSON, `fieldstore serve`'s default
@@ -135,11 +137,11 @@ impl Options {
         self
     }
 
-    /// How many bytes of memory the decoded latest versions of large objects (records from
-    /// [`OBJECT_CACHE_MIN_BYTES`] up) may take, kept after a write so that the next write or
-    /// read of such an object does not parse it again (default [`DEFAULT_OBJECT_CACHE_BYTES`];
-    /// 0 turns it off). A decoded object takes 7 to 10 times its record's bytes when its
-    /// members are small (counted, not guessed from the record: `store::cache::decoded_bytes`).
+    /// How many bytes of memory the decoded latest versions of objects may take, kept after a
+    /// write so that the next write or read of such an object does not parse it again (which
+    /// objects: [`OBJECT_CACHE_LARGE_BYTES`]; default [`DEFAULT_OBJECT_CACHE_BYTES`]; 0 turns it
+    /// off). A decoded object takes 6 to 25 times its record's bytes (counted for large
+    /// objects, `store::cache::decoded_bytes`; bounded at 32 times for small ones).
     #[must_use]
     pub fn object_cache(mut self, bytes: usize) -> Self {
         self.object_cache_bytes = bytes;

@@ -41,7 +41,7 @@ impl ObjectEncodings {
     /// Keeps at most `budget` bytes of encodings (0: none).
     #[must_use]
     pub fn new(budget: usize) -> Self {
-        ObjectEncodings { cache: RevisionCache::new(0, budget) }
+        ObjectEncodings { cache: RevisionCache::new(budget) }
     }
 
     /// The encoding of revision `revision` of the object `namespace`/`name` as `message`, if
