@@ -12,6 +12,7 @@
 //! 6 to 25 times their records. The Kubernetes API's door keeps another (the protobuf encodings
 //! of objects it sent).
 
+use crate::fieldmanager::StoredEntry;
 use crate::store::options::OBJECT_CACHE_LARGE_BYTES;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -19,7 +20,24 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Decoded latest versions of objects, within a byte budget.
-pub(crate) type ObjectCache = RevisionCache<Arc<Value>>;
+pub(crate) type ObjectCache = RevisionCache<CachedVersion>;
+
+/// A version as the object cache holds it: its JSON view (shared with the watch events and the
+/// writer's answer), and its managedFields entries decoded when its writer had them (a write
+/// that takes the version then starts from them, not from the record's binary sets).
+#[derive(Clone)]
+pub(crate) struct CachedVersion {
+    pub object: Arc<Value>,
+    pub managers: Option<Arc<[StoredEntry]>>,
+}
+
+impl CachedVersion {
+    /// A version without its entries decoded.
+    #[cfg(test)]
+    fn of(object: Value) -> Self {
+        CachedVersion { object: Arc::new(object), managers: None }
+    }
+}
 
 /// What a decoded object of a small record (under [`OBJECT_CACHE_LARGE_BYTES`]) is counted as,
 /// per byte of its record: an upper bound of what such objects take (a ConfigMap of a few long
@@ -244,7 +262,7 @@ mod tests {
             "spec": {"holderIdentity": "node-1", "leaseDurationSeconds": 40, "renewTime": "2024-01-01T00:00:00.000000Z"}});
         for (what, object) in [("Deployment", deployment), ("ConfigMap", configmap), ("Lease", lease)] {
             for encoding in [BodyEncoding::Json, BodyEncoding::Protobuf] {
-                let (record, _) = encode_with_entries(&mut object.clone(), false, None, encoding).unwrap();
+                let record = encode_with_entries(&mut object.clone(), false, None, encoding).unwrap().record;
                 let text = serde_json::to_string(&object).unwrap();
                 let (_, bytes) = allocated(|| serde_json::from_str::<Value>(&text).unwrap());
                 let ratio = bytes as f64 / record.len() as f64;
@@ -261,34 +279,34 @@ mod tests {
     #[test]
     fn serves_only_the_revision_it_holds() {
         let c = ObjectCache::new(1000);
-        c.put(b"a", 5, Some(&Arc::new(json!({"v": 5}))), 10);
+        c.put(b"a", 5, Some(&CachedVersion::of(json!({"v": 5}))), 10);
         assert!(c.get(b"a", 4).is_none());
-        assert_eq!(*c.get(b"a", 5).unwrap(), json!({"v": 5}));
-        c.put(b"a", 6, Some(&Arc::new(json!({"v": 6}))), 10);
+        assert_eq!(*c.get(b"a", 5).unwrap().object, json!({"v": 5}));
+        c.put(b"a", 6, Some(&CachedVersion::of(json!({"v": 6}))), 10);
         assert!(c.get(b"a", 5).is_none());
         assert!(c.take(b"a", 5).is_none());
-        assert_eq!(*c.take(b"a", 6).unwrap(), json!({"v": 6}));
+        assert_eq!(*c.take(b"a", 6).unwrap().object, json!({"v": 6}));
         assert!(c.get(b"a", 6).is_none(), "taken entries are gone");
-        c.put(b"a", 8, Some(&Arc::new(json!({"v": 8}))), 10);
-        c.put(b"a", 7, Some(&Arc::new(json!({"v": 7}))), 10);
+        c.put(b"a", 8, Some(&CachedVersion::of(json!({"v": 8}))), 10);
+        c.put(b"a", 7, Some(&CachedVersion::of(json!({"v": 7}))), 10);
         assert!(c.get(b"a", 8).is_some(), "an older version put back does not replace a newer one");
     }
 
     #[test]
     fn tombstones_and_the_budget() {
         let c = ObjectCache::new(100);
-        c.put(b"huge", 1, Some(&Arc::new(json!(1))), 101);
+        c.put(b"huge", 1, Some(&CachedVersion::of(json!(1))), 101);
         assert!(c.get(b"huge", 1).is_none(), "over the whole budget");
-        c.put(b"a", 2, Some(&Arc::new(json!(2))), 60);
+        c.put(b"a", 2, Some(&CachedVersion::of(json!(2))), 60);
         c.put(b"a", 3, None, 60);
         assert!(c.get(b"a", 2).is_none() && c.get(b"a", 3).is_none(), "a tombstone drops the entry");
-        c.put(b"a", 4, Some(&Arc::new(json!(4))), 60);
-        c.put(b"b", 5, Some(&Arc::new(json!(5))), 60);
+        c.put(b"a", 4, Some(&CachedVersion::of(json!(4))), 60);
+        c.put(b"b", 5, Some(&CachedVersion::of(json!(5))), 60);
         assert!(c.get(b"a", 4).is_none(), "the oldest entry goes when the budget is spent");
         assert!(c.get(b"b", 5).is_some());
         assert_eq!(c.bytes(), 60);
         for r in 6..200 {
-            c.put(b"b", r, Some(&Arc::new(json!(r))), 60);
+            c.put(b"b", r, Some(&CachedVersion::of(json!(r))), 60);
         }
         assert!(c.inner.lock().order.len() <= 2 + 16, "the eviction queue stays bounded");
     }

@@ -3,6 +3,7 @@
 //! each against the object's latest version (a stale one is retried by its writer) and writes
 //! each group of waiting commits in one batch with one WAL sync (group commit).
 
+use super::cache::CachedVersion;
 use super::core::{now_unix, Core};
 use super::history_record::{self, Who};
 use super::hub::ChangeEvent;
@@ -18,7 +19,7 @@ use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a write does after reading the object.
 pub(super) enum Plan {
@@ -66,6 +67,8 @@ pub(super) struct Commit {
     /// the writer rather than the committer, which every write waits on; `None` when it is not
     /// cached (a deletion, or the create of a small object).
     cache_bytes: Option<usize>,
+    /// Its managedFields entries decoded, for the object cache.
+    managers: Option<Arc<[StoredEntry]>>,
     tombstone: bool,
     event: EventType,
     object: Value,
@@ -116,22 +119,39 @@ struct Read {
     record_len: usize,
 }
 
-/// The live version's managedFields entries as a write's read has them: decoded with the
-/// record (when it was not cached), or still encoded, decoded only if the write needs them.
-enum LiveManagers {
-    Decoded(Vec<StoredEntry>),
-    Encoded(Vec<u8>),
+/// The live version's managedFields entries as a write's read has them: decoded (with the
+/// record, or kept by the object cache), or still encoded, decoded once if the write needs them.
+struct LiveManagers {
+    encoded: Vec<u8>,
+    decoded: OnceLock<Arc<[StoredEntry]>>,
 }
 
 impl LiveManagers {
+    fn decoded(stored: Arc<[StoredEntry]>) -> Self {
+        LiveManagers { encoded: Vec::new(), decoded: OnceLock::from(stored) }
+    }
+
+    fn encoded(bytes: Vec<u8>) -> Self {
+        LiveManagers { encoded: bytes, decoded: OnceLock::new() }
+    }
+
     /// The managers the field manager works on, as often as a plan asks for them (a write
-    /// retried without its undeclared fields asks twice). Cheap to repeat: the sets are shared.
+    /// retried without its undeclared fields asks twice). Cheap to repeat: the entries are
+    /// decoded once, and the sets are shared.
     fn decode(&self) -> std::result::Result<crate::fieldmanager::Decoded, String> {
-        let stored = match self {
-            LiveManagers::Decoded(stored) => stored.clone(),
-            LiveManagers::Encoded(bytes) => object::stored_entries(bytes).map_err(|e| e.to_string())?,
+        let stored = match self.decoded.get() {
+            Some(stored) => stored,
+            None => {
+                let stored: Arc<[StoredEntry]> = object::stored_entries(&self.encoded).map_err(|e| e.to_string())?.into();
+                self.decoded.get_or_init(|| stored)
+            }
         };
-        crate::fieldmanager::from_stored(stored)
+        crate::fieldmanager::from_stored(stored.to_vec())
+    }
+
+    /// The entries, if decoded (by the read, or by the write's [`LiveManagers::decode`]).
+    fn decoded_entries(&self) -> Option<&Arc<[StoredEntry]>> {
+        self.decoded.get()
     }
 }
 
@@ -145,11 +165,14 @@ impl Read {
                 return Ok(None);
             }
             let (live, managers) = match core.cache.take(prefix, rev) {
-                Some(cached) => (
-                    Arc::try_unwrap(cached).unwrap_or_else(|shared| Value::clone(&shared)),
-                    LiveManagers::Encoded(object::entries_bytes(rec)?.to_vec()),
+                Some(CachedVersion { object, managers }) => (
+                    Arc::try_unwrap(object).unwrap_or_else(|shared| Value::clone(&shared)),
+                    match managers {
+                        Some(stored) => LiveManagers::decoded(stored),
+                        None => LiveManagers::encoded(object::entries_bytes(rec)?.to_vec()),
+                    },
                 ),
-                None => object::decode_with_entries(rec, rev).map(|(v, s)| (v, LiveManagers::Decoded(s)))?,
+                None => object::decode_with_entries(rec, rev).map(|(v, s)| (v, LiveManagers::decoded(s.into())))?,
             };
             Ok(Some(Read {
                 expect: Expect::Revision(rev),
@@ -165,7 +188,7 @@ impl Read {
             at,
             live: None,
             entries: Vec::new(),
-            managers: LiveManagers::Decoded(Vec::new()),
+            managers: LiveManagers::decoded(Arc::new([])),
             record_len: 0,
         };
         Ok(match cur {
@@ -180,7 +203,8 @@ impl Read {
     fn put_back(&mut self, core: &Core, prefix: &[u8]) {
         if let (Expect::Revision(rev), Some(l)) = (&self.expect, self.live.take()) {
             let bytes = super::cache::weight(&l, self.record_len);
-            core.cache.put(prefix, *rev, Some(&Arc::new(l)), bytes);
+            let version = CachedVersion { object: Arc::new(l), managers: self.managers.decoded_entries().cloned() };
+            core.cache.put(prefix, *rev, Some(&version), bytes);
         }
     }
 }
@@ -196,6 +220,8 @@ struct Planned {
     record: Vec<u8>,
     /// Its managedFields entries.
     entries: Vec<object::EntryFields>,
+    /// The same entries decoded, when the encoding had every set at hand.
+    decoded: Option<Vec<StoredEntry>>,
 }
 
 /// Admits a version of an object of type `t` in namespace `ns`: sets its namespace, checks
@@ -314,7 +340,7 @@ impl Store {
                     return Err(e);
                 }
             };
-            let (record, entries) = self.encode(&mut object, tombstone, &read)?;
+            let object::Encoded { record, entries, decoded } = self.encode(&mut object, tombstone, &read)?;
             if dry_run {
                 if event == EventType::Added {
                     if let Some(Value::Object(m)) = object.get_mut("metadata") {
@@ -326,7 +352,7 @@ impl Store {
                 return Ok(Arc::new(object));
             }
             let defines = defines.map(|d| definitions::Registration::of(core, d).map(Box::new)).transpose()?;
-            let planned = Planned { object, event, tombstone, record, entries };
+            let planned = Planned { object, event, tombstone, record, entries, decoded };
             let (mut commit, answer) = self.commit_of(t, ns, who, &prefix, read, planned)?;
             commit.defines = defines;
             let tx = self.inner.commits.lock().clone().ok_or(Error::Closed)?;
@@ -354,17 +380,18 @@ impl Store {
 
     /// The record of a version and its managedFields entries (those of the version `read` are
     /// reused where unchanged), in the store's body encoding, within its size limit.
-    fn encode(&self, object: &mut Value, tombstone: bool, read: &Read) -> Result<(Vec<u8>, Vec<object::EntryFields>)> {
+    fn encode(&self, object: &mut Value, tombstone: bool, read: &Read) -> Result<object::Encoded> {
         let previous = object::Previous {
             managed_fields: read.live.as_ref().and_then(|l| l.get("metadata")).and_then(|m| m.get("managedFields")),
             entries: &read.entries,
+            decoded: read.managers.decoded_entries().map_or(&[], |d| d),
         };
         let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };
-        let (record, entries) = object::encode_with_entries(object, tombstone, Some(previous), encoding)?;
-        if record.len() > self.core().options.max_object_bytes {
-            return Err(Error::TooLarge { size: record.len(), limit: self.core().options.max_object_bytes });
+        let encoded = object::encode_with_entries(object, tombstone, Some(previous), encoding)?;
+        if encoded.record.len() > self.core().options.max_object_bytes {
+            return Err(Error::TooLarge { size: encoded.record.len(), limit: self.core().options.max_object_bytes });
         }
-        Ok((record, entries))
+        Ok(encoded)
     }
 
     /// The commit of a planned write to the object at `prefix`, with its owner index changes
@@ -379,8 +406,14 @@ impl Store {
         read: Read,
         planned: Planned,
     ) -> Result<(Commit, Receiver<Outcome>)> {
-        let Planned { mut object, event, tombstone, record, entries } = planned;
-        let Read { expect, at: read_at, mut live, entries: old_entries, .. } = read;
+        let Planned { mut object, event, tombstone, record, entries, decoded } = planned;
+        let Read { expect, at: read_at, mut live, entries: mut old_entries, managers, .. } = read;
+        // The owner index decodes the sets of changed managers: those the write decoded are at hand.
+        if let Some(stored) = managers.decoded_entries().filter(|d| d.len() == old_entries.len()) {
+            for (e, d) in old_entries.iter_mut().zip(stored.iter()) {
+                e.set.get_or_insert_with(|| d.set.clone());
+            }
+        }
         let index_ops = if self.core().options.owner_index {
             owner_index::index_ops(t.id, prefix, &old_entries, if tombstone { &[] } else { &entries })?
         } else {
@@ -399,6 +432,7 @@ impl Store {
         // embedded API's answer would be a copy of what the cache holds.
         let cached = !tombstone && (event != EventType::Added || record.len() >= OBJECT_CACHE_LARGE_BYTES);
         let cache_bytes = cached.then(|| super::cache::weight(&object, record.len()));
+        let managers = decoded.filter(|_| cached).map(Arc::from);
         let commit = Commit {
             prefix: prefix.to_vec(),
             type_id: t.id,
@@ -407,6 +441,7 @@ impl Store {
             read_at,
             record,
             cache_bytes,
+            managers,
             tombstone,
             event,
             object,
@@ -633,7 +668,8 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
             m.insert("resourceVersion".into(), Value::String(r.to_string()));
         }
         let obj = Arc::new(c.object);
-        core.cache.put(&c.prefix, r, c.cache_bytes.map(|_| &obj), c.cache_bytes.unwrap_or(0));
+        let version = c.cache_bytes.map(|_| CachedVersion { object: obj.clone(), managers: c.managers.take() });
+        core.cache.put(&c.prefix, r, version.as_ref(), c.cache_bytes.unwrap_or(0));
         events.push(Arc::new(ChangeEvent {
             revision: r,
             type_id: c.type_id,

@@ -43,10 +43,21 @@ struct EntryMeta {
 }
 
 /// The version an object replaces: its managedFields (JSON form, from [`decode`]) and their
-/// binary sets in the same order (from [`entry_fields`] of its record).
+/// binary sets in the same order (from [`entry_fields`] of its record), and the same entries
+/// decoded when the write decoded them (else empty).
 pub(crate) struct Previous<'a> {
     pub managed_fields: Option<&'a Value>,
     pub entries: &'a [EntryFields],
+    pub decoded: &'a [StoredEntry],
+}
+
+/// A version encoded: its record, its managedFields entries as the owner index sees them, and
+/// the same entries decoded when every set was at hand (parsed from the JSON, or reused with
+/// the previous version's decoded set), for the object cache.
+pub(crate) struct Encoded {
+    pub record: Vec<u8>,
+    pub entries: Vec<EntryFields>,
+    pub decoded: Option<Vec<StoredEntry>>,
 }
 
 /// How an object's body is stored.
@@ -61,13 +72,14 @@ pub(crate) enum BodyEncoding {
 
 /// Encodes `object` (whose managedFields, if any, are in Kubernetes' JSON form) as a record,
 /// also returning its managedFields entries as the owner index sees them. An entry whose field
-/// set is unchanged from `previous` reuses its binary form instead of parsing it again.
+/// set is unchanged from `previous` reuses its binary form (and decoded set) instead of parsing
+/// it again.
 pub(crate) fn encode_with_entries(
     object: &mut Value,
     tombstone: bool,
     previous: Option<Previous<'_>>,
     encoding: BodyEncoding,
-) -> Result<(Vec<u8>, Vec<EntryFields>)> {
+) -> Result<Encoded> {
     // The body is the object without resourceVersion and managedFields: they are taken out for
     // the serialization and put back, rather than cloning a possibly large object.
     let saved = match object.get_mut("metadata") {
@@ -95,6 +107,7 @@ pub(crate) fn encode_with_entries(
     put_bytes(&mut out, &body);
     put_uvarint(&mut out, entries.len() as u64);
     let mut fields = Vec::with_capacity(entries.len());
+    let mut decoded = Some(Vec::with_capacity(entries.len()));
     for (e, bin, set) in entries {
         put_bytes(&mut out, e.manager.as_bytes());
         out.push(match e.operation {
@@ -105,9 +118,20 @@ pub(crate) fn encode_with_entries(
         put_bytes(&mut out, e.time.as_deref().unwrap_or("").as_bytes());
         put_bytes(&mut out, e.subresource.as_bytes());
         put_bytes(&mut out, &bin);
+        decoded = decoded.zip(set.clone()).map(|(mut d, set)| {
+            d.push(StoredEntry {
+                manager: e.manager.clone(),
+                operation: e.operation,
+                api_version: e.api_version,
+                time: e.time.unwrap_or_default(),
+                subresource: e.subresource.clone(),
+                set,
+            });
+            d
+        });
         fields.push(EntryFields { manager: e.manager, operation: operation_name(e.operation, &e.subresource), fields: bin, set });
     }
-    Ok((out, fields))
+    Ok(Encoded { record: out, entries: fields, decoded })
 }
 
 /// The protobuf envelope of an object of a built-in kind, when it decodes to exactly `object`;
@@ -120,7 +144,8 @@ fn protobuf_body(object: &Value) -> Option<Vec<u8>> {
 }
 
 /// One entry of a record being encoded: its metadata, its set in binary form, and the set
-/// decoded when the encoding had to decode it (not for a binary reused from the previous version).
+/// decoded when at hand (parsed from the JSON, or the previous version's set when the write
+/// decoded it and the binary is reused).
 type EncodedEntry = (EntryMeta, Vec<u8>, Option<fieldstore_codec::Set>);
 
 /// The entries of a managedFields list with their sets in binary form.
@@ -132,6 +157,7 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
     };
     let old_items: &[Value] = previous.and_then(|p| p.managed_fields).and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let old_bins = previous.map_or(&[][..], |p| p.entries);
+    let old_sets = previous.map_or(&[][..], |p| p.decoded);
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let meta: EntryMeta =
@@ -145,9 +171,9 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
             .iter()
             .position(same)
             .filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len())
-            .map(|i| old_bins[i].fields.clone());
+            .map(|i| (old_bins[i].fields.clone(), old_sets.get(i).filter(|_| old_sets.len() == old_bins.len()).map(|e| e.set.clone())));
         let (bin, set) = match (reused, fields) {
-            (Some(bin), _) => (bin, None),
+            (Some(reused), _) => reused,
             (None, f) => {
                 let set = match f {
                     Some(f) => crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?,
@@ -433,8 +459,9 @@ pub(crate) struct EntryFields {
     pub manager: String,
     pub operation: String,
     pub fields: Vec<u8>,
-    /// The set `fields` encodes, when the write had it decoded already (an entry it encoded);
-    /// `None` for entries read from a record or reused from the previous version.
+    /// The set `fields` encodes, when the write had it decoded already (an entry it encoded, or
+    /// reused from a previous version whose sets it decoded); `None` for entries read from a
+    /// record, or reused from a version not decoded.
     pub set: Option<fieldstore_codec::Set>,
 }
 
@@ -457,29 +484,49 @@ mod tests {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3",
             "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1", "time": "2024-01-02T03:04:05Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]}, "data": {"a": "1"}});
-        let (rec, entries) = encode_with_entries(&mut obj.clone(), false, None, BodyEncoding::Json).unwrap();
+        let Encoded { record: rec, entries, decoded } = encode_with_entries(&mut obj.clone(), false, None, BodyEncoding::Json).unwrap();
         assert_eq!(entries.len(), 1);
+        let from_record = stored_entries(entries_bytes(&rec).unwrap()).unwrap();
+        assert!(same_entries(&decoded.unwrap(), &from_record), "the sets parsed are the record's");
         assert_eq!(entry_fields(&rec).unwrap(), entries);
         assert!(!is_tombstone(&rec));
         let mut back = decode(&rec, 9).unwrap();
         assert_eq!(back["metadata"]["resourceVersion"], "9");
         back["metadata"]["resourceVersion"] = json!("3");
         assert_eq!(back, obj);
-        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true, None, BodyEncoding::Json).unwrap().0));
-        // Re-encoding against the decoded version reuses its binary sets, with the same bytes.
+        assert!(is_tombstone(&encode_with_entries(&mut obj.clone(), true, None, BodyEncoding::Json).unwrap().record));
+        // Re-encoding against the decoded version reuses its binary sets, with the same bytes,
+        // and its decoded sets when it has them.
         let mut view = decode(&rec, 9).unwrap();
         let mf = view["metadata"]["managedFields"].clone();
-        let again =
-            encode_with_entries(&mut view, false, Some(Previous { managed_fields: Some(&mf), entries: &entries }), BodyEncoding::Json)
-                .unwrap();
-        assert_eq!(again.0, rec);
+        let previous = |decoded| Previous { managed_fields: Some(&mf), entries: &entries, decoded };
+        let again = encode_with_entries(&mut view, false, Some(previous(&[])), BodyEncoding::Json).unwrap();
+        assert_eq!(again.record, rec);
+        assert!(again.decoded.is_none(), "a reused binary without its set");
+        let again = encode_with_entries(&mut view, false, Some(previous(&from_record)), BodyEncoding::Json).unwrap();
+        assert_eq!(again.record, rec);
+        assert!(same_entries(&again.decoded.unwrap(), &from_record));
+        // A changed entry is parsed; the others keep the previous version's sets.
+        let mut two = view.clone();
+        two["metadata"]["managedFields"].as_array_mut().unwrap().push(json!({"manager": "n", "operation": "Update",
+            "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:b": {}}}}));
+        let encoded = encode_with_entries(&mut two, false, Some(previous(&from_record)), BodyEncoding::Json).unwrap();
+        let from_record = stored_entries(entries_bytes(&encoded.record).unwrap()).unwrap();
+        assert_eq!(from_record.len(), 2);
+        assert!(same_entries(&encoded.decoded.unwrap(), &from_record));
+    }
+
+    fn same_entries(a: &[StoredEntry], b: &[StoredEntry]) -> bool {
+        let key =
+            |e: &StoredEntry| (e.manager.clone(), e.operation, e.api_version.clone(), e.time.clone(), e.subresource.clone(), e.set.clone());
+        a.iter().map(key).eq(b.iter().map(key))
     }
 
     #[test]
     fn protobuf_bodies_for_builtin_kinds_that_read_back_exactly() {
         let mf = json!([{"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]);
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns", "managedFields": mf}, "data": {"a": "1"}});
-        let (rec, _) = encode_with_entries(&mut cm.clone(), false, None, BodyEncoding::Protobuf).unwrap();
+        let rec = encode_with_entries(&mut cm.clone(), false, None, BodyEncoding::Protobuf).unwrap().record;
         let parts = parts(&rec).unwrap();
         assert!(parts.protobuf && parts.body.starts_with(b"k8s\0"));
         let mut back = decode(&rec, 7).unwrap();
@@ -487,7 +534,7 @@ mod tests {
         back["metadata"].as_object_mut().unwrap().remove("resourceVersion");
         assert_eq!(back, cm);
         // A tombstone keeps the flag apart.
-        let (tomb, _) = encode_with_entries(&mut cm.clone(), true, None, BodyEncoding::Protobuf).unwrap();
+        let tomb = encode_with_entries(&mut cm.clone(), true, None, BodyEncoding::Protobuf).unwrap().record;
         assert!(is_tombstone(&tomb) && parts_of(&tomb));
         // What the protobuf encoding would change keeps JSON: an unknown field, a null, a
         // non-canonical quantity, and custom resources.
@@ -498,7 +545,7 @@ mod tests {
                 "resources": {"limits": {"cpu": "1000m"}}}]}}),
             json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
         ] {
-            let (rec, _) = encode_with_entries(&mut keeps_json.clone(), false, None, BodyEncoding::Protobuf).unwrap();
+            let rec = encode_with_entries(&mut keeps_json.clone(), false, None, BodyEncoding::Protobuf).unwrap().record;
             assert!(!parts_of(&rec), "{keeps_json}");
             let mut back = decode(&rec, 1).unwrap();
             back["metadata"].as_object_mut().unwrap().remove("resourceVersion");

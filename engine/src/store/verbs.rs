@@ -351,7 +351,7 @@ impl Store {
         let core = self.core();
         let found = core.newest_at(&prefix, at, |rev, rec| {
             (!object::is_tombstone(rec)).then(|| match core.cache.get(&prefix, rev) {
-                Some(cached) => Ok(Value::clone(&cached)),
+                Some(cached) => Ok(Value::clone(&cached.object)),
                 None => object::decode(rec, rev),
             })
         })?;

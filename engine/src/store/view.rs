@@ -180,7 +180,7 @@ mod tests {
     use serde_json::{json, Value};
 
     fn record(obj: &Value) -> Vec<u8> {
-        object::encode_with_entries(&mut obj.clone(), false, None, object::BodyEncoding::Json).expect("encode").0
+        object::encode_with_entries(&mut obj.clone(), false, None, object::BodyEncoding::Json).expect("encode").record
     }
 
     /// Checks the text view against the decoded one, and whether the splice served it.

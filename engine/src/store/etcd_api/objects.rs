@@ -165,8 +165,11 @@ impl Mirror {
         let previous = object::Previous {
             managed_fields: latest.live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
             entries: &latest.entries,
+            decoded: &[],
         };
-        let Ok((record, entries)) = object::encode_with_entries(version, deleted, Some(previous), encoding) else { return Ok(()) };
+        let Ok(object::Encoded { record, entries, .. }) = object::encode_with_entries(version, deleted, Some(previous), encoding) else {
+            return Ok(());
+        };
         if record.len() > core.options.max_object_bytes {
             return Ok(());
         }
