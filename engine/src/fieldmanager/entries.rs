@@ -30,9 +30,83 @@ pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
 
 /// Removes `metadata.managedFields` from `obj`.
 pub(crate) fn remove_managed_fields(obj: &mut Value) {
-    if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
-        meta.remove("managedFields");
+    take_managed_fields(obj);
+}
+
+/// Takes `metadata.managedFields` out of `obj` (`null` counts as absent).
+pub(crate) fn take_managed_fields(obj: &mut Value) -> Option<Value> {
+    match obj.get_mut("metadata") {
+        Some(Value::Object(meta)) => meta.remove("managedFields").filter(|v| !v.is_null()),
+        _ => None,
     }
+}
+
+/// The managedFields of the version a write replaces, as a store read them (each FieldsV1
+/// document written from its set), and the managers decoded from them: an entry whose set the
+/// write leaves as it was keeps its document, moved or copied, rather than having it written
+/// again from the set.
+pub(crate) struct Kept<'a> {
+    entries: KeptEntries<'a>,
+    managers: ManagedFields,
+}
+
+enum KeptEntries<'a> {
+    /// The write's own copy (a client sent back what it read): documents are moved out.
+    Owned(Vec<Value>),
+    /// The live version's: documents are copied.
+    Borrowed(&'a [Value]),
+}
+
+impl<'a> Kept<'a> {
+    /// `entries` (a managedFields list, owned or the live version's) as decoded into `managers`
+    /// (before any change); `None` when they are not a list or two entries share an identity.
+    pub(crate) fn new(entries: std::borrow::Cow<'a, Value>, managers: &ManagedFields) -> Option<Self> {
+        let entries = match entries {
+            std::borrow::Cow::Owned(Value::Array(items)) => KeptEntries::Owned(items),
+            std::borrow::Cow::Borrowed(Value::Array(items)) => KeptEntries::Borrowed(items),
+            _ => return None,
+        };
+        let kept = Kept { entries, managers: managers.clone() };
+        (kept.items().len() == managers.len()).then_some(kept)
+    }
+
+    fn items(&self) -> &[Value] {
+        match &self.entries {
+            KeptEntries::Owned(items) => items,
+            KeptEntries::Borrowed(items) => items,
+        }
+    }
+
+    /// The FieldsV1 document of the entry of `key`, when its set was `set` already.
+    fn document(&mut self, key: &ManagerKey, set: &Set) -> Option<Value> {
+        #[cfg(all(test, feature = "store"))]
+        if !tests::KEEP_DOCUMENTS.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        if self.managers.get(key).is_none_or(|vs| vs.set != *set) {
+            return None;
+        }
+        let i = self.items().iter().position(|item| is_entry_of(item, key))?;
+        match &mut self.entries {
+            KeptEntries::Owned(items) => items[i].get_mut("fieldsV1").map(Value::take),
+            KeptEntries::Borrowed(items) => items[i].get("fieldsV1").cloned(),
+        }
+        .filter(Value::is_object)
+    }
+}
+
+/// Whether a managedFields entry (JSON) has the identity `key` ([`key_of`]'s).
+fn is_entry_of(item: &Value, key: &ManagerKey) -> bool {
+    let text = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+    let operation = match text("operation") {
+        "Apply" => Operation::Apply,
+        "Update" => Operation::Update,
+        _ => return false,
+    };
+    operation == key.operation
+        && text("manager") == key.manager
+        && text("subresource") == key.subresource
+        && (operation == Operation::Apply || text("apiVersion") == key.api_version)
 }
 
 /// Stores the entries of `managers` as `metadata.managedFields` of `obj`, in the order the
@@ -43,7 +117,12 @@ pub(crate) fn remove_managed_fields(obj: &mut Value) {
 /// # Errors
 /// [`Error::BadRequest`] when the object or its metadata is not a JSON object, so that the
 /// entries would be lost (as the apiserver cannot decode such an object).
-pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, times: &Times) -> Result<(), Error> {
+pub(crate) fn set_managed_fields(
+    obj: &mut Value,
+    managers: &ManagedFields,
+    times: &Times,
+    mut kept: Option<Kept<'_>>,
+) -> Result<(), Error> {
     if managers.is_empty() {
         remove_managed_fields(obj);
         return Ok(());
@@ -58,14 +137,16 @@ pub(crate) fn set_managed_fields(obj: &mut Value, managers: &ManagedFields, time
     let Value::Object(meta) = meta else {
         return Err(Error::BadRequest(format!("metadata: must be a JSON object, not {}", value::kind_name(meta))));
     };
-    // The FieldsV1 documents are built from the sets, not written out as text and parsed again.
+    // The FieldsV1 documents are kept where their sets are, else built from the sets (not
+    // written out as text and parsed again).
     let list: Vec<Value> = ordered(managers, times)
         .into_iter()
         .map(|(entry, set)| {
+            let document = kept.as_mut().and_then(|k| k.document(&key_of(&entry), set));
             // Strings and a unit enum: serializing cannot fail.
             let mut v = serde_json::to_value(&entry).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut v {
-                m.insert("fieldsV1".into(), fields_v1::to_value(set));
+                m.insert("fieldsV1".into(), document.unwrap_or_else(|| fields_v1::to_value(set)));
             }
             v
         })
@@ -351,12 +432,113 @@ mod tests {
         let entries = encode(&d.managers, &d.times);
         assert_eq!(entries.len(), 2);
         let mut obj = json!({});
-        set_managed_fields(&mut obj, &d.managers, &d.times).unwrap();
+        set_managed_fields(&mut obj, &d.managers, &d.times, None).unwrap();
         assert_eq!(obj["metadata"]["managedFields"], mf);
         // The object's entries are the text entries, read as JSON.
         let text: Value = serde_json::from_slice(&managed_fields::encode_entries(&entries)).unwrap();
         assert_eq!(obj["metadata"]["managedFields"], text);
         let err = decode(&json!([{"manager": "a", "operation": "Update", "fieldsType": "FieldsV1"}])).unwrap_err();
         assert_eq!(err, "managedFields[0].apiVersion: must not be empty");
+    }
+
+    /// Off while [`documents_kept_are_those_written_again`] writes without keeping documents
+    /// (other tests running meanwhile only write theirs again).
+    #[cfg(feature = "store")]
+    pub(super) static KEEP_DOCUMENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+    /// A store's writes that keep the live version's FieldsV1 documents (for entries whose sets
+    /// did not change) give the objects they give when every document is written again from its
+    /// set: random writes to a Deployment by appliers, updaters sending managedFields back as
+    /// read or not at all, merge patches and status updates, on two stores.
+    #[cfg(feature = "store")]
+    #[test]
+    fn documents_kept_are_those_written_again() {
+        use crate::store::{Collection, ObjectKey, Options, Store, WriteOptions};
+        use rand::{Rng, SeedableRng};
+        use std::sync::atomic::Ordering;
+
+        let run = |seed: u64| -> Vec<Value> {
+            let dir = tempfile::tempdir().unwrap();
+            let s = Store::open(dir.path(), Options::default().sync(false)).unwrap();
+            let deployments = Collection::new("deployments.apps", Some("ns"));
+            let key = ObjectKey::new("deployments.apps", Some("ns"), "web");
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let config = |rng: &mut rand::rngs::StdRng| {
+                let mut labels = serde_json::Map::new();
+                for i in 0..3 {
+                    if rng.gen_bool(0.5) {
+                        labels.insert(format!("l{i}"), json!(format!("v{}", rng.gen_range(0..2))));
+                    }
+                }
+                let mut c = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": labels},
+                    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "web", "image": format!("nginx:1.{}", rng.gen_range(0..3))}]}}}});
+                if rng.gen_bool(0.5) {
+                    c["spec"]["replicas"] = json!(rng.gen_range(1..4));
+                }
+                c
+            };
+            let mut out = Vec::new();
+            let first = config(&mut rng);
+            out.push(s.apply(&deployments, &first, &WriteOptions::new("alice")).unwrap());
+            for _ in 0..40 {
+                let written = match rng.gen_range(0..6) {
+                    0 | 1 => {
+                        let who = if rng.gen_bool(0.5) { "alice" } else { "bob" };
+                        s.apply(&deployments, &config(&mut rng), &WriteOptions::new(who).force(true))
+                    }
+                    2 | 3 => {
+                        let mut v = s.get(&key, &Default::default()).unwrap();
+                        v["spec"]["replicas"] = json!(rng.gen_range(1..4));
+                        if rng.gen_bool(0.5) {
+                            v["metadata"]["labels"][format!("l{}", rng.gen_range(0..4))] = json!("u");
+                        }
+                        if rng.gen_bool(0.3) {
+                            v["metadata"].as_object_mut().unwrap().remove("managedFields");
+                        }
+                        let who = if rng.gen_bool(0.5) { "ctl" } else { "ctl2" };
+                        s.update(&deployments, &v, &WriteOptions::new(who))
+                    }
+                    4 => {
+                        let patch = json!({"metadata": {"labels": {format!("l{}", rng.gen_range(0..4)): "p"}}});
+                        s.patch(&key, crate::patch::PatchType::Merge, &patch, &WriteOptions::new("patcher"))
+                    }
+                    _ => {
+                        let mut v = s.get(&key, &Default::default()).unwrap();
+                        v["status"] = json!({"replicas": rng.gen_range(0..4), "observedGeneration": 1});
+                        s.update(&deployments, &v, &WriteOptions::new("kcm").status(true))
+                    }
+                };
+                out.push(written.unwrap());
+            }
+            out.into_iter().map(comparable).collect()
+        };
+        for seed in 0..8 {
+            let kept = run(seed);
+            KEEP_DOCUMENTS.store(false, Ordering::SeqCst);
+            let written_again = run(seed);
+            KEEP_DOCUMENTS.store(true, Ordering::SeqCst);
+            for (i, (a, b)) in kept.iter().zip(&written_again).enumerate() {
+                assert_eq!(a, b, "seed {seed}, write {i}");
+            }
+        }
+    }
+
+    /// A written object without what differs between two stores doing the same writes: uid,
+    /// times, and so the order of managedFields entries.
+    #[cfg(feature = "store")]
+    fn comparable(mut v: Value) -> Value {
+        let meta = v["metadata"].as_object_mut().unwrap();
+        meta.remove("uid");
+        meta.remove("creationTimestamp");
+        if let Some(entries) = meta.get_mut("managedFields").and_then(Value::as_array_mut) {
+            for e in entries.iter_mut() {
+                e.as_object_mut().unwrap().remove("time");
+            }
+            entries.sort_by_key(|e| {
+                (e["manager"].as_str().unwrap_or_default().to_string(), e["operation"].to_string(), e["subresource"].to_string())
+            });
+        }
+        v
     }
 }

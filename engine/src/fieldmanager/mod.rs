@@ -295,7 +295,8 @@ impl<'s> FieldManager<'s> {
         now: &Time,
     ) -> Result<ApplyOutcome> {
         validate_manager(manager, true)?;
-        let decoded = match (live.and_then(entries::managed_fields_of), known) {
+        let live_managed_fields = live.and_then(entries::managed_fields_of);
+        let decoded = match (live_managed_fields, known) {
             (Some(_), Some(known)) => known(),
             (Some(mf), None) => entries::decode(mf),
             (None, _) => Ok(entries::Decoded::default()),
@@ -306,6 +307,8 @@ impl<'s> FieldManager<'s> {
             return Err(Error::BadRequest("metadata.managedFields must be nil".into()));
         }
 
+        // A store's live managedFields are as it wrote them: their documents can be kept.
+        let kept = live_managed_fields.filter(|_| known.is_some()).and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers));
         let live_view = without_managed_fields(live);
         let entries::Decoded { mut managers, mut times, entries: entry_count } = decoded;
         let duplicates = entry_count != managers.len();
@@ -370,7 +373,7 @@ impl<'s> FieldManager<'s> {
             applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
 
         let mut object = applied.object.unwrap_or_else(|| live_view.into_owned());
-        entries::set_managed_fields(&mut object, &managers, &times)?;
+        entries::set_managed_fields(&mut object, &managers, &times, kept)?;
         Ok(ApplyOutcome { object, object_changed: applied.changed, managed_fields_changed, managers, times })
     }
 
@@ -416,19 +419,27 @@ impl<'s> FieldManager<'s> {
             (Some(mf), None) => entries::decode(mf).unwrap_or_default(),
             (None, _) => entries::Decoded::default(),
         };
-        let decoded = match entries::managed_fields_of(&new) {
-            _ if !self.subresource.is_empty() => from_live(),
-            Some(mf) if entries::is_reset(mf) => entries::Decoded::default(),
+        let sent = entries::take_managed_fields(&mut new);
+        // Where the managers come from: live's (`true`), or the client's (`false`), and whether
+        // the client's are live's (sent back as read).
+        let ((decoded, from_live_ones), sent_back) = match &sent {
+            _ if !self.subresource.is_empty() => ((from_live(), true), false),
+            Some(mf) if entries::is_reset(mf) => ((entries::Decoded::default(), false), false),
             // The same JSON decodes to the same managers (or fails the same way, and then so does
             // the fallback to live's).
-            Some(mf) if known.is_some() && live_managed_fields == Some(mf) => from_live(),
+            Some(mf) if known.is_some() && live_managed_fields == Some(mf) => ((from_live(), true), true),
             Some(mf) => match entries::decode(mf) {
-                Ok(d) if !d.managers.is_empty() => d,
-                _ => from_live(),
+                Ok(d) if !d.managers.is_empty() => ((d, false), false),
+                _ => ((from_live(), true), false),
             },
-            None => from_live(),
+            None => ((from_live(), true), false),
         };
-        entries::remove_managed_fields(&mut new);
+        // A store's live managedFields are as it wrote them: their documents can be kept.
+        let kept = match (from_live_ones && known.is_some(), sent_back, sent) {
+            (false, ..) => None,
+            (true, true, Some(sent)) => entries::Kept::new(Cow::Owned(sent), &decoded.managers),
+            (true, ..) => live_managed_fields.and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers)),
+        };
         let live_view = without_managed_fields(live);
         let entries::Decoded { mut managers, mut times, .. } = decoded;
         reconcile::reconcile_with(self.schema, &self.atomic_index, self.root, &mut managers)?;
@@ -462,7 +473,7 @@ impl<'s> FieldManager<'s> {
         cap::cap_update_managers(&mut managers, &mut times, self.max_update_managers);
         times.retain(|k, _| managers.contains_key(k));
 
-        entries::set_managed_fields(&mut new, &managers, &times)?;
+        entries::set_managed_fields(&mut new, &managers, &times, kept)?;
         Ok(UpdateOutcome { object: new, managers, times })
     }
 

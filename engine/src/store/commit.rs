@@ -429,8 +429,10 @@ impl Store {
         let (reply, answer) = bounded(1);
         // A deletion only drops the cache's entry: nothing to weigh. A small object is cached
         // once written over: a create is often its object's only write (an event), and the
-        // embedded API's answer would be a copy of what the cache holds.
-        let cached = !tombstone && (event != EventType::Added || record.len() >= OBJECT_CACHE_LARGE_BYTES);
+        // embedded API's answer would be a copy of what the cache holds. The store's own writes
+        // (an import, a manager's rename or release) are not: an import keeps managedFields as
+        // given, which the record's view shows as the store writes them.
+        let cached = !tombstone && who.is_client() && (event != EventType::Added || record.len() >= OBJECT_CACHE_LARGE_BYTES);
         let cache_bytes = cached.then(|| super::cache::weight(&object, record.len()));
         let managers = decoded.filter(|_| cached).map(Arc::from);
         let commit = Commit {
