@@ -440,22 +440,25 @@ impl<'s> FieldManager<'s> {
             (true, true, Some(sent)) => entries::Kept::new(Cow::Owned(sent), &decoded.managers),
             (true, ..) => live_managed_fields.and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers)),
         };
-        let live_view = without_managed_fields(live);
         let entries::Decoded { mut managers, mut times, .. } = decoded;
         reconcile::reconcile_with(self.schema, &self.atomic_index, self.root, &mut managers)?;
+        let nothing = Value::Object(serde_json::Map::new());
         let reset = self.reset();
         if let Some(reset) = reset {
-            reset::restore(&mut new, &live_view, reset, false);
+            reset::restore(&mut new, live.unwrap_or(&nothing), reset, false);
         }
 
         let current = current_operation();
         let compared = match (live, self.created_from) {
             (None, Some(zero)) => zero,
-            _ => &*live_view,
+            (None, None) => &nothing,
+            (Some(live), _) => live,
         };
         // The new object is validated in the same walk (every write is checked against the schema,
-        // not only applies).
-        let mut managers = self.updater().validating().update(compared, &new, &self.api_version, managers, &current)?;
+        // not only applies). It has no managedFields: live's are compared as they are rather than
+        // copying live without them, and their going is not a removal.
+        let mut managers =
+            self.updater().validating().update_except(compared, &new, &self.api_version, managers, &current, managed_fields_path())?;
         if let Some(vs) = managers.remove(&current) {
             let mut set = strip::stripped(vs.set, &self.strip);
             if let Some(reset) = reset {
@@ -534,6 +537,12 @@ fn sets_any(v: &Value, set: &Set) -> bool {
 }
 
 /// `live` without its managedFields (the write must not see them), or an empty object to create.
+/// The set of `metadata.managedFields`.
+fn managed_fields_path() -> &'static Set {
+    static PATH: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| Set::from_paths([&fieldstore_codec::Path::fields(["metadata", "managedFields"])]))
+}
+
 fn without_managed_fields(live: Option<&Value>) -> Cow<'_, Value> {
     let Some(live) = live else {
         return Cow::Owned(Value::Object(serde_json::Map::new()));

@@ -173,8 +173,29 @@ impl<'s> Updater<'s> {
     /// [`validating`](Self::validating) updater: every problem of `new`, as
     /// [`validate`](Self::validate) reports them).
     pub fn update(&self, live: &Value, new: &Value, version: &str, managers: ManagedFields, manager: &ManagerKey) -> Result<ManagedFields> {
+        self.update_except(live, new, version, managers, manager, &Set::new())
+    }
+
+    /// [`update`](Self::update) where what `live` has in `except` (and below it) and `new`
+    /// lacks is not a removal: fields the new object never has (a stored object's
+    /// managedFields), compared as they are rather than copying `live` without them.
+    ///
+    /// # Errors
+    /// Those of [`update`](Self::update).
+    pub fn update_except(
+        &self,
+        live: &Value,
+        new: &Value,
+        version: &str,
+        managers: ManagedFields,
+        manager: &ManagerKey,
+        except: &Set,
+    ) -> Result<ManagedFields> {
         let compare = if self.validating { typed::validate_and_compare } else { typed::compare };
-        let c = compare(self.schema, self.root, live, new).map_err(Error::Invalid)?;
+        let mut c = compare(self.schema, self.root, live, new).map_err(Error::Invalid)?;
+        if !except.is_empty() && !c.removed.is_empty() {
+            c.removed = c.removed.recursive_difference(except);
+        }
         let mut managers = self.update_managers(live, &c, managers, manager, true, None)?;
         let owned = managers.remove(manager).map(|v| v.set).unwrap_or_default();
         let set = owned.union(&c.modified).union(&c.added).difference(&c.removed);
