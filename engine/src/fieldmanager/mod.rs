@@ -28,7 +28,7 @@ mod time;
 
 pub use cap::{ANCIENT_CHANGES, DEFAULT_MAX_UPDATE_MANAGERS};
 #[cfg(feature = "store")]
-pub(crate) use entries::{fields_set, from_stored, Decoded, StoredEntry};
+pub(crate) use entries::{fields_set, from_stored, take_managed_fields, Decoded, StoredEntry};
 pub use reconcile::reconcile_managed_fields;
 pub use time::Time;
 

@@ -241,7 +241,8 @@ fn admit(
     }
     if !tombstone {
         let meta = if who.is_client() { validate::object_meta(t, object) } else { Ok(()) };
-        meta.and_then(|()| validate::encodable(t, object, live))?;
+        // A client's write has the managedFields the field manager wrote, or live's.
+        meta.and_then(|()| validate::encodable(t, object, live, !who.is_client()))?;
     }
     Ok(match (tombstone, t.spec.resource() == definitions::CRDS) {
         (false, true) => {

@@ -256,16 +256,21 @@ fn config_key(k: &str) -> Vec<String> {
 /// `live`: the version `object` replaces, checked when it was written: then only the fields that
 /// differ from it are encoded (a field's encoding depends on its value alone). A field kept
 /// unchanged from a version that did not encode (written before this check existed) is not
-/// reported.
+/// reported. `managed_fields`: whether `metadata.managedFields` are checked too (not when the
+/// field manager wrote them: validated entries, RFC 3339 times, the documents of sets).
 ///
 /// # Errors
 /// [`Error::Invalid`] naming the field path and the problem.
-pub(crate) fn encodable(t: &super::types::Registered, object: &Value, live: Option<&Value>) -> Result<()> {
+pub(crate) fn encodable(t: &super::types::Registered, object: &mut Value, live: Option<&Value>, managed_fields: bool) -> Result<()> {
     let Some(message) = t.protobuf() else { return Ok(()) };
+    let kept = if managed_fields { None } else { crate::fieldmanager::take_managed_fields(object) };
     let checked = match live {
         Some(live) => message.check_changed(object, live),
         None => message.from_value(object).map(drop),
     };
+    if let (Some(mf), Some(Value::Object(meta))) = (kept, object.get_mut("metadata")) {
+        meta.insert("managedFields".into(), mf);
+    }
     match checked {
         Ok(()) => Ok(()),
         Err(fieldstore_codec::Error::K8sJson { path, reason, .. }) => {
