@@ -536,13 +536,13 @@ fn sets_any(v: &Value, set: &Set) -> bool {
     found
 }
 
-/// `live` without its managedFields (the write must not see them), or an empty object to create.
 /// The set of `metadata.managedFields`.
 fn managed_fields_path() -> &'static Set {
     static PATH: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
     PATH.get_or_init(|| Set::from_paths([&fieldstore_codec::Path::fields(["metadata", "managedFields"])]))
 }
 
+/// `live` without its managedFields (an apply must not see them), or an empty object to create.
 fn without_managed_fields(live: Option<&Value>) -> Cow<'_, Value> {
     let Some(live) = live else {
         return Cow::Owned(Value::Object(serde_json::Map::new()));
