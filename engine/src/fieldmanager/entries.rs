@@ -28,11 +28,6 @@ pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
     obj.get("metadata")?.get("managedFields").filter(|v| !v.is_null())
 }
 
-/// Removes `metadata.managedFields` from `obj`.
-pub(crate) fn remove_managed_fields(obj: &mut Value) {
-    take_managed_fields(obj);
-}
-
 /// Takes `metadata.managedFields` out of `obj` (`null` counts as absent).
 pub(crate) fn take_managed_fields(obj: &mut Value) -> Option<Value> {
     match obj.get_mut("metadata") {
@@ -124,7 +119,7 @@ pub(crate) fn set_managed_fields(
     mut kept: Option<Kept<'_>>,
 ) -> Result<(), Error> {
     if managers.is_empty() {
-        remove_managed_fields(obj);
+        take_managed_fields(obj);
         return Ok(());
     }
     let Value::Object(root) = obj else {

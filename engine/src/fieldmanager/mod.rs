@@ -420,25 +420,24 @@ impl<'s> FieldManager<'s> {
             (None, _) => entries::Decoded::default(),
         };
         let sent = entries::take_managed_fields(&mut new);
-        // Where the managers come from: live's (`true`), or the client's (`false`), and whether
-        // the client's are live's (sent back as read).
-        let ((decoded, from_live_ones), sent_back) = match &sent {
-            _ if !self.subresource.is_empty() => ((from_live(), true), false),
-            Some(mf) if entries::is_reset(mf) => ((entries::Decoded::default(), false), false),
+        let (decoded, source) = match &sent {
+            _ if !self.subresource.is_empty() => (from_live(), Source::Live),
+            Some(mf) if entries::is_reset(mf) => (entries::Decoded::default(), Source::Client),
             // The same JSON decodes to the same managers (or fails the same way, and then so does
             // the fallback to live's).
-            Some(mf) if known.is_some() && live_managed_fields == Some(mf) => ((from_live(), true), true),
+            Some(mf) if known.is_some() && live_managed_fields == Some(mf) => (from_live(), Source::SentBack),
             Some(mf) => match entries::decode(mf) {
-                Ok(d) if !d.managers.is_empty() => ((d, false), false),
-                _ => ((from_live(), true), false),
+                Ok(d) if !d.managers.is_empty() => (d, Source::Client),
+                _ => (from_live(), Source::Live),
             },
-            None => ((from_live(), true), false),
+            None => (from_live(), Source::Live),
         };
         // A store's live managedFields are as it wrote them: their documents can be kept.
-        let kept = match (from_live_ones && known.is_some(), sent_back, sent) {
-            (false, ..) => None,
-            (true, true, Some(sent)) => entries::Kept::new(Cow::Owned(sent), &decoded.managers),
-            (true, ..) => live_managed_fields.and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers)),
+        let kept = match (source, sent) {
+            _ if known.is_none() => None,
+            (Source::SentBack, Some(sent)) => entries::Kept::new(Cow::Owned(sent), &decoded.managers),
+            (Source::Live, _) => live_managed_fields.and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers)),
+            _ => None,
         };
         let entries::Decoded { mut managers, mut times, .. } = decoded;
         reconcile::reconcile_with(self.schema, &self.atomic_index, self.root, &mut managers)?;
@@ -534,6 +533,17 @@ fn sets_any(v: &Value, set: &Set) -> bool {
     let mut found = false;
     set.iterate(|p| found = found || crate::value_at(v, p).is_some());
     found
+}
+
+/// Where an update's managers come from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Live's managedFields.
+    Live,
+    /// The client's, equal to live's (sent back as read).
+    SentBack,
+    /// The client's own (or none, for `[{}]`).
+    Client,
 }
 
 /// The set of `metadata.managedFields`.

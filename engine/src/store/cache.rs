@@ -132,7 +132,7 @@ impl<V: Clone> RevisionCache<V> {
     /// Records that revision `revision` of `key`, standing for `bytes` (for the object cache,
     /// its [`weight`]), is `value` (`None`: the key's object is gone). An entry for a newer
     /// revision stays.
-    pub fn put(&self, key: &[u8], revision: u64, value: Option<&V>, bytes: usize) {
+    pub fn put(&self, key: &[u8], revision: u64, value: Option<V>, bytes: usize) {
         if self.budget == 0 {
             return;
         }
@@ -147,7 +147,7 @@ impl<V: Clone> RevisionCache<V> {
         let Some(value) = value.filter(|_| bytes <= self.budget) else {
             return;
         };
-        inner.entries.insert(key.to_vec(), Entry { revision, value: value.clone(), bytes });
+        inner.entries.insert(key.to_vec(), Entry { revision, value, bytes });
         inner.order.push_back((key.to_vec(), revision));
         inner.bytes += bytes;
         while inner.bytes > self.budget {
@@ -279,34 +279,34 @@ mod tests {
     #[test]
     fn serves_only_the_revision_it_holds() {
         let c = ObjectCache::new(1000);
-        c.put(b"a", 5, Some(&CachedVersion::of(json!({"v": 5}))), 10);
+        c.put(b"a", 5, Some(CachedVersion::of(json!({"v": 5}))), 10);
         assert!(c.get(b"a", 4).is_none());
         assert_eq!(*c.get(b"a", 5).unwrap().object, json!({"v": 5}));
-        c.put(b"a", 6, Some(&CachedVersion::of(json!({"v": 6}))), 10);
+        c.put(b"a", 6, Some(CachedVersion::of(json!({"v": 6}))), 10);
         assert!(c.get(b"a", 5).is_none());
         assert!(c.take(b"a", 5).is_none());
         assert_eq!(*c.take(b"a", 6).unwrap().object, json!({"v": 6}));
         assert!(c.get(b"a", 6).is_none(), "taken entries are gone");
-        c.put(b"a", 8, Some(&CachedVersion::of(json!({"v": 8}))), 10);
-        c.put(b"a", 7, Some(&CachedVersion::of(json!({"v": 7}))), 10);
+        c.put(b"a", 8, Some(CachedVersion::of(json!({"v": 8}))), 10);
+        c.put(b"a", 7, Some(CachedVersion::of(json!({"v": 7}))), 10);
         assert!(c.get(b"a", 8).is_some(), "an older version put back does not replace a newer one");
     }
 
     #[test]
     fn tombstones_and_the_budget() {
         let c = ObjectCache::new(100);
-        c.put(b"huge", 1, Some(&CachedVersion::of(json!(1))), 101);
+        c.put(b"huge", 1, Some(CachedVersion::of(json!(1))), 101);
         assert!(c.get(b"huge", 1).is_none(), "over the whole budget");
-        c.put(b"a", 2, Some(&CachedVersion::of(json!(2))), 60);
+        c.put(b"a", 2, Some(CachedVersion::of(json!(2))), 60);
         c.put(b"a", 3, None, 60);
         assert!(c.get(b"a", 2).is_none() && c.get(b"a", 3).is_none(), "a tombstone drops the entry");
-        c.put(b"a", 4, Some(&CachedVersion::of(json!(4))), 60);
-        c.put(b"b", 5, Some(&CachedVersion::of(json!(5))), 60);
+        c.put(b"a", 4, Some(CachedVersion::of(json!(4))), 60);
+        c.put(b"b", 5, Some(CachedVersion::of(json!(5))), 60);
         assert!(c.get(b"a", 4).is_none(), "the oldest entry goes when the budget is spent");
         assert!(c.get(b"b", 5).is_some());
         assert_eq!(c.bytes(), 60);
         for r in 6..200 {
-            c.put(b"b", r, Some(&CachedVersion::of(json!(r))), 60);
+            c.put(b"b", r, Some(CachedVersion::of(json!(r))), 60);
         }
         assert!(c.inner.lock().order.len() <= 2 + 16, "the eviction queue stays bounded");
     }

@@ -204,7 +204,7 @@ impl Read {
         if let (Expect::Revision(rev), Some(l)) = (&self.expect, self.live.take()) {
             let bytes = super::cache::weight(&l, self.record_len);
             let version = CachedVersion { object: Arc::new(l), managers: self.managers.decoded_entries().cloned() };
-            core.cache.put(prefix, *rev, Some(&version), bytes);
+            core.cache.put(prefix, *rev, Some(version), bytes);
         }
     }
 }
@@ -672,7 +672,7 @@ fn publish(core: &Core, base: u64, rev: u64, accepted: Vec<Accepted>) {
         }
         let obj = Arc::new(c.object);
         let version = c.cache_bytes.map(|_| CachedVersion { object: obj.clone(), managers: c.managers.take() });
-        core.cache.put(&c.prefix, r, version.as_ref(), c.cache_bytes.unwrap_or(0));
+        core.cache.put(&c.prefix, r, version, c.cache_bytes.unwrap_or(0));
         events.push(Arc::new(ChangeEvent {
             revision: r,
             type_id: c.type_id,

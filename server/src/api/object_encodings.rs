@@ -70,7 +70,7 @@ impl ObjectEncodings {
         let json = fieldstore_codec::json_text::to_vec(object);
         let encoded: Encoding = message.from_json(&json)?.into();
         if let Some(r) = revision {
-            self.cache.put(&key, r, Some(&encoded), encoded.len());
+            self.cache.put(&key, r, Some(encoded.clone()), encoded.len());
         }
         Ok(encoded)
     }
