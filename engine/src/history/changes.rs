@@ -2,7 +2,7 @@
 //! and typed comparisons of changed subtrees, resolved at their positions in the whole versions.
 
 use super::paths::{resolve_set, Resolved};
-use super::{ChangeKind, FieldChange, Step, StoredValue, Undo, UndoOp};
+use super::{ChangeKind, FieldChange, Step, StepRef, StoredValue, Undo, UndoOp};
 use crate::typed::Comparison;
 use fieldstore_codec::{PathElement, Set};
 use serde_json::Value;
@@ -31,9 +31,8 @@ pub(super) struct Changes {
     changes: [Vec<FieldChange>; 3],
     /// Positions (in the new version) of the topmost added subtrees.
     removes: Vec<Vec<Step>>,
-    /// Old values to put back: position (in the old version), whether it is a list item to
-    /// insert, compact JSON.
-    restores: Vec<(Vec<Step>, bool, String)>,
+    /// Old values to put back, at their positions in the old version.
+    restores: Vec<(Vec<Step>, Old)>,
     /// Whether some list's items did not line up one for one.
     realigned: bool,
     /// Whether anything was added or removed.
@@ -42,19 +41,31 @@ pub(super) struct Changes {
 
 impl Changes {
     pub(super) fn new(inline_limit: usize) -> Self {
-        Changes { inline_limit, changes: Default::default(), removes: Vec::new(), restores: Vec::new(), realigned: false, sided: false }
+        // A write modifies a few leaves, as a rule: room for them from the start.
+        let changes = [Vec::new(), Vec::with_capacity(4), Vec::new()];
+        Changes { inline_limit, changes, removes: Vec::new(), restores: Vec::with_capacity(4), realigned: false, sided: false }
     }
 
     /// A leaf at `path` (`steps` in both versions) whose value changed from `b` to `a`.
-    pub(super) fn modified_leaf(&mut self, path: &[PathElement], steps: &[Step], b: &Value, a: &Value) {
-        let old = super::compact(b);
+    pub(super) fn modified_leaf(&mut self, path: &[PathElement], steps: &[StepRef<'_>], b: &Value, a: &Value) {
+        let (before, old) = self.kept(super::compact(b));
         self.changes[MODIFIED].push(FieldChange {
             path: printed(path),
             kind: ChangeKind::Modified,
-            before: Some(StoredValue::of_json(old.clone(), self.inline_limit)),
+            before: Some(before),
             after: Some(StoredValue::of(a, self.inline_limit)),
         });
-        self.restores.push((steps.to_vec(), false, old));
+        self.restores.push((steps.iter().map(|s| s.owned()).collect(), old));
+    }
+
+    /// The old value of the next modified change, as the change keeps it and as the undo puts
+    /// it back: by reference to the change when it is inline (not written twice), else itself.
+    fn kept(&self, old: String) -> (StoredValue, Old) {
+        if old.len() <= self.inline_limit {
+            (StoredValue::Inline(old), Old::Modified(self.changes[MODIFIED].len()))
+        } else {
+            (StoredValue::of_json(old.clone(), self.inline_limit), Old::Value(old))
+        }
     }
 
     /// The comparison `c` of the subtrees `before` and `after` found at `path` (`steps` in
@@ -65,11 +76,11 @@ impl Changes {
         after: Option<&Value>,
         c: &Comparison,
         path: &[PathElement],
-        steps: &[Step],
+        steps: &[StepRef<'_>],
     ) {
         let limit = self.inline_limit;
         let full = |r: &Resolved<'_>| -> String { printed(path.iter().chain(r.path.elements())) };
-        let at = |r: &Resolved<'_>| -> Vec<Step> { steps.iter().chain(&r.steps).cloned().collect() };
+        let at = |r: &Resolved<'_>| -> Vec<Step> { steps.iter().map(|s| s.owned()).chain(r.steps.iter().cloned()).collect() };
         self.realigned |= c.lists_realigned;
         self.sided |= !c.added.is_empty() || !c.removed.is_empty();
         if let Some(a) = after {
@@ -90,19 +101,20 @@ impl Changes {
             // The undo puts back removed subtrees, then modified leaves (sorted by position later).
             self.removes.extend(resolve_set(a, &tops(&c.added)).iter().map(at));
             for r in resolve_set(b, &tops(&c.removed)) {
-                let insert = matches!(r.steps.last(), Some(Step::Index(_)));
-                self.restores.push((at(&r), insert, super::compact(r.value)));
+                let json = super::compact(r.value);
+                let old = if matches!(r.steps.last(), Some(Step::Index(_))) { Old::Item(json) } else { Old::Value(json) };
+                self.restores.push((at(&r), old));
             }
             for o in olds {
                 let new_value = news.get(&o.path.to_string()).map(|v| StoredValue::of(v, limit));
-                let old = super::compact(o.value);
+                let (before, old) = self.kept(super::compact(o.value));
                 self.changes[MODIFIED].push(FieldChange {
                     path: full(&o),
                     kind: ChangeKind::Modified,
-                    before: Some(StoredValue::of_json(old.clone(), limit)),
+                    before: Some(before),
                     after: new_value,
                 });
-                self.restores.push((at(&o), false, old));
+                self.restores.push((at(&o), old));
             }
         }
         if let Some(b) = before {
@@ -133,21 +145,37 @@ impl Changes {
         Diff { changes: joined(self.changes), undo: None }
     }
 
-    pub(super) fn finish(self, check: impl FnOnce(&Undo) -> bool) -> Diff {
+    pub(super) fn finish(self, check: impl FnOnce(&Undo, &[FieldChange]) -> bool) -> Diff {
         let checks = self.checks();
         let Changes { changes, mut removes, mut restores, .. } = self;
+        // The modified changes follow the added ones.
+        let first_modified = changes[ADDED].len();
         // Later positions first, so that earlier indices stay valid.
         removes.sort_by(|a, b| b.cmp(a));
         // Positions of the old version, ascending: each insert lands where it was.
         restores.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut ops: Vec<UndoOp> = removes.into_iter().map(UndoOp::Remove).collect();
-        ops.extend(
-            restores.into_iter().map(|(steps, insert, json)| if insert { UndoOp::Insert(steps, json) } else { UndoOp::Set(steps, json) }),
-        );
+        let mut ops: Vec<UndoOp> = Vec::with_capacity(removes.len() + restores.len());
+        ops.extend(removes.into_iter().map(UndoOp::Remove));
+        ops.extend(restores.into_iter().map(|(steps, old)| match old {
+            Old::Item(json) => UndoOp::Insert(steps, json),
+            Old::Value(json) => UndoOp::Set(steps, json),
+            Old::Modified(i) => UndoOp::Before(steps, first_modified + i),
+        }));
         let undo = Undo { ops };
-        let undo = (!checks || check(&undo)).then_some(undo);
-        Diff { changes: joined(changes), undo }
+        let changes = joined(changes);
+        let undo = (!checks || check(&undo, &changes)).then_some(undo);
+        Diff { changes, undo }
     }
+}
+
+/// An old value the undo puts back.
+enum Old {
+    /// A list item to insert, as compact JSON.
+    Item(String),
+    /// A map entry or a value to set, as compact JSON.
+    Value(String),
+    /// The `before` of the modified change at this index (among the modified changes).
+    Modified(usize),
 }
 
 /// The changes of each kind, one kind after the other (most writes only modify: no copy then).
@@ -161,7 +189,8 @@ fn joined(changes: [Vec<FieldChange>; 3]) -> Vec<FieldChange> {
 
 /// A path as Kubernetes prints it.
 fn printed<'p>(path: impl IntoIterator<Item = &'p PathElement>) -> String {
-    let mut out = String::new();
+    // Most paths are short: one allocation, no regrowth while writing.
+    let mut out = String::with_capacity(48);
     for pe in path {
         pe.write_to(&mut out);
     }

@@ -2,7 +2,7 @@
 
 use super::changes::{Changes, Diff};
 use super::narrow::Stop;
-use super::Undo;
+use super::{FieldChange, Undo};
 use crate::schema::{Schema, TypeRef};
 use crate::typed::{compare, to_field_set, Comparison, ValidationErrors};
 use serde_json::Value;
@@ -28,7 +28,7 @@ pub fn diff(
         (Some(b), Some(a)) => {
             let mut acc = Changes::new(inline_limit);
             match super::narrow::node(schema, tr, b, a, false, &mut acc) {
-                Ok(()) => Ok(acc.finish(|undo| undoes(undo, b, a))),
+                Ok(()) => Ok(acc.finish(|undo, changes| undoes(undo, changes, b, a))),
                 Err(Stop::Invalid(e)) => Err(e),
                 // Only versions carrying what history does not track stop for it.
                 Err(Stop::Untracked) => diff_whole(schema, tr, before, after, inline_limit),
@@ -54,11 +54,11 @@ pub fn diff_tracked(
     let mut acc = Changes::new(inline_limit);
     match super::narrow::node(schema, tr, before, after, true, &mut acc) {
         Err(Stop::Invalid(e)) => Err(e),
-        Ok(()) if !acc.checks() => Ok(acc.finish(|_| true)),
+        Ok(()) if !acc.checks() => Ok(acc.finish(|_, _| true)),
         walked => {
             let (sb, sa) = (super::take_untracked(before), super::take_untracked(after));
             let d = match walked {
-                Ok(()) => Ok(acc.finish(|undo| undoes(undo, before, after))),
+                Ok(()) => Ok(acc.finish(|undo, changes| undoes(undo, changes, before, after))),
                 Err(_) => diff(schema, tr, Some(before), Some(after), inline_limit),
             };
             super::restore_untracked(before, sb);
@@ -69,9 +69,9 @@ pub fn diff_tracked(
 }
 
 /// Whether `undo` turns `after` back into `before` exactly.
-fn undoes(undo: &Undo, before: &Value, after: &Value) -> bool {
+fn undoes(undo: &Undo, changes: &[FieldChange], before: &Value, after: &Value) -> bool {
     let mut check = after.clone();
-    undo.apply(&mut check) && check == *before
+    undo.apply(&mut check, changes) && check == *before
 }
 
 /// [`diff`] from one typed comparison of the whole versions (of a create or a delete: the whole
@@ -95,7 +95,7 @@ pub fn diff_whole(
     let mut acc = Changes::new(inline_limit);
     acc.comparison(before, after, &c, &[], &[]);
     Ok(match (before, after) {
-        (Some(b), Some(a)) => acc.finish(|undo| undoes(undo, b, a)),
+        (Some(b), Some(a)) => acc.finish(|undo, changes| undoes(undo, changes, b, a)),
         _ => acc.finish_one_sided(),
     })
 }
@@ -172,7 +172,7 @@ types:
         // The undo gives the old version back exactly, item order included.
         let undo = d.undo.expect("an exact undo");
         let mut back = after.clone();
-        assert!(undo.apply(&mut back));
+        assert!(undo.apply(&mut back, &d.changes));
         assert_eq!(back, before);
     }
 
@@ -209,9 +209,9 @@ types:
         let d = run(Some(&before), Some(&after));
         // No leaf changed; an undo that would not restore the order is refused.
         assert!(d.changes.is_empty());
-        if let Some(u) = d.undo {
+        if let Some(u) = &d.undo {
             let mut back = after.clone();
-            assert!(u.apply(&mut back));
+            assert!(u.apply(&mut back, &d.changes));
             assert_eq!(back, before);
         }
     }

@@ -183,6 +183,9 @@ pub enum UndoOp {
     Insert(Vec<Step>, String),
     /// Put back a map entry the write removed, or a value it modified (compact JSON).
     Set(Vec<Step>, String),
+    /// Put back the value a modified leaf had: the `before` (inline) of the change at this
+    /// index of the same difference, which the undo does not repeat.
+    Before(Vec<Step>, usize),
 }
 
 /// One step of a path through a JSON object, as the undo stores it.
@@ -194,18 +197,44 @@ pub enum Step {
     Index(usize),
 }
 
+/// A [`Step`] borrowing its map key from the version walked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StepRef<'v> {
+    /// A map key.
+    Field(&'v str),
+    /// A list item at this index.
+    Index(usize),
+}
+
+impl StepRef<'_> {
+    /// The step, owning its key.
+    pub(crate) fn owned(self) -> Step {
+        match self {
+            StepRef::Field(n) => Step::Field(n.to_string()),
+            StepRef::Index(i) => Step::Index(i),
+        }
+    }
+}
+
 impl Undo {
     /// Applies the operations to `v` (a write's result), giving the object it replaced.
-    /// Returns false when an operation does not fit `v`.
+    /// `changes`: the difference's changes, which [`UndoOp::Before`] refers to. Returns false
+    /// when an operation does not fit `v`.
     #[must_use]
-    pub fn apply(&self, v: &mut Value) -> bool {
+    pub fn apply(&self, v: &mut Value, changes: &[FieldChange]) -> bool {
         for op in &self.ops {
-            let (steps, value) = match op {
-                UndoOp::Remove(steps) => (steps, None),
-                UndoOp::Insert(steps, json) | UndoOp::Set(steps, json) => match serde_json::from_str::<Value>(json) {
-                    Ok(x) => (steps, Some(x)),
-                    Err(_) => return false,
+            let json = match op {
+                UndoOp::Remove(_) => None,
+                UndoOp::Insert(_, json) | UndoOp::Set(_, json) => Some(json.as_str()),
+                UndoOp::Before(_, i) => match changes.get(*i).and_then(|c| c.before.as_ref()) {
+                    Some(StoredValue::Inline(json)) => Some(json.as_str()),
+                    _ => return false,
                 },
+            };
+            let (steps, value) = match (op, json.map(serde_json::from_str::<Value>)) {
+                (UndoOp::Remove(steps), _) => (steps, None),
+                (UndoOp::Insert(steps, _) | UndoOp::Set(steps, _) | UndoOp::Before(steps, _), Some(Ok(x))) => (steps, Some(x)),
+                _ => return false,
             };
             let Some((last, parent)) = steps.split_last() else { return false };
             let Some(container) = paths::at_steps_mut(v, parent) else { return false };
@@ -219,11 +248,11 @@ impl Undo {
                     a.insert(*i, x);
                     true
                 }
-                (Value::Object(m), Step::Field(n), UndoOp::Set(..), Some(x)) => {
+                (Value::Object(m), Step::Field(n), UndoOp::Set(..) | UndoOp::Before(..), Some(x)) => {
                     m.insert(n.clone(), x);
                     true
                 }
-                (Value::Array(a), Step::Index(i), UndoOp::Set(..), Some(x)) if *i < a.len() => {
+                (Value::Array(a), Step::Index(i), UndoOp::Set(..) | UndoOp::Before(..), Some(x)) if *i < a.len() => {
                     a[*i] = x;
                     true
                 }

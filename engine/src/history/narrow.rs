@@ -13,7 +13,7 @@
 //! compares the parent whole.
 
 use super::changes::Changes;
-use super::{Step, UNTRACKED};
+use super::{StepRef, UNTRACKED};
 use crate::schema::{ElementRelationship, List, Map, Schema, TypeRef};
 use crate::typed::{compare, deduce, item_key, resolve, validate_scalar, ItemKey, Kind, ValidationErrors};
 use fieldstore_codec::value::equals;
@@ -28,25 +28,25 @@ use serde_json::Value;
 /// What the typed comparison reports (a version does not conform to the schema);
 /// [`Stop::Untracked`] when a comparison would see what history does not track (of the whole
 /// versions, or of their metadata).
-pub(super) fn node(
+pub(super) fn node<'v>(
     schema: &Schema,
     tr: &TypeRef,
-    before: &Value,
-    after: &Value,
+    before: &'v Value,
+    after: &'v Value,
     untracked: bool,
     changes: &mut Changes,
 ) -> Result<(), Stop> {
-    Narrow { schema, changes, untracked, path: Vec::new(), steps: Vec::new() }.whole(tr, before, after)
+    Narrow { schema, changes, untracked, path: Vec::with_capacity(8), steps: Vec::with_capacity(8) }.whole(tr, before, after)
 }
 
-struct Narrow<'s, 'c> {
+struct Narrow<'s, 'c, 'v> {
     schema: &'s Schema,
     changes: &'c mut Changes,
     /// Whether the versions carry what history does not track.
     untracked: bool,
     /// The position of the subtree walked: its path, and its steps in both versions.
     path: Vec<PathElement>,
-    steps: Vec<Step>,
+    steps: Vec<StepRef<'v>>,
 }
 
 /// A changed entry of a granular map (or item of a list whose items line up), to the walk.
@@ -85,8 +85,8 @@ fn unique(keys: &[ItemKey<'_>], changed: &[Changed<'_, '_>]) -> bool {
     }
     if changed.len().saturating_mul(keys.len()) <= 4096 {
         return changed.iter().all(|c| match c.step {
-            Step::Index(i) => keys.iter().enumerate().all(|(j, k)| j == i || *k != keys[i]),
-            Step::Field(_) => true,
+            StepRef::Index(i) => keys.iter().enumerate().all(|(j, k)| j == i || *k != keys[i]),
+            StepRef::Field(_) => true,
         });
     }
     // Many changed items of a long list: no key twice at all.
@@ -109,16 +109,16 @@ fn container(atomic: bool, b_empty: Option<bool>, a_empty: Option<bool>, walked:
 /// A changed entry of a map, or item of a list, to be recorded or descended into.
 struct Changed<'s, 'v> {
     pe: PathElement,
-    step: Step,
+    step: StepRef<'v>,
     ty: &'s TypeRef,
     entry: Entry<'s>,
     b: &'v Value,
     a: &'v Value,
 }
 
-impl<'s> Narrow<'s, '_> {
+impl<'s, 'v> Narrow<'s, '_, 'v> {
     /// The whole versions: a granular map is walked, anything else compared.
-    fn whole(&mut self, tr: &'s TypeRef, b: &Value, a: &Value) -> Result<(), Stop> {
+    fn whole(&mut self, tr: &'s TypeRef, b: &'v Value, a: &'v Value) -> Result<(), Stop> {
         // Versions carrying their resourceVersions differ.
         if !self.untracked && b == a {
             return Ok(());
@@ -142,13 +142,14 @@ impl<'s> Narrow<'s, '_> {
     /// A granular map both versions hold (`tr`, of map type `t`). Its changed leaves come first,
     /// then the changes below its changed containers, each in key order: the order of the
     /// comparison's sets (members, then children).
-    fn map(&mut self, tr: &'s TypeRef, t: &'s Map, (b, bm): (&Value, &Object), (a, am): (&Value, &Object)) -> Result<(), Stop> {
+    fn map(&mut self, tr: &'s TypeRef, t: &'s Map, (b, bm): (&'v Value, &'v Object), (a, am): (&'v Value, &'v Object)) -> Result<(), Stop> {
         let skip = self.untracked && self.in_metadata();
         let tracked = |(k, _): &(&String, &Value)| !(skip && UNTRACKED.contains(&k.as_str()));
         if !skip && bm.len() != am.len() {
             return self.compared(tr, b, a);
         }
-        let mut changed = Vec::new();
+        // Walked because it changed: few entries did, as a rule (one allocation, no regrowth).
+        let mut changed = Vec::with_capacity(4);
         let (mut bi, mut ai) = (bm.iter().filter(tracked), am.iter().filter(tracked));
         loop {
             let (k, bv, av) = match (bi.next(), ai.next()) {
@@ -169,7 +170,7 @@ impl<'s> Narrow<'s, '_> {
             match entry {
                 Entry::Leaf if equals(bv, av) => {}
                 Entry::Other => return self.compared(tr, b, a),
-                entry => changed.push(Changed { pe: t.field_element(k), step: Step::Field(k.clone()), ty, entry, b: bv, a: av }),
+                entry => changed.push(Changed { pe: t.field_element(k), step: StepRef::Field(k), ty, entry, b: bv, a: av }),
             }
         }
         self.descend(changed)
@@ -178,7 +179,7 @@ impl<'s> Narrow<'s, '_> {
     /// The changed entries or items of a container, in the order of their path elements: the
     /// changed leaves recorded first, then the changes below the changed containers (the order
     /// of the comparison's sets: members, then children).
-    fn descend(&mut self, mut changed: Vec<Changed<'s, '_>>) -> Result<(), Stop> {
+    fn descend(&mut self, mut changed: Vec<Changed<'s, 'v>>) -> Result<(), Stop> {
         // Stable: each group keeps the order of the path elements.
         changed.sort_by_key(|c| !matches!(c.entry, Entry::Leaf));
         for c in changed {
@@ -204,12 +205,18 @@ impl<'s> Narrow<'s, '_> {
     /// side: the comparison then matches them pairwise and finds no move), else compared. Its
     /// changed leaf items come first, then the changes below its changed container items, each
     /// in the order of their path elements (the comparison's sets are ordered so).
-    fn list(&mut self, tr: &'s TypeRef, t: &'s List, (b, bl): (&Value, &[Value]), (a, al): (&Value, &[Value])) -> Result<(), Stop> {
+    fn list(
+        &mut self,
+        tr: &'s TypeRef,
+        t: &'s List,
+        (b, bl): (&'v Value, &'v [Value]),
+        (a, al): (&'v Value, &'v [Value]),
+    ) -> Result<(), Stop> {
         if bl.len() != al.len() {
             return self.compared(tr, b, a);
         }
         let mut keys = Vec::with_capacity(bl.len());
-        let mut changed = Vec::new();
+        let mut changed = Vec::with_capacity(4);
         let ty = &t.element_type;
         for (i, (bv, av)) in bl.iter().zip(al).enumerate() {
             let (Ok(bk), Ok(ak)) = (item_key(self.schema, t, i, bv), item_key(self.schema, t, i, av)) else {
@@ -225,7 +232,7 @@ impl<'s> Narrow<'s, '_> {
             match self.entry(ty, bv, av)? {
                 Entry::Leaf if equals(bv, av) => {}
                 Entry::Other => return self.compared(tr, b, a),
-                entry => changed.push(Changed { pe: keys[i].to_pe(t), step: Step::Index(i), ty, entry, b: bv, a: av }),
+                entry => changed.push(Changed { pe: keys[i].to_pe(t), step: StepRef::Index(i), ty, entry, b: bv, a: av }),
             }
         }
         // A changed item whose key another item has: the comparison's sets name both by one
@@ -269,7 +276,7 @@ impl<'s> Narrow<'s, '_> {
 
     /// Whether the walk is at the versions' `metadata`.
     fn in_metadata(&self) -> bool {
-        matches!(self.steps.as_slice(), [Step::Field(k)] if k == "metadata")
+        matches!(self.steps.as_slice(), [StepRef::Field("metadata")])
     }
 
     fn leave(&mut self) {

@@ -347,7 +347,7 @@ impl Store {
                 (_, cur) => match (&r.undo, &r.prev, cur) {
                     (_, Some(prev), _) => Some(serde_json::from_str(prev).map_err(|e| Error::Corrupt(format!("history record: {e}")))?),
                     (Some(undo), None, Some(mut cur)) => {
-                        if !undo.apply(&mut cur) {
+                        if !undo.apply(&mut cur, &r.changes) {
                             broken = Some(rev);
                             return Ok(Flow::Stop);
                         }

@@ -2,7 +2,7 @@
 //! batch of the write (column family `history`, see `engine/STORAGE.md`).
 
 use super::keys::EventType;
-use crate::history::{self, FieldChange, Undo};
+use crate::history::{self, FieldChange, Undo, UndoOp};
 use crate::merge::Operation;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -45,11 +45,13 @@ struct RecordV1 {
     prev: Option<String>,
 }
 
-/// Format 3: bincode with variable-length integers (lengths and tags take a byte or two, not
-/// eight and four). Format 2 is the same record with bincode's fixed-width integers.
-const RECORD_FORMAT: u8 = 3;
+/// Format 4: bincode with variable-length integers (lengths and tags take a byte or two, not
+/// eight and four), whose undo may refer to its changes' old values ([`UndoOp::Before`]).
+/// Format 3 is the same encoding without such references; format 2 the same record with
+/// bincode's fixed-width integers.
+const RECORD_FORMAT: u8 = 4;
 
-/// The bincode options of format 3: variable-length integers, little-endian, no trailing bytes.
+/// The bincode options of formats 3 and 4: variable-length integers, little-endian, no trailing bytes.
 fn format3() -> impl bincode::Options {
     bincode::DefaultOptions::new()
 }
@@ -57,20 +59,57 @@ fn format3() -> impl bincode::Options {
 impl Record {
     pub(crate) fn encode(&self) -> Vec<u8> {
         use bincode::Options as _;
-        // Sized first, so that encoding writes into one allocation.
-        let size = format3().serialized_size(self).map_or(0, |n| usize::try_from(n).unwrap_or(0));
-        let mut out = Vec::with_capacity(1 + size);
+        // An upper bound of the encoded size (bincode's own sizing walks the record a second
+        // time), so that encoding writes into one allocation.
+        let mut out = Vec::with_capacity(self.size_bound());
         out.push(RECORD_FORMAT);
         // bincode of plain data cannot fail.
         let _ = format3().serialize_into(&mut out, self);
         out
     }
 
+    /// At least the bytes [`Record::encode`] writes: each string's bytes and up to 9 bytes of
+    /// length, each integer or tag up to 9 bytes.
+    fn size_bound(&self) -> usize {
+        fn text(s: &str) -> usize {
+            s.len() + 9
+        }
+        fn stored(v: Option<&history::StoredValue>) -> usize {
+            match v {
+                Some(history::StoredValue::Inline(s)) => 18 + s.len(),
+                Some(history::StoredValue::Digest { sha256, .. }) => 27 + sha256.len(),
+                None => 1,
+            }
+        }
+        fn steps(s: &[history::Step]) -> usize {
+            9 + s.iter().map(|s| 9 + if let history::Step::Field(n) = s { text(n) } else { 0 }).sum::<usize>()
+        }
+        let fixed =
+            1 + [&self.uid, &self.manager, &self.operation, &self.subresource, &self.note].map(|s| text(s)).iter().sum::<usize>() + 9 + 1;
+        let changes =
+            9 + self.changes.iter().map(|c| text(&c.path) + 9 + stored(c.before.as_ref()) + stored(c.after.as_ref())).sum::<usize>();
+        let undo = 10
+            + self.undo.as_ref().map_or(0, |u| {
+                u.ops
+                    .iter()
+                    .map(|op| {
+                        9 + match op {
+                            UndoOp::Remove(s) => steps(s),
+                            UndoOp::Insert(s, json) | UndoOp::Set(s, json) => steps(s) + text(json),
+                            UndoOp::Before(s, _) => steps(s) + 9,
+                        }
+                    })
+                    .sum()
+            });
+        let bodies = [&self.prev, &self.created].map(|b| 1 + b.as_deref().map_or(0, text)).iter().sum::<usize>();
+        fixed + changes + undo + bodies
+    }
+
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
         use bincode::Options as _;
         let corrupt = |e: bincode::Error| Error::Corrupt(format!("history record: {e}"));
         match bytes.split_first() {
-            Some((&RECORD_FORMAT, rest)) => format3().deserialize(rest).map_err(corrupt),
+            Some((3 | 4, rest)) => format3().deserialize(rest).map_err(corrupt),
             Some((2, rest)) => bincode::deserialize(rest).map_err(corrupt),
             Some((1, rest)) => {
                 let v: RecordV1 = bincode::deserialize(rest).map_err(corrupt)?;
@@ -253,5 +292,52 @@ mod tests {
         let back = Record::decode(&two).expect("a format 2 record");
         assert_eq!((back.uid.as_str(), back.unix_millis, back.prev.as_deref()), ("u", 7, Some("{}")));
         assert!(r.encode().len() < two.len(), "format 3 is smaller");
+    }
+
+    /// A modification's record: the undo refers to the changes' inline old values instead of
+    /// repeating them, keeps values over the inline limit itself, and gives the old version
+    /// back from the decoded record; records of format 3 (every old value in the undo) are
+    /// still read; the encoding's size bound holds.
+    #[test]
+    fn undo_refers_to_old_values() {
+        use crate::schema::parse_smd_yaml;
+        let schema = parse_smd_yaml("types:\n- name: o\n  map:\n    elementType: {scalar: untyped}\n    elementRelationship: separable\n")
+            .expect("schema");
+        let tr = schema.named("o").expect("type");
+        let big = "x".repeat(40);
+        let before = serde_json::json!({"a": "old", "b": 1, "c": big, "gone": {"x": 1}});
+        let after = serde_json::json!({"a": "new", "b": 2, "c": "small", "added": [1]});
+        let d = history::diff(&schema, &tr, Some(&before), Some(&after), 16).expect("diff");
+        let undo = d.undo.clone().expect("an exact undo");
+        let befores = undo.ops.iter().filter(|op| matches!(op, UndoOp::Before(..))).count();
+        let sets = undo.ops.iter().filter(|op| matches!(op, UndoOp::Set(..))).count();
+        // `a` and `b` by reference; `c` (over the limit: a digest in its change) and the
+        // removed `gone` as values.
+        assert_eq!((befores, sets), (2, 2), "{undo:?}");
+        let mut rec = Record::of(&Who::default(), EventType::Modified, "u".into(), 1);
+        (rec.changes, rec.undo, rec.prev) = (d.changes, d.undo, Some("{}".into()));
+        let bytes = rec.encode();
+        assert!(bytes.len() <= rec.size_bound(), "{} > {}", bytes.len(), rec.size_bound());
+        let back = Record::decode(&bytes).expect("a format 4 record");
+        let mut v = after.clone();
+        assert!(back.undo.as_ref().expect("undo").apply(&mut v, &back.changes));
+        assert_eq!(v, before);
+        // Without the changes referred to, the undo does not fit.
+        assert!(!undo.apply(&mut after.clone(), &[]));
+        // Format 3: the old values in the undo itself.
+        let mut three = rec.clone();
+        let olds: Vec<_> = three.changes.iter().map(|c| c.before.clone()).collect();
+        for op in &mut three.undo.as_mut().expect("undo").ops {
+            if let UndoOp::Before(steps, i) = op {
+                let Some(Some(history::StoredValue::Inline(json))) = olds.get(*i) else { panic!("inline") };
+                *op = UndoOp::Set(std::mem::take(steps), json.clone());
+            }
+        }
+        let mut bytes = vec![3u8];
+        bytes.extend(bincode::Options::serialize(format3(), &three).expect("bincode"));
+        let back = Record::decode(&bytes).expect("a format 3 record");
+        let mut v = after.clone();
+        assert!(back.undo.as_ref().expect("undo").apply(&mut v, &[]));
+        assert_eq!(v, before);
     }
 }
