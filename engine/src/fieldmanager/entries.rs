@@ -107,7 +107,8 @@ fn is_entry_of(item: &Value, key: &ManagerKey) -> bool {
 /// Stores the entries of `managers` as `metadata.managedFields` of `obj`, in the order the
 /// apiserver writes them, or removes the field when there is none (the apiserver sets a nil
 /// slice, which JSON omits). A `null` metadata (what pruning leaves of a metadata whose every
-/// field went) becomes an object to hold them.
+/// field went) becomes an object to hold them. Returns the entries' sets in that order: what
+/// their FieldsV1 documents hold.
 ///
 /// # Errors
 /// [`Error::BadRequest`] when the object or its metadata is not a JSON object, so that the
@@ -117,10 +118,10 @@ pub(crate) fn set_managed_fields(
     managers: &ManagedFields,
     times: &Times,
     mut kept: Option<Kept<'_>>,
-) -> Result<(), Error> {
+) -> Result<Vec<Set>, Error> {
     if managers.is_empty() {
         take_managed_fields(obj);
-        return Ok(());
+        return Ok(Vec::new());
     }
     let Value::Object(root) = obj else {
         return Err(Error::BadRequest(format!("the object must be a JSON object, not {}", value::kind_name(obj))));
@@ -134,7 +135,9 @@ pub(crate) fn set_managed_fields(
     };
     // The FieldsV1 documents are kept where their sets are, else built from the sets (not
     // written out as text and parsed again).
-    let list: Vec<Value> = ordered(managers, times)
+    let ordered = ordered(managers, times);
+    let mut sets = Vec::with_capacity(ordered.len());
+    let list: Vec<Value> = ordered
         .into_iter()
         .map(|(entry, set)| {
             let document = kept.as_mut().and_then(|k| k.document(&key_of(&entry), set));
@@ -143,11 +146,12 @@ pub(crate) fn set_managed_fields(
             if let Value::Object(m) = &mut v {
                 m.insert("fieldsV1".into(), document.unwrap_or_else(|| fields_v1::to_value(set)));
             }
+            sets.push(set.clone());
             v
         })
         .collect();
     meta.insert("managedFields".into(), Value::Array(list));
-    Ok(())
+    Ok(sets)
 }
 
 /// The identity of an entry (the apiserver's `BuildManagerIdentifier`): an applier keeps one

@@ -101,9 +101,17 @@ pub struct ApplyOutcome {
     pub managed_fields_changed: bool,
     managers: ManagedFields,
     times: entries::Times,
+    /// The sets of `object`'s managedFields entries, in order.
+    written: Vec<Set>,
 }
 
 impl ApplyOutcome {
+    /// The object, and the sets of its managedFields entries in order (what a store encodes
+    /// without parsing the FieldsV1 documents again).
+    pub(crate) fn into_written(self) -> (Value, Vec<Set>) {
+        (self.object, self.written)
+    }
+
     /// Whether the apply changed nothing at all, so the store can skip the write (and keep its
     /// resourceVersion).
     #[must_use]
@@ -127,9 +135,17 @@ pub struct UpdateOutcome {
     pub object: Value,
     managers: ManagedFields,
     times: entries::Times,
+    /// The sets of `object`'s managedFields entries, in order.
+    written: Vec<Set>,
 }
 
 impl UpdateOutcome {
+    /// The object, and the sets of its managedFields entries in order (what a store encodes
+    /// without parsing the FieldsV1 documents again).
+    pub(crate) fn into_written(self) -> (Value, Vec<Set>) {
+        (self.object, self.written)
+    }
+
     /// The managedFields entries, in order (see [`ApplyOutcome::managed_fields`]).
     #[must_use]
     pub fn managed_fields(&self) -> Vec<ManagedFieldsEntry> {
@@ -373,8 +389,8 @@ impl<'s> FieldManager<'s> {
             applied.changed || reconciled || duplicates || after != before.as_ref() || others_after != others_before;
 
         let mut object = applied.object.unwrap_or_else(|| live_view.into_owned());
-        entries::set_managed_fields(&mut object, &managers, &times, kept)?;
-        Ok(ApplyOutcome { object, object_changed: applied.changed, managed_fields_changed, managers, times })
+        let written = entries::set_managed_fields(&mut object, &managers, &times, kept)?;
+        Ok(ApplyOutcome { object, object_changed: applied.changed, managed_fields_changed, managers, times, written })
     }
 
     /// Records a non-apply write (create, update, patch) by `manager` that replaces `live`
@@ -475,8 +491,8 @@ impl<'s> FieldManager<'s> {
         cap::cap_update_managers(&mut managers, &mut times, self.max_update_managers);
         times.retain(|k, _| managers.contains_key(k));
 
-        entries::set_managed_fields(&mut new, &managers, &times, kept)?;
-        Ok(UpdateOutcome { object: new, managers, times })
+        let written = entries::set_managed_fields(&mut new, &managers, &times, kept)?;
+        Ok(UpdateOutcome { object: new, managers, times, written })
     }
 
     /// The apiserver's checks that an apply configuration is of this resource's kind and version.

@@ -15,6 +15,7 @@ use super::types::Registered;
 use super::{definitions, follow, object, owner_index, validate, Job, Store};
 use crate::fieldmanager::{KnownManagers, StoredEntry};
 use crate::{Error, Result};
+use fieldstore_codec::Set;
 use flume::{bounded, Receiver, Sender};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -27,6 +28,10 @@ pub(super) enum Plan {
     NoOp(Value),
     /// Write this version (an `ADDED` or `MODIFIED` event).
     Put(Value, EventType),
+    /// Write this version, whose managedFields the field manager has just written from these
+    /// sets (in order; nothing changed them since): the record takes the sets instead of
+    /// parsing the FieldsV1 documents again.
+    Managed(Value, EventType, Vec<Set>),
     /// Delete the object, whose last state this is.
     Delete(Value),
 }
@@ -308,7 +313,7 @@ impl Store {
                 let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
                 plan(normalised.as_ref().or(read.live.as_ref()), known)
             };
-            let (mut object, event, tombstone) = match planned {
+            let (mut object, event, tombstone, written) = match planned {
                 Ok(Plan::NoOp(v)) => {
                     read.put_back(core, &prefix);
                     return Ok(Arc::new(v));
@@ -317,9 +322,12 @@ impl Store {
                     read.put_back(core, &prefix);
                     return Err(e);
                 }
-                Ok(Plan::Put(v, EventType::Modified)) if being_finalized(&v) => (v, EventType::Deleted, true),
-                Ok(Plan::Put(v, e)) => (v, e, false),
-                Ok(Plan::Delete(v)) => (v, EventType::Deleted, true),
+                Ok(Plan::Put(v, EventType::Modified) | Plan::Managed(v, EventType::Modified, _)) if being_finalized(&v) => {
+                    (v, EventType::Deleted, true, Vec::new())
+                }
+                Ok(Plan::Put(v, e)) => (v, e, false, Vec::new()),
+                Ok(Plan::Managed(v, e, sets)) => (v, e, false, sets),
+                Ok(Plan::Delete(v)) => (v, EventType::Deleted, true, Vec::new()),
             };
             t.to_stored(&mut object);
             if event == EventType::Added && who.is_client() {
@@ -341,7 +349,7 @@ impl Store {
                     return Err(e);
                 }
             };
-            let object::Encoded { record, entries, decoded } = self.encode(&mut object, tombstone, &read)?;
+            let object::Encoded { record, entries, decoded } = self.encode(&mut object, tombstone, &read, &written)?;
             if dry_run {
                 if event == EventType::Added {
                     if let Some(Value::Object(m)) = object.get_mut("metadata") {
@@ -380,12 +388,14 @@ impl Store {
     }
 
     /// The record of a version and its managedFields entries (those of the version `read` are
-    /// reused where unchanged), in the store's body encoding, within its size limit.
-    fn encode(&self, object: &mut Value, tombstone: bool, read: &Read) -> Result<object::Encoded> {
+    /// reused where unchanged; `written`: the sets of the entries, in order, when the field
+    /// manager has just written them), in the store's body encoding, within its size limit.
+    fn encode(&self, object: &mut Value, tombstone: bool, read: &Read, written: &[Set]) -> Result<object::Encoded> {
         let previous = object::Previous {
             managed_fields: read.live.as_ref().and_then(|l| l.get("metadata")).and_then(|m| m.get("managedFields")),
             entries: &read.entries,
             decoded: read.managers.decoded_entries().map_or(&[], |d| d),
+            written,
         };
         let encoding = if self.core().options.protobuf_storage { object::BodyEncoding::Protobuf } else { object::BodyEncoding::Json };
         let encoded = object::encode_with_entries(object, tombstone, Some(previous), encoding)?;

@@ -49,6 +49,9 @@ pub(crate) struct Previous<'a> {
     pub managed_fields: Option<&'a Value>,
     pub entries: &'a [EntryFields],
     pub decoded: &'a [StoredEntry],
+    /// The sets of the new version's entries, in order, when the field manager has just written
+    /// them (empty otherwise).
+    pub written: &'a [fieldstore_codec::Set],
 }
 
 /// A version encoded: its record, its managedFields entries as the owner index sees them, and
@@ -158,8 +161,10 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
     let old_items: &[Value] = previous.and_then(|p| p.managed_fields).and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let old_bins = previous.map_or(&[][..], |p| p.entries);
     let old_sets = previous.map_or(&[][..], |p| p.decoded);
+    let written = previous.map_or(&[][..], |p| p.written);
+    let written = if written.len() == items.len() { written } else { &[] };
     let mut out = Vec::with_capacity(items.len());
-    for item in items {
+    for (i, item) in items.iter().enumerate() {
         let meta: EntryMeta =
             serde::Deserialize::deserialize(item).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?;
         let fields = item.get("fieldsV1").filter(|f| !f.is_null());
@@ -172,9 +177,10 @@ fn encode_entries(mf: Option<&Value>, previous: Option<&Previous<'_>>) -> Result
             .position(same)
             .filter(|&i| i < old_bins.len() && old_items.len() == old_bins.len())
             .map(|i| (old_bins[i].fields.clone(), old_sets.get(i).filter(|_| old_sets.len() == old_bins.len()).map(|e| e.set.clone())));
-        let (bin, set) = match (reused, fields) {
-            (Some(reused), _) => reused,
-            (None, f) => {
+        let (bin, set) = match (reused, fields, written.get(i)) {
+            (Some(reused), ..) => reused,
+            (None, _, Some(set)) => (fields_binary::encode(set), Some(set.clone())),
+            (None, f, None) => {
                 let set = match f {
                     Some(f) => crate::fieldmanager::fields_set(f).map_err(|e| Error::BadRequest(format!("invalid managedFields: {e}")))?,
                     None => fieldstore_codec::Set::new(),
@@ -499,7 +505,7 @@ mod tests {
         // and its decoded sets when it has them.
         let mut view = decode(&rec, 9).unwrap();
         let mf = view["metadata"]["managedFields"].clone();
-        let previous = |decoded| Previous { managed_fields: Some(&mf), entries: &entries, decoded };
+        let previous = |decoded| Previous { managed_fields: Some(&mf), entries: &entries, decoded, written: &[] };
         let again = encode_with_entries(&mut view, false, Some(previous(&[])), BodyEncoding::Json).unwrap();
         assert_eq!(again.record, rec);
         assert!(again.decoded.is_none(), "a reused binary without its set");

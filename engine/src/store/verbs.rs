@@ -251,9 +251,9 @@ impl Store {
                 }
             }
             strategy::prepare_input(&t, None, &mut obj, &name)?;
-            let mut out = t.main.update(None, obj, &opts.manager, &now)?.object;
+            let (mut out, written) = t.main.update(None, obj, &opts.manager, &now)?.into_written();
             strategy::prepare_create(&t, &mut out);
-            Ok(Plan::Put(out, EventType::Added))
+            Ok(Plan::Managed(out, EventType::Added, written))
         })
         .await
     }
@@ -434,13 +434,13 @@ impl Store {
                     if opts.status {
                         return Err(Error::NotFound { resource: t.spec.resource(), name: name.clone() });
                     }
-                    let mut out = fm.apply(None, config, &opts.manager, opts.force, &now)?.object;
+                    let (mut out, written) = fm.apply(None, config, &opts.manager, opts.force, &now)?.into_written();
                     // As in Kubernetes, the applier keeps owning `stringData`, which is not stored.
                     fold_string_data(&t, &mut out);
                     init_new(&t, &mut out, &ns, &name, &now);
                     strategy::prepare_input(&t, None, &mut out, &name)?;
                     strategy::prepare_create(&t, &mut out);
-                    Ok(Plan::Put(out, EventType::Added))
+                    Ok(Plan::Managed(out, EventType::Added, written))
                 }
                 Some(live) => {
                     created.store(false, std::sync::atomic::Ordering::Relaxed);

@@ -166,6 +166,7 @@ impl Mirror {
             managed_fields: latest.live.as_ref().and_then(|l| l.pointer("/metadata/managedFields")),
             entries: &latest.entries,
             decoded: &[],
+            written: &[],
         };
         let Ok(object::Encoded { record, entries, .. }) = object::encode_with_entries(version, deleted, Some(previous), encoding) else {
             return Ok(());
