@@ -208,3 +208,35 @@ fn retention_keeps_the_last_changes_and_can_be_off() {
     s.apply(&Collection::new("secrets", NS), &secret, &w("m")).unwrap();
     assert!(s.field_history(&ObjectKey::new("secrets", NS, "s"), "", &HistoryQuery::default()).unwrap().events.is_empty());
 }
+
+/// A create's history record leaves the created body to the object record of the same key:
+/// the create's fields are read from that version while it is kept, and from the history
+/// record after compaction took the version (copying the body there first) — the same answers
+/// before and after, with the body stored as JSON and as protobuf.
+#[test]
+fn a_create_reads_its_body_from_the_version_until_compaction_copies_it() {
+    for protobuf in [false, true] {
+        let s = TestStore::new(Options::default().protobuf_storage(protobuf));
+        let configmaps = Collection::new("configmaps", NS);
+        let key = ObjectKey::new("configmaps", NS, "cm");
+        let created = s.create(&configmaps, &cm("cm", json!({"a": "1", "b": "2"})), &w("creator")).unwrap();
+        let mut live = created.clone();
+        live["data"]["a"] = json!("changed");
+        s.update(&configmaps, &live, &w("updater")).unwrap();
+        let before = (s.blame(&key).unwrap(), s.field_history(&key, ".data", &HistoryQuery::default()).unwrap());
+        let owners = |b: &[fieldstore_engine::store::BlameLine]| -> Vec<(String, String)> {
+            b.iter().map(|l| (l.path.clone(), l.last_change.as_ref().map(|c| c.manager.clone()).unwrap_or_default())).collect()
+        };
+        assert!(owners(&before.0).contains(&(".data.b".into(), "creator".into())), "{:?}", owners(&before.0));
+        assert!(owners(&before.0).contains(&(".data.a".into(), "updater".into())), "{:?}", owners(&before.0));
+        // The created version goes: its body is copied into the create's history record.
+        s.compact(s.revision()).unwrap();
+        let at_create = s.object_at(&key, Revision(rv(&created))).unwrap().unwrap();
+        assert_eq!(at_create["data"], json!({"a": "1", "b": "2"}), "protobuf {protobuf}");
+        let after = (s.blame(&key).unwrap(), s.field_history(&key, ".data", &HistoryQuery::default()).unwrap());
+        assert_eq!(owners(&after.0), owners(&before.0), "protobuf {protobuf}");
+        let events = |h: &fieldstore_engine::store::FieldTimeline| -> Vec<String> { h.events.iter().map(|e| format!("{e:?}")).collect() };
+        assert_eq!(events(&after.1), events(&before.1), "protobuf {protobuf}");
+        assert!(after.1.events.iter().any(|e| e.change == ChangeKind::Added), "{:?}", events(&after.1));
+    }
+}

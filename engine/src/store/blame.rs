@@ -143,8 +143,24 @@ impl Core {
         self.kv.scan(CF_HISTORY, &start, end.as_deref(), &mut |k, v| {
             let rev = keys::parse_object_key(k)?.revision;
             let mut r = Record::decode(v)?;
+            if r.body_in_object {
+                r.created = self.created_body(k)?;
+            }
             r.expand(t)?;
             f(rev, r)
+        })
+    }
+
+    /// The body of the create whose history record is at `key` and leaves it to the object
+    /// record of the same key; should compaction have taken that version since the record was
+    /// read, the body it copied into the record.
+    fn created_body(&self, key: &[u8]) -> Result<Option<String>> {
+        if let Some(record) = self.kv.get(CF_OBJECTS, key)? {
+            return object::history_body(&record).map(Some);
+        }
+        Ok(match self.kv.get(CF_HISTORY, key)? {
+            Some(h) => Record::decode(&h)?.created,
+            None => None,
         })
     }
 }

@@ -417,7 +417,7 @@ impl Store {
         read: Read,
         planned: Planned,
     ) -> Result<(Commit, Receiver<Outcome>)> {
-        let Planned { mut object, event, tombstone, record, entries, decoded } = planned;
+        let Planned { mut object, event, tombstone, mut record, entries, decoded } = planned;
         let Read { expect, at: read_at, mut live, entries: mut old_entries, managers, .. } = read;
         // The owner index decodes the sets of changed managers: those the write decoded are at hand.
         if let Some(stored) = managers.decoded_entries().filter(|d| d.len() == old_entries.len()) {
@@ -430,10 +430,12 @@ impl Store {
         } else {
             Vec::new()
         };
-        // A create's history keeps the body the object record holds (when JSON), not a copy.
-        let body = if live.is_none() { object::parts(&record).ok().filter(|p| !p.protobuf).map(|p| p.body) } else { None };
         let history = if t.spec.history.enabled {
-            Some(history_record::of_write(t, who, event, tombstone, live.as_mut(), &mut object, body))
+            // A create's history record leaves its body to the object record.
+            if live.is_none() && !tombstone {
+                object::mark_created(&mut record);
+            }
+            Some(history_record::of_write(t, who, event, tombstone, live.as_mut(), &mut object))
         } else {
             None
         };

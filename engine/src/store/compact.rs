@@ -4,7 +4,8 @@
 //! goes. Then, for each object, every version older than the newest one at or before the
 //! compacted revision is deleted (and that one too when it is a tombstone), as well as the change
 //! log up to it; field history is not touched (it has its own retention, applied by the same
-//! background loop). Deletes stream in batches of 1000 without sync (losing them in a crash leaves only
+//! background loop) but for a create's record that left its body to a version being deleted:
+//! the body is copied into it in the deletion's batch. Deletes stream in batches of 1000 without sync (losing them in a crash leaves only
 //! unreachable garbage, swept by the next compaction); the committer is never blocked: it only
 //! writes newer versions, which compaction does not touch.
 
@@ -61,6 +62,17 @@ fn sweep(core: &Core, revision: u64) -> Result<()> {
             kept = true;
             if !object::is_tombstone(v) {
                 return Ok(Flow::Continue);
+            }
+        }
+        // A create's history record that left its body to this version gets it first, in the
+        // same batch as the deletion.
+        if object::is_created(v) {
+            if let Some(h) = core.kv.get(CF_HISTORY, k)? {
+                let mut r = Record::decode(&h)?;
+                if r.body_in_object {
+                    r.created = Some(object::history_body(v)?);
+                    deleter.put(CF_HISTORY, k, r.encode());
+                }
             }
         }
         deleter.delete(k)?;

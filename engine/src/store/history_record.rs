@@ -26,8 +26,14 @@ pub(crate) struct Record {
     pub prev: Option<String>,
     /// The body a create wrote (compact JSON, without managedFields and resourceVersion): the
     /// object is the change, so the write computes no diff; its `changes` (every leaf added)
-    /// are derived when history is read ([`Record::expand`]).
+    /// are derived when history is read ([`Record::expand`]). Since format 5 a create's record
+    /// leaves it out: the object record of the same key holds it ([`Record::body_in_object`])
+    /// until compaction removes that version, which first copies the body here.
     pub created: Option<String>,
+    /// Whether this create's body is the object record's of the same key (a format-5 create
+    /// record without `created`; not encoded).
+    #[serde(skip)]
+    pub body_in_object: bool,
 }
 
 /// Format 1: records without `created` (written before format 2; still read).
@@ -45,11 +51,12 @@ struct RecordV1 {
     prev: Option<String>,
 }
 
-/// Format 4: bincode with variable-length integers (lengths and tags take a byte or two, not
-/// eight and four), whose undo may refer to its changes' old values ([`UndoOp::Before`]).
-/// Format 3 is the same encoding without such references; format 2 the same record with
-/// bincode's fixed-width integers.
-const RECORD_FORMAT: u8 = 4;
+/// Format 5: bincode with variable-length integers (lengths and tags take a byte or two, not
+/// eight and four), whose undo may refer to its changes' old values ([`UndoOp::Before`]) and
+/// whose create records may leave the body to the object record ([`Record::body_in_object`]).
+/// Format 4 is the same encoding whose creates always hold their body; format 3 the same
+/// without undo references; format 2 the same record with bincode's fixed-width integers.
+const RECORD_FORMAT: u8 = 5;
 
 /// The bincode options of formats 3 and 4: variable-length integers, little-endian, no trailing bytes.
 fn format3() -> impl bincode::Options {
@@ -109,6 +116,11 @@ impl Record {
         use bincode::Options as _;
         let corrupt = |e: bincode::Error| Error::Corrupt(format!("history record: {e}"));
         match bytes.split_first() {
+            Some((&RECORD_FORMAT, rest)) => {
+                let mut r: Record = format3().deserialize(rest).map_err(corrupt)?;
+                r.body_in_object = r.event == 1 && r.created.is_none();
+                Ok(r)
+            }
             Some((3 | 4, rest)) => format3().deserialize(rest).map_err(corrupt),
             Some((2, rest)) => bincode::deserialize(rest).map_err(corrupt),
             Some((1, rest)) => {
@@ -125,6 +137,7 @@ impl Record {
                     undo: v.undo,
                     prev: v.prev,
                     created: None,
+                    body_in_object: false,
                 })
             }
             _ => Err(Error::Corrupt("unknown history record format".into())),
@@ -176,9 +189,10 @@ impl Who {
 
 /// The history record of a write (computed on the writer's thread, in parallel with other
 /// writers) from `live` to `object` (`live` absent for a create; `object` the deleted version
-/// for a `tombstone`). `body`: `object` as compact JSON when the caller has it (a create's
-/// record keeps it). The versions carry what history does not track (managedFields,
-/// resourceVersion): an update's are compared past it, others are stripped of it and restored.
+/// for a `tombstone`). A create's record holds no body: the object record written under the
+/// same key does (the caller marks it, [`super::object::mark_created`]). The versions carry
+/// what history does not track (managedFields, resourceVersion): an update's are compared past
+/// it, others are stripped of it and restored.
 pub(crate) fn of_write(
     t: &super::types::Registered,
     who: &Who,
@@ -186,7 +200,6 @@ pub(crate) fn of_write(
     tombstone: bool,
     live: Option<&mut Value>,
     object: &mut Value,
-    body: Option<&[u8]>,
 ) -> Vec<u8> {
     let millis = u64::try_from(super::core::now_unix().as_millis()).unwrap_or(u64::MAX);
     let limit = t.spec.history.inline_limit;
@@ -211,14 +224,9 @@ pub(crate) fn of_write(
                 serde_json::to_string(b).unwrap_or_default()
             }));
         }
-        None if tombstone => {}
-        // A create's change is the object: kept as it is, its leaves derived when read.
-        None => {
-            rec.created = Some(match body.and_then(|b| std::str::from_utf8(b).ok()) {
-                Some(b) => b.to_string(),
-                None => stripped(object, |a| serde_json::to_string(a).unwrap_or_default()),
-            });
-        }
+        // A create's change is the object, which its object record holds: its leaves are
+        // derived when read.
+        None => {}
     }
     rec.encode()
 }
@@ -255,6 +263,7 @@ impl Record {
             undo: None,
             prev: None,
             created: None,
+            body_in_object: false,
         }
     }
 }

@@ -78,6 +78,11 @@ impl<'k> Deleter<'k> {
         Deleter { kv, cf, batch: Batch::default() }
     }
 
+    /// Puts `value` under `key` in `cf`, in the batch of the next deletion.
+    pub(crate) fn put(&mut self, cf: &'static str, key: &[u8], value: Vec<u8>) {
+        self.batch.put(cf, key.to_vec(), value);
+    }
+
     pub(crate) fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.batch.delete(self.cf, key.to_vec());
         if self.batch.ops.len() >= 1000 {

@@ -26,6 +26,8 @@ const FORMAT: u8 = 1;
 const TOMBSTONE: u8 = 1;
 /// The body is a `k8s\x00` envelope holding the object's Kubernetes protobuf encoding.
 const PROTOBUF: u8 = 2;
+/// The version was written by a create whose history record leaves the body to this record.
+const CREATED: u8 = 4;
 
 /// A managedFields entry but its field set, as read from the object's JSON form.
 #[derive(serde::Deserialize)]
@@ -236,6 +238,35 @@ pub(crate) fn stored_entries(entries: &[u8]) -> Result<Vec<StoredEntry>> {
         return Ok(Vec::new());
     }
     Parts { body: &[], protobuf: false, entries }.stored_entries()
+}
+
+/// Marks a record as written by a create whose history record leaves the body to it: history
+/// reads the created version here, and compaction copies it into the history record before
+/// the version goes ([`is_created`]).
+pub(crate) fn mark_created(record: &mut [u8]) {
+    if let Some(flags) = record.get_mut(1) {
+        *flags |= CREATED;
+    }
+}
+
+/// Whether [`mark_created`] marked a record (without decoding it).
+pub(crate) fn is_created(record: &[u8]) -> bool {
+    record.get(1).is_some_and(|f| f & CREATED != 0)
+}
+
+/// A version's body as history keeps a created one: compact JSON without managedFields and
+/// resourceVersion (a JSON record's body as it is).
+///
+/// # Errors
+/// [`Error::Corrupt`] when the record does not decode.
+pub(crate) fn history_body(record: &[u8]) -> Result<String> {
+    let p = parts(record)?;
+    if !p.protobuf {
+        return String::from_utf8(p.body.to_vec()).map_err(|e| Error::Corrupt(format!("object body: {e}")));
+    }
+    let mut object = decode(record, 0)?;
+    crate::history::take_untracked(&mut object);
+    Ok(crate::history::compact(&object))
 }
 
 /// Whether a record is a tombstone (without decoding it).

@@ -168,7 +168,8 @@ impl Mirror {
             decoded: &[],
             written: &[],
         };
-        let Ok(object::Encoded { record, entries, .. }) = object::encode_with_entries(version, deleted, Some(previous), encoding) else {
+        let Ok(object::Encoded { mut record, entries, .. }) = object::encode_with_entries(version, deleted, Some(previous), encoding)
+        else {
             return Ok(());
         };
         if record.len() > core.options.max_object_bytes {
@@ -188,9 +189,12 @@ impl Mirror {
             batch.ops.extend(owner_index::index_ops(t.id, &prefix, &latest.entries, if deleted { &[] } else { &entries })?);
         }
         if t.spec.history.enabled {
-            let body = if latest.live.is_none() { object::parts(&record).ok().filter(|p| !p.protobuf).map(|p| p.body) } else { None };
+            // A create's history record leaves its body to the object record.
+            if latest.live.is_none() && !deleted {
+                object::mark_created(&mut record);
+            }
             let mut live = latest.live.clone();
-            let h = history_record::of_write(&t, &who, event, deleted, live.as_mut(), version, body);
+            let h = history_record::of_write(&t, &who, event, deleted, live.as_mut(), version);
             batch.put(CF_HISTORY, keys::object_key(&prefix, rev), h);
         }
         batch.put(CF_OBJECTS, keys::object_key(&prefix, rev), record);
