@@ -141,17 +141,34 @@ pub(crate) fn set_managed_fields(
         .into_iter()
         .map(|(entry, set)| {
             let document = kept.as_mut().and_then(|k| k.document(&key_of(&entry), set));
-            // Strings and a unit enum: serializing cannot fail.
-            let mut v = serde_json::to_value(&entry).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut v {
-                m.insert("fieldsV1".into(), document.unwrap_or_else(|| fields_v1::to_value(set)));
-            }
             sets.push(set.clone());
-            v
+            entry_value(entry, document.unwrap_or_else(|| fields_v1::to_value(set)))
         })
         .collect();
     meta.insert("managedFields".into(), Value::Array(list));
     Ok(sets)
+}
+
+/// `entry` with `document` as its FieldsV1, as the JSON object serde writes for an entry (empty
+/// strings and no time left out), built in place rather than through a serializer.
+fn entry_value(entry: ManagedFieldsEntry, document: Value) -> Value {
+    let ManagedFieldsEntry { manager, operation, api_version, time, fields_type, subresource, .. } = entry;
+    let mut m = serde_json::Map::new();
+    let mut text = |k: &str, s: String| {
+        if !s.is_empty() {
+            m.insert(k.to_string(), Value::String(s));
+        }
+    };
+    text("apiVersion", api_version);
+    text("fieldsType", fields_type);
+    text("manager", manager);
+    text("operation", operation.as_str().to_string());
+    text("subresource", subresource);
+    if let Some(t) = time {
+        m.insert("time".into(), Value::String(t));
+    }
+    m.insert("fieldsV1".into(), document);
+    Value::Object(m)
 }
 
 /// The identity of an entry (the apiserver's `BuildManagerIdentifier`): an applier keeps one

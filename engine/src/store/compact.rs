@@ -4,9 +4,10 @@
 //! goes. Then, for each object, every version older than the newest one at or before the
 //! compacted revision is deleted (and that one too when it is a tombstone), as well as the change
 //! log up to it; field history is not touched (it has its own retention, applied by the same
-//! background loop) but for a create's record that left its body to a version being deleted:
-//! the body is copied into it in the deletion's batch. Deletes stream in batches of 1000 without sync (losing them in a crash leaves only
-//! unreachable garbage, swept by the next compaction); the committer is never blocked: it only
+//! background loop), but for a create's record that left its body to a version being deleted:
+//! the body is copied into it in the deletion's batch. Deletes stream in batches of 1000 without
+//! sync (losing them in a crash leaves only unreachable garbage, swept by the next compaction;
+//! a body copy goes with its deletion or not at all); the committer is never blocked: it only
 //! writes newer versions, which compaction does not touch.
 
 use super::core::{now_unix, Core};

@@ -58,7 +58,7 @@ struct RecordV1 {
 /// without undo references; format 2 the same record with bincode's fixed-width integers.
 const RECORD_FORMAT: u8 = 5;
 
-/// The bincode options of formats 3 and 4: variable-length integers, little-endian, no trailing bytes.
+/// The bincode options of formats 3 to 5: variable-length integers, little-endian, no trailing bytes.
 fn format3() -> impl bincode::Options {
     bincode::DefaultOptions::new()
 }
@@ -327,7 +327,7 @@ mod tests {
         (rec.changes, rec.undo, rec.prev) = (d.changes, d.undo, Some("{}".into()));
         let bytes = rec.encode();
         assert!(bytes.len() <= rec.size_bound(), "{} > {}", bytes.len(), rec.size_bound());
-        let back = Record::decode(&bytes).expect("a format 4 record");
+        let back = Record::decode(&bytes).expect("a record of the current format");
         let mut v = after.clone();
         assert!(back.undo.as_ref().expect("undo").apply(&mut v, &back.changes));
         assert_eq!(v, before);
