@@ -7,7 +7,7 @@
 //! background loop), but for a create's record that left its body to a version being deleted:
 //! the body is copied into it in the deletion's batch. Deletes stream in batches of 1000 without
 //! sync (losing them in a crash leaves only unreachable garbage, swept by the next compaction;
-//! a body copy precedes its deletion in the batch, so it never goes after it, also where a
+//! a body copy precedes its deletion in the batch, so no deletion lands without it, also where a
 //! backend splits a batch into transactions); the committer is never blocked: it only
 //! writes newer versions, which compaction does not touch.
 
