@@ -64,7 +64,7 @@ impl Changes {
         if old.len() <= self.inline_limit {
             (StoredValue::Inline(old), Old::Modified(self.changes[MODIFIED].len()))
         } else {
-            (StoredValue::of_json(old.clone(), self.inline_limit), Old::Value(old))
+            (StoredValue::digest(&old), Old::Value(old))
         }
     }
 

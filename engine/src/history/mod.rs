@@ -128,6 +128,11 @@ impl StoredValue {
         if json.len() <= limit {
             return StoredValue::Inline(json);
         }
+        Self::digest(&json)
+    }
+
+    /// The digest and size of a value written as compact JSON.
+    pub(crate) fn digest(json: &str) -> Self {
         use sha2::Digest as _;
         let digest = sha2::Sha256::digest(json.as_bytes());
         let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();

@@ -255,18 +255,18 @@ pub(crate) fn is_created(record: &[u8]) -> bool {
 }
 
 /// A version's body as history keeps a created one: compact JSON without managedFields and
-/// resourceVersion (a JSON record's body as it is).
+/// resourceVersion, which a record's body never holds (a JSON body as it is, a protobuf one as
+/// JSON).
 ///
 /// # Errors
 /// [`Error::Corrupt`] when the record does not decode.
 pub(crate) fn history_body(record: &[u8]) -> Result<String> {
     let p = parts(record)?;
-    if !p.protobuf {
-        return String::from_utf8(p.body.to_vec()).map_err(|e| Error::Corrupt(format!("object body: {e}")));
+    if p.protobuf {
+        let object = k8s_protobuf::object_of_envelope(p.body).map_err(|e| Error::Corrupt(format!("object body: {e}")))?;
+        return Ok(crate::history::compact(&object));
     }
-    let mut object = decode(record, 0)?;
-    crate::history::take_untracked(&mut object);
-    Ok(crate::history::compact(&object))
+    String::from_utf8(p.body.to_vec()).map_err(|e| Error::Corrupt(format!("object body: {e}")))
 }
 
 /// Whether a record is a tombstone (without decoding it).
