@@ -15,6 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 mod support;
 
 const RES: &str = "things.example.com";
+/// Names whose printed path elements hold `.` or `[` (which the index keeps apart) and plain
+/// ones.
+const ITEMS: [&str; 5] = ["i0", "i.1", "i[2", "i3", "i4"];
+const TAGS: [&str; 4] = ["t0", "t.1", "t2", "t[3"];
+const LABELS: [&str; 3] = ["l0", "a.b/l1", "l2"];
 
 fn crd() -> TypeSpec {
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -53,12 +58,15 @@ fn config(obj: u8, replicas: Option<u8>, items: &[(u8, u8)], tags: &[u8]) -> Val
         spec.insert("replicas".into(), json!(r));
     }
     let mut seen = BTreeSet::new();
-    let items: Vec<Value> =
-        items.iter().filter(|(n, _)| seen.insert(*n)).map(|(n, v)| json!({"name": format!("i{n}"), "value": format!("v{v}")})).collect();
+    let items: Vec<Value> = items
+        .iter()
+        .filter(|(n, _)| seen.insert(*n))
+        .map(|(n, v)| json!({"name": ITEMS[usize::from(*n)], "value": format!("v{v}")}))
+        .collect();
     if !items.is_empty() {
         spec.insert("items".into(), Value::Array(items));
     }
-    let tags: BTreeSet<String> = tags.iter().map(|t| format!("t{t}")).collect();
+    let tags: BTreeSet<&str> = tags.iter().map(|t| TAGS[usize::from(*t)]).collect();
     if !tags.is_empty() {
         spec.insert("tags".into(), json!(tags));
     }
@@ -85,6 +93,12 @@ fn scanned_ownership(s: &Store) -> BTreeSet<(String, String, String)> {
     out
 }
 
+/// Whether `path` is `prefix` or continues it with another element (as `owners_of` reads its
+/// path argument: text, `.` the root).
+fn under(path: &str, prefix: &str) -> bool {
+    prefix.is_empty() || prefix == "." || path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 fn strip(mut v: Value) -> Value {
     if let Some(Value::Object(m)) = v.get_mut("metadata") {
         m.remove("managedFields");
@@ -109,7 +123,7 @@ proptest! {
                     s.apply(&Collection::new(RES, Some("ns")), &config(*obj, *replicas, items, tags), &WriteOptions::new(format!("m{manager}")).force(*force)).map(|o| (format!("o{obj}"), Some(o)))
                 }
                 Op::MergePatch { manager, obj, label, value } => {
-                    let patch = json!({"metadata": {"labels": {format!("l{label}"): value.map(|v| format!("x{v}"))}}});
+                    let patch = json!({"metadata": {"labels": {LABELS[usize::from(*label)]: value.map(|v| format!("x{v}"))}}});
                     s.patch(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), PatchType::Merge, &patch, &WriteOptions::new(format!("m{manager}"))).map(|o| (format!("o{obj}"), Some(o)))
                 }
                 Op::Delete { obj } => s.delete(&ObjectKey::new(RES, Some("ns"), format!("o{obj}")), &Default::default()).map(|_| (format!("o{obj}"), None)),
@@ -123,7 +137,27 @@ proptest! {
         }
         // The index equals the scan.
         let indexed: BTreeSet<(String, String, String)> = s.owners_of(RES, "").unwrap().into_iter().map(|o| (o.name, o.path, o.manager)).collect();
-        prop_assert_eq!(&indexed, &scanned_ownership(&s));
+        let scanned = scanned_ownership(&s);
+        prop_assert_eq!(&indexed, &scanned);
+        // Every prefix of every owned path (and a little past it) finds what a scan finds under
+        // it, in path, manager, object order.
+        let mut queries: BTreeSet<String> = BTreeSet::new();
+        for (_, p, _) in &scanned {
+            queries.extend(p.char_indices().map(|(i, _)| p[..i].to_string()));
+            queries.insert(p.clone());
+            queries.insert(format!("{p}x"));
+        }
+        for q in &queries {
+            let got: Vec<(String, String, String)> = s.owners_of(RES, q).unwrap().into_iter().map(|o| (o.path, o.manager, o.name)).collect();
+            let want: Vec<(String, String, String)> = scanned
+                .iter()
+                .filter(|(_, p, _)| under(p, q))
+                .map(|(n, p, m)| (p.clone(), m.clone(), n.clone()))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            prop_assert_eq!(&got, &want, "owners of {:?}", q);
+        }
         let mut by_manager: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (name, _, manager) in &indexed {
             by_manager.entry(manager.clone()).or_default().insert(name.clone());

@@ -186,11 +186,14 @@ impl Store {
         match kv.get(CF_META, keys::META_FORMAT)? {
             None => kv.write(
                 Batch {
-                    ops: vec![kv::Op::Put {
-                        cf: CF_META,
-                        key: keys::META_FORMAT.to_vec(),
-                        value: keys::FORMAT_VERSION.to_be_bytes().to_vec(),
-                    }],
+                    ops: vec![
+                        kv::Op::Put { cf: CF_META, key: keys::META_FORMAT.to_vec(), value: keys::FORMAT_VERSION.to_be_bytes().to_vec() },
+                        kv::Op::Put {
+                            cf: CF_META,
+                            key: owner_index::META_LAYOUT.to_vec(),
+                            value: owner_index::LAYOUT.to_be_bytes().to_vec(),
+                        },
+                    ],
                     revision: None,
                     guards: Vec::new(),
                 },
@@ -199,6 +202,7 @@ impl Store {
             Some(v) if v == keys::FORMAT_VERSION.to_be_bytes() => {}
             Some(v) => return Err(Error::Corrupt(format!("store format {v:?}, this version reads {}", keys::FORMAT_VERSION))),
         }
+        owner_index::relayout(kv)?;
         let revision = kv.revision()?;
         let compacted = match kv.get(CF_META, keys::META_COMPACTED)? {
             Some(v) => keys::read_u64(&v)?,

@@ -3,17 +3,29 @@
 //!
 //! Keys (column family `owners`, see `engine/STORAGE.md`):
 //! - `M ‖ manager ‖ 0x00 ‖ object prefix` → [`Owned`] (the manager's entries and fields there);
-//! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per field path
-//!   (every member of the manager's field set, printed as Kubernetes prints paths).
+//! - `G ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → the members of the manager's
+//!   field set directly below `path` whose element is [`simple`], each printed, separated by
+//!   0x00: one key per level of the set instead of one per member;
+//! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per member whose
+//!   last element is not simple (a field name or key value holding `.` or `[`).
+//!
+//! Paths are printed as Kubernetes prints them; a NUL inside a name or path is written `\u0000`.
 
-use super::keys::CF_OWNERS;
-use super::kv::Op;
+use super::keys::{self, CF_META, CF_OWNERS};
+use super::kv::{Batch, Flow, Kv, Op};
 use super::object::EntryFields;
-use crate::Result;
-use fieldstore_codec::{fields_binary, Set};
+use crate::{Error, Result};
+use fieldstore_codec::{fields_binary, PathElement, Set};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
+
+/// The `meta` key of the owner index's layout version (u32 BE; absent: the first layout, a `P`
+/// key per member, which opening the store rewrites: `owners::relayout`).
+pub(super) const META_LAYOUT: &[u8] = b"owners_layout";
+/// The layout this code writes and reads: levels in `G` keys.
+pub(super) const LAYOUT: u32 = 2;
 
 /// What the `M` entry of a (manager, object) pair holds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -27,12 +39,19 @@ pub(super) struct Owned {
 }
 
 /// Keys never contain the separator: a NUL in a manager name or path is written escaped.
-pub(super) fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn esc(s: &str) -> Cow<'_, str> {
     if s.contains('\0') {
-        std::borrow::Cow::Owned(s.replace('\0', "\\u0000"))
+        Cow::Owned(s.replace('\0', "\\u0000"))
     } else {
-        std::borrow::Cow::Borrowed(s)
+        Cow::Borrowed(s)
     }
+}
+
+/// Whether a printed element is kept in its level's `G` key: nothing after its first
+/// character could start another element, so a path's last such element is found by splitting
+/// the path at its last `.` or `[` (`owners_of`).
+pub(super) fn simple(element: &str) -> bool {
+    element.get(1..).is_some_and(|rest| !rest.contains(['.', '[']))
 }
 
 /// The `M` key of a manager's entries in one object (an empty prefix: all its objects).
@@ -46,13 +65,14 @@ pub(super) fn manager_key(manager: &str, object_prefix: &[u8]) -> Vec<u8> {
     k
 }
 
-/// The `P` key of one field path a manager owns in one object.
-fn path_key(type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Vec<u8> {
-    let (p, m) = (esc(path), esc(manager));
-    let mut k = Vec::with_capacity(7 + p.len() + m.len() + object_prefix.len());
-    k.push(b'P');
+/// A `G` (`kind` `b'G'`) or `P` key: `kind ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object
+/// prefix`, the path escaped already.
+pub(super) fn path_key(kind: u8, type_id: u32, path: &str, manager: &str, object_prefix: &[u8]) -> Vec<u8> {
+    let m = esc(manager);
+    let mut k = Vec::with_capacity(7 + path.len() + m.len() + object_prefix.len());
+    k.push(kind);
     k.extend_from_slice(&type_id.to_be_bytes());
-    k.extend_from_slice(p.as_bytes());
+    k.extend_from_slice(path.as_bytes());
     k.push(0);
     k.extend_from_slice(m.as_bytes());
     k.push(0);
@@ -78,6 +98,105 @@ fn union<'e>(entries: &[&'e EntryFields]) -> Result<Cow<'e, Set>> {
     Ok(Cow::Owned(set))
 }
 
+/// The index keys of one manager's set in one object, as a write changes them.
+pub(super) struct Levels<'a> {
+    pub(super) type_id: u32,
+    pub(super) manager: &'a str,
+    pub(super) object_prefix: &'a [u8],
+}
+
+/// One level's keys: its `G` value (empty: no key) and its other members' paths (sorted).
+struct Level {
+    group: Vec<u8>,
+    others: Vec<String>,
+}
+
+impl Levels<'_> {
+    /// The ops that take the index from set `old` to set `new` (both empty: none): the levels
+    /// whose members differ are written again, subtrees the sets share are skipped.
+    pub(super) fn diff(&self, old: &Set, new: &Set, ops: &mut Vec<Op>) {
+        let mut text = String::new();
+        self.walk(&mut text, old, new, ops);
+    }
+
+    fn walk(&self, text: &mut String, old: &Set, new: &Set, ops: &mut Vec<Op>) {
+        if old.is_same_node(new) {
+            return;
+        }
+        if old.members() != new.members() {
+            self.level_diff(text, old.members(), new.members(), ops);
+        }
+        let empty = Set::new();
+        let (oc, nc) = (old.children(), new.children());
+        let (mut i, mut j) = (0, 0);
+        loop {
+            // The element, its sub-sets in each (empty where absent), and which side moves on.
+            let (pe, o, n, next_i, next_j) = match (oc.get(i), nc.get(j)) {
+                (None, None) => break,
+                (Some((pe, o)), None) => (pe, o, &empty, 1, 0),
+                (None, Some((pe, n))) => (pe, &empty, n, 0, 1),
+                (Some((pa, o)), Some((pb, n))) => match pa.cmp(pb) {
+                    Ordering::Less => (pa, o, &empty, 1, 0),
+                    Ordering::Greater => (pb, &empty, n, 0, 1),
+                    Ordering::Equal => (pa, o, n, 1, 1),
+                },
+            };
+            i += next_i;
+            j += next_j;
+            let len = text.len();
+            pe.write_to(text);
+            self.walk(text, o, n, ops);
+            text.truncate(len);
+        }
+    }
+
+    fn level(text: &str, members: &[PathElement]) -> Level {
+        let mut group = String::with_capacity(members.len() * 16);
+        let mut others = Vec::new();
+        for pe in members {
+            // Each element printed in place, after a separator.
+            let before = group.len();
+            if before > 0 {
+                group.push('\0');
+            }
+            let at = group.len();
+            pe.write_to(&mut group);
+            if !simple(&group[at..]) {
+                others.push(format!("{text}{}", &group[at..]));
+                group.truncate(before);
+            } else if group[at..].contains('\0') {
+                let escaped = esc(&group[at..]).into_owned();
+                group.truncate(at);
+                group.push_str(&escaped);
+            }
+        }
+        others.sort_unstable();
+        Level { group: group.into_bytes(), others }
+    }
+
+    fn level_diff(&self, text: &str, old: &[PathElement], new: &[PathElement], ops: &mut Vec<Op>) {
+        let empty = || Level { group: Vec::new(), others: Vec::new() };
+        let old = if old.is_empty() { empty() } else { Self::level(text, old) };
+        let new = if new.is_empty() { empty() } else { Self::level(text, new) };
+        let path = esc(text);
+        if old.group != new.group {
+            let key = path_key(b'G', self.type_id, &path, self.manager, self.object_prefix);
+            ops.push(if new.group.is_empty() {
+                Op::Delete { cf: CF_OWNERS, key }
+            } else {
+                Op::Put { cf: CF_OWNERS, key, value: new.group }
+            });
+        }
+        let key = |p: &str| path_key(b'P', self.type_id, &esc(p), self.manager, self.object_prefix);
+        for p in old.others.iter().filter(|p| new.others.binary_search(p).is_err()) {
+            ops.push(Op::Delete { cf: CF_OWNERS, key: key(p) });
+        }
+        for p in new.others.iter().filter(|p| old.others.binary_search(p).is_err()) {
+            ops.push(Op::Put { cf: CF_OWNERS, key: key(p), value: Vec::new() });
+        }
+    }
+}
+
 /// The index changes of a write whose object had `old` entries and now has `new` (empty for a
 /// delete). Managers whose entries did not change cost nothing.
 pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields], new: &[EntryFields]) -> Result<Vec<Op>> {
@@ -95,16 +214,7 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
         }
         let old_set = union(&olds)?;
         let new_set = union(&news)?;
-        old_set
-            .difference(&new_set)
-            .iterate_printed(|p| ops.push(Op::Delete { cf: CF_OWNERS, key: path_key(type_id, p, manager, object_prefix) }));
-        let mut added = |p: &str| ops.push(Op::Put { cf: CF_OWNERS, key: path_key(type_id, p, manager, object_prefix), value: Vec::new() });
-        // A create's paths are its whole set: no difference to compute (a copy of the set).
-        if olds.is_empty() {
-            new_set.iterate_printed(&mut added);
-        } else {
-            new_set.difference(&old_set).iterate_printed(&mut added);
-        }
+        Levels { type_id, manager, object_prefix }.diff(&old_set, &new_set, &mut ops);
         let key = manager_key(manager, object_prefix);
         if news.is_empty() {
             ops.push(Op::Delete { cf: CF_OWNERS, key });
@@ -122,4 +232,127 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
         }
     }
     Ok(ops)
+}
+
+/// Brings the owner index of a store written with an earlier layout (no [`META_LAYOUT`] key:
+/// a `P` key per member) to [`LAYOUT`]: every `P` key goes, and each `M` entry's set is written
+/// again as levels. Repeatable: a crash before the layout key is written redoes it on the next
+/// open (no write runs meanwhile).
+///
+/// # Errors
+/// [`Error::Corrupt`] for a layout newer than this code's, or a malformed entry.
+pub(super) fn relayout(kv: &dyn Kv) -> Result<()> {
+    match kv.get(CF_META, META_LAYOUT)? {
+        Some(v) if v == LAYOUT.to_be_bytes() => return Ok(()),
+        Some(v) => return Err(Error::Corrupt(format!("owner index layout {v:?}, this version reads {LAYOUT}"))),
+        None => {}
+    }
+    let mut batch = Batch::default();
+    batch.ops.push(Op::DeleteRange { cf: CF_OWNERS, from: b"P".to_vec(), to: b"Q".to_vec() });
+    kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
+        let bad = || Error::Corrupt("malformed owner index entry".into());
+        let sep = k.iter().position(|&b| b == 0).ok_or_else(bad)?;
+        let manager = std::str::from_utf8(&k[1..sep]).map_err(|_| bad())?;
+        let object_prefix = &k[sep + 1..];
+        let (type_id, _, _) = keys::parse_object_prefix(object_prefix)?;
+        let owned: Owned = bincode::deserialize(v).map_err(|_| bad())?;
+        let set = fields_binary::decode(&owned.set)?;
+        Levels { type_id, manager, object_prefix }.diff(&Set::new(), &set, &mut batch.ops);
+        if batch.ops.len() >= 1000 {
+            kv.write(std::mem::take(&mut batch), false)?;
+        }
+        Ok(Flow::Continue)
+    })?;
+    batch.put(CF_META, META_LAYOUT.to_vec(), LAYOUT.to_be_bytes().to_vec());
+    kv.write(batch, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Collection, Options, Owner, Store, WriteOptions};
+    use serde_json::json;
+
+    const QUERIES: [&str; 8] = ["", ".data", ".data.a.b", ".data.a", ".data.x", ".metadata", ".metadata.labels", ".metadata.labels.app"];
+
+    fn owners(s: &Store) -> Vec<Vec<Owner>> {
+        QUERIES.iter().map(|q| s.owners_of("configmaps", q).unwrap_or_default()).collect()
+    }
+
+    /// Writes the first layout's keys over a store's index: a `P` key per member of each `M`
+    /// entry's set, no `G` key, no layout key.
+    fn to_first_layout(s: &Store) -> Result<()> {
+        let kv = s.core().kv.as_ref();
+        let mut batch = Batch::default();
+        batch.delete_range(CF_OWNERS, b"G".to_vec(), b"H".to_vec());
+        batch.delete_range(CF_OWNERS, b"P".to_vec(), b"Q".to_vec());
+        batch.delete(CF_META, META_LAYOUT.to_vec());
+        kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
+            let sep = k.iter().position(|&b| b == 0).unwrap_or_default();
+            let (manager, prefix) = (std::str::from_utf8(&k[1..sep]).unwrap_or_default(), &k[sep + 1..]);
+            let (type_id, _, _) = keys::parse_object_prefix(prefix)?;
+            let owned: Owned = bincode::deserialize(v).map_err(|e| Error::Corrupt(e.to_string()))?;
+            fields_binary::decode(&owned.set)?
+                .iterate_printed(|p| batch.put(CF_OWNERS, path_key(b'P', type_id, &esc(p), manager, prefix), Vec::new()));
+            Ok(Flow::Continue)
+        })?;
+        kv.write(batch, true)
+    }
+
+    /// How many `G` and `P` keys the index holds.
+    fn kinds(s: &Store) -> Result<(usize, usize)> {
+        let mut n = (0, 0);
+        s.core().kv.scan(CF_OWNERS, b"G", Some(b"Q"), &mut |k, _| {
+            match k.first() {
+                Some(b'G') => n.0 += 1,
+                Some(b'P') => n.1 += 1,
+                _ => {}
+            }
+            Ok(Flow::Continue)
+        })?;
+        Ok(n)
+    }
+
+    #[test]
+    fn a_store_of_the_first_layout_is_laid_out_again_on_open() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::Corrupt(e.to_string()))?;
+        let options = Options::default().sync(false);
+        let configs = Collection::new("configmaps", Some("ns"));
+        let cm = |name: &str, data: serde_json::Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"app": "web"}}, "data": data});
+        let before = {
+            let s = Store::open(dir.path(), options.clone())?;
+            s.apply(&configs, &cm("one", json!({"a.b": "1", "x": "2"})), &WriteOptions::new("alice"))?;
+            s.apply(&configs, &cm("two", json!({"a": "1"})), &WriteOptions::new("alice"))?;
+            s.apply(
+                &configs,
+                &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "two"}, "data": {"x": "3"}}),
+                &WriteOptions::new("bob"),
+            )?;
+            let before = owners(&s);
+            assert!(before.iter().all(|o| !o.is_empty()), "{before:?}");
+            // Levels: `.data` and `.metadata.labels` of each of alice's objects, `.data` of
+            // bob's; `.data.a.b` apart.
+            assert_eq!(kinds(&s)?, (5, 1));
+            to_first_layout(&s)?;
+            assert_eq!(kinds(&s)?, (0, 6));
+            before
+        };
+        let s = Store::open(dir.path(), options)?;
+        assert_eq!(owners(&s), before);
+        assert_eq!(kinds(&s)?, (5, 1));
+        assert_eq!(s.core().kv.get(CF_META, META_LAYOUT)?, Some(LAYOUT.to_be_bytes().to_vec()));
+        // Later writes keep it exact (a `P` key of the first layout left behind would still
+        // name alice): bob takes `.data.x` and `.data.a.b` of `one`.
+        s.apply(
+            &configs,
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "one"}, "data": {"a.b": "9", "x": "9"}}),
+            &WriteOptions::new("bob").force(true),
+        )?;
+        for path in [".data.x", ".data.a.b"] {
+            let got: Vec<(String, String)> =
+                s.owners_of("configmaps", path)?.into_iter().filter(|o| o.name == "one").map(|o| (o.name, o.manager)).collect();
+            assert_eq!(got, vec![("one".to_string(), "bob".to_string())], "{path}");
+        }
+        Ok(())
+    }
 }

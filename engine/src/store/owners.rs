@@ -6,8 +6,9 @@
 //!
 //! Keys (column family `owners`, see `engine/STORAGE.md`):
 //! - `M ‖ manager ‖ 0x00 ‖ object prefix` → [`Owned`] (the manager's entries and fields there);
-//! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per field path
-//!   (every member of the manager's field set, printed as Kubernetes prints paths).
+//! - `G ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → the members directly below
+//!   `path` (one key per level of the manager's field set), and `P` keys for the members a
+//!   level cannot hold (`owner_index.rs`).
 
 use super::commit::Plan;
 use super::history_record::Who;
@@ -176,25 +177,60 @@ impl Store {
     /// [`Error::NotFound`] for an unknown resource.
     pub fn owners_of(&self, resource: &str, path: &str) -> Result<Vec<Owner>> {
         let t = self.resolve(resource)?;
-        let path = if path == "." { "" } else { path };
-        let mut start = vec![b'P'];
-        start.extend_from_slice(&t.id.to_be_bytes());
-        let head = start.len();
-        start.extend_from_slice(esc(path).as_bytes());
-        let end = keys::prefix_end(&start);
-        let mut out = Vec::new();
-        self.core().kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, _| {
-            let (p, rest) = split_nul(&k[head..]).ok_or_else(corrupt)?;
-            let p = utf8(p)?;
-            if !crate::history::path_matches(&p, path) {
-                return Ok(Flow::Continue);
-            }
-            let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
-            let (_, namespace, name) = keys::parse_object_prefix(prefix)?;
-            out.push(Owner { namespace: namespace.to_string(), name: name.to_string(), path: p, manager: utf8(m)? });
-            Ok(Flow::Continue)
-        })?;
-        Ok(out)
+        let path = esc(if path == "." { "" } else { path });
+        let kv = &self.core().kv;
+        // (path, manager, object prefix): sorted, the order of the paths' keys.
+        let mut found: Vec<(String, String, Vec<u8>)> = Vec::new();
+        let head = 1 + t.id.to_be_bytes().len();
+        // The members outside levels (`P`) at or under the path, and every member of the
+        // levels at or under it (`G`).
+        for kind in [b'P', b'G'] {
+            let mut start = vec![kind];
+            start.extend_from_slice(&t.id.to_be_bytes());
+            start.extend_from_slice(path.as_bytes());
+            let end = keys::prefix_end(&start);
+            kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
+                let (p, rest) = split_nul(&k[head..]).ok_or_else(corrupt)?;
+                let p = utf8(p)?;
+                if !crate::history::path_matches(&p, &path) {
+                    return Ok(Flow::Continue);
+                }
+                let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
+                let m = utf8(m)?;
+                if kind == b'P' {
+                    found.push((p, m, prefix.to_vec()));
+                } else {
+                    for element in v.split(|&b| b == 0) {
+                        found.push((format!("{p}{}", std::str::from_utf8(element).map_err(|_| corrupt())?), m.clone(), prefix.to_vec()));
+                    }
+                }
+                Ok(Flow::Continue)
+            })?;
+        }
+        // The path itself, when its last element is in its parent's level.
+        if let Some(at) = path.rfind(['.', '[']) {
+            let (parent, element) = path.split_at(at);
+            let mut start = vec![b'G'];
+            start.extend_from_slice(&t.id.to_be_bytes());
+            start.extend_from_slice(parent.as_bytes());
+            start.push(0);
+            let end = keys::prefix_end(&start);
+            kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
+                if v.split(|&b| b == 0).any(|e| e == element.as_bytes()) {
+                    let (m, prefix) = split_nul(&k[start.len()..]).ok_or_else(corrupt)?;
+                    found.push((path.to_string(), utf8(m)?, prefix.to_vec()));
+                }
+                Ok(Flow::Continue)
+            })?;
+        }
+        found.sort_unstable();
+        found
+            .into_iter()
+            .map(|(path, manager, prefix)| {
+                let (_, namespace, name) = keys::parse_object_prefix(&prefix)?;
+                Ok(Owner { namespace: namespace.to_string(), name: name.to_string(), path, manager })
+            })
+            .collect()
     }
 
     /// Every manager owning fields (of one resource, or of any) with counts of objects and
