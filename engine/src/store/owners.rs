@@ -179,8 +179,26 @@ impl Store {
         let t = self.resolve(resource)?;
         let path = esc(if path == "." { "" } else { path });
         let kv = &self.core().kv;
-        // (path, manager, object prefix): sorted, the order of the paths' keys.
-        let mut found: Vec<(String, String, Vec<u8>)> = Vec::new();
+        let mut found: Vec<Owner> = Vec::new();
+        // Adds the owners one index key names: the path (`P`) or the paths of `elements` below
+        // it (`G`).
+        let mut add = |path: &[u8], rest: &[u8], elements: Option<&[u8]>| -> Result<()> {
+            let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
+            let (_, namespace, name) = keys::parse_object_prefix(prefix)?;
+            let owner = |path: String| -> Result<Owner> {
+                Ok(Owner { namespace: namespace.to_string(), name: name.to_string(), path, manager: utf8(m)? })
+            };
+            match elements {
+                None => found.push(owner(utf8(path)?)?),
+                Some(elements) => {
+                    let path = std::str::from_utf8(path).map_err(|_| corrupt())?;
+                    for element in elements.split(|&b| b == 0) {
+                        found.push(owner(format!("{path}{}", std::str::from_utf8(element).map_err(|_| corrupt())?))?);
+                    }
+                }
+            }
+            Ok(())
+        };
         let head = 1 + t.id.to_be_bytes().len();
         // The members outside levels (`P`) at or under the path, and every member of the
         // levels at or under it (`G`).
@@ -191,18 +209,8 @@ impl Store {
             let end = keys::prefix_end(&start);
             kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
                 let (p, rest) = split_nul(&k[head..]).ok_or_else(corrupt)?;
-                let p = utf8(p)?;
-                if !crate::history::path_matches(&p, &path) {
-                    return Ok(Flow::Continue);
-                }
-                let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
-                let m = utf8(m)?;
-                if kind == b'P' {
-                    found.push((p, m, prefix.to_vec()));
-                } else {
-                    for element in v.split(|&b| b == 0) {
-                        found.push((format!("{p}{}", std::str::from_utf8(element).map_err(|_| corrupt())?), m.clone(), prefix.to_vec()));
-                    }
+                if crate::history::path_matches(std::str::from_utf8(p).map_err(|_| corrupt())?, &path) {
+                    add(p, rest, (kind == b'G').then_some(v))?;
                 }
                 Ok(Flow::Continue)
             })?;
@@ -217,20 +225,16 @@ impl Store {
             let end = keys::prefix_end(&start);
             kv.scan(CF_OWNERS, &start, end.as_deref(), &mut |k, v| {
                 if v.split(|&b| b == 0).any(|e| e == element.as_bytes()) {
-                    let (m, prefix) = split_nul(&k[start.len()..]).ok_or_else(corrupt)?;
-                    found.push((path.to_string(), utf8(m)?, prefix.to_vec()));
+                    add(path.as_bytes(), &k[start.len()..], None)?;
                 }
                 Ok(Flow::Continue)
             })?;
         }
-        found.sort_unstable();
-        found
-            .into_iter()
-            .map(|(path, manager, prefix)| {
-                let (_, namespace, name) = keys::parse_object_prefix(&prefix)?;
-                Ok(Owner { namespace: namespace.to_string(), name: name.to_string(), path, manager })
-            })
-            .collect()
+        // In path, manager, object order. Each path comes from one key kind and one level (its
+        // last element is simple or not; the level is the path without it), whose keys were
+        // scanned in manager, object order: a stable sort by path keeps that order.
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(found)
     }
 
     /// Every manager owning fields (of one resource, or of any) with counts of objects and
