@@ -417,7 +417,8 @@ fn read_storage(dir: &Path, names: &[&str]) -> Storage {
                 "owners" => {
                     // Every owners key ends with the object prefix: `… ns ‖ 0 ‖ name ‖ 0`; `M` rows
                     // (one per manager and object, holding the manager's whole field set) apart
-                    // from `P` rows (one per owned path).
+                    // from the path rows (`G`: one per level of the manager's set; `P`: one per
+                    // path no level holds).
                     if let Some(name) = names.iter().find(|name| k.ends_with(format!("{NS}\0{name}\0").as_bytes())) {
                         let e = s.owners.entry((*name).to_string()).or_default();
                         e.records += 1;

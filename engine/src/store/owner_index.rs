@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// The `meta` key of the owner index's layout version (u32 BE; absent: the first layout, a `P`
-/// key per member, which opening the store rewrites: `owners::relayout`).
+/// key per member, which opening the store rewrites: [`relayout`]).
 pub(super) const META_LAYOUT: &[u8] = b"owners_layout";
 /// The layout this code writes and reads: levels in `G` keys.
 pub(super) const LAYOUT: u32 = 2;
