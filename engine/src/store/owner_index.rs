@@ -15,7 +15,7 @@ use super::keys::{self, CF_META, CF_OWNERS};
 use super::kv::{Batch, Flow, Kv, Op};
 use super::object::EntryFields;
 use crate::{Error, Result};
-use fieldstore_codec::{fields_binary, PathElement, Set};
+use fieldstore_codec::{fields_binary, Set};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -105,86 +105,130 @@ pub(super) struct Levels<'a> {
     pub(super) object_prefix: &'a [u8],
 }
 
-/// One level's keys: its `G` value (empty: no key) and its other members' paths (sorted).
+/// One level's keys: its `G` value (`None`: no key) and its other members' paths (sorted).
+#[derive(Default)]
 struct Level {
-    group: Vec<u8>,
+    group: Option<Vec<u8>>,
     others: Vec<String>,
+}
+
+/// A node of a set as the index sees it: the node, and whether its own path is a member that
+/// its level holds (as the empty element; a member with children is held by its own level, one
+/// without by its parent's).
+#[derive(Clone, Copy)]
+struct Node<'s> {
+    set: &'s Set,
+    member: bool,
+}
+
+impl Node<'_> {
+    /// Whether the node's level holds the same elements as `other`'s (members, which of them
+    /// have children, its own membership), without printing any.
+    fn same_level(&self, other: &Node<'_>) -> bool {
+        let (a, b) = (self.set, other.set);
+        self.member == other.member
+            && a.members() == b.members()
+            && a.children().len() == b.children().len()
+            && a.children().iter().zip(b.children()).all(|(x, y)| x.0 == y.0)
+    }
 }
 
 impl Levels<'_> {
     /// The ops that take the index from set `old` to set `new` (both empty: none): the levels
-    /// whose members differ are written again, subtrees the sets share are skipped.
+    /// whose elements differ are written again, sub-sets the two share are skipped.
     pub(super) fn diff(&self, old: &Set, new: &Set, ops: &mut Vec<Op>) {
         let mut text = String::new();
-        self.walk(&mut text, old, new, ops);
+        self.walk(&mut text, Node { set: old, member: false }, Node { set: new, member: false }, ops);
     }
 
-    fn walk(&self, text: &mut String, old: &Set, new: &Set, ops: &mut Vec<Op>) {
-        if old.is_same_node(new) {
+    fn walk(&self, text: &mut String, old: Node<'_>, new: Node<'_>, ops: &mut Vec<Op>) {
+        if old.set.is_same_node(new.set) && old.member == new.member {
             return;
         }
-        if old.members() != new.members() {
-            self.level_diff(text, old.members(), new.members(), ops);
+        if !old.same_level(&new) {
+            self.level_diff(text, old, new, ops);
         }
         let empty = Set::new();
-        let (oc, nc) = (old.children(), new.children());
+        let (oc, nc) = (old.set.children(), new.set.children());
         let (mut i, mut j) = (0, 0);
         loop {
-            // The element, its sub-sets in each (empty where absent), and which side moves on.
+            // The element, its sub-sets in each (absent: `None`), and which side moves on.
             let (pe, o, n, next_i, next_j) = match (oc.get(i), nc.get(j)) {
                 (None, None) => break,
-                (Some((pe, o)), None) => (pe, o, &empty, 1, 0),
-                (None, Some((pe, n))) => (pe, &empty, n, 0, 1),
+                (Some((pe, o)), None) => (pe, Some(o), None, 1, 0),
+                (None, Some((pe, n))) => (pe, None, Some(n), 0, 1),
                 (Some((pa, o)), Some((pb, n))) => match pa.cmp(pb) {
-                    Ordering::Less => (pa, o, &empty, 1, 0),
-                    Ordering::Greater => (pb, &empty, n, 0, 1),
-                    Ordering::Equal => (pa, o, n, 1, 1),
+                    Ordering::Less => (pa, Some(o), None, 1, 0),
+                    Ordering::Greater => (pb, None, Some(n), 0, 1),
+                    Ordering::Equal => (pa, Some(o), Some(n), 1, 1),
                 },
             };
             i += next_i;
             j += next_j;
             let len = text.len();
             pe.write_to(text);
+            let simple = simple(&text[len..]);
+            let o = match o {
+                Some(set) => Node { set, member: simple && old.set.members().binary_search(pe).is_ok() },
+                None => Node { set: &empty, member: false },
+            };
+            let n = match n {
+                Some(set) => Node { set, member: simple && new.set.members().binary_search(pe).is_ok() },
+                None => Node { set: &empty, member: false },
+            };
             self.walk(text, o, n, ops);
             text.truncate(len);
         }
     }
 
-    fn level(text: &str, members: &[PathElement]) -> Level {
+    fn level(text: &str, node: Node<'_>) -> Level {
+        let (members, children) = (node.set.members(), node.set.children());
+        if members.is_empty() && !node.member {
+            return Level::default();
+        }
         let mut group = String::with_capacity(members.len() * 16);
         let mut others = Vec::new();
+        let mut held = node.member;
+        let mut c = 0;
         for pe in members {
             // Each element printed in place, after a separator.
             let before = group.len();
-            if before > 0 {
+            if held {
                 group.push('\0');
             }
             let at = group.len();
             pe.write_to(&mut group);
+            while children.get(c).is_some_and(|(x, _)| x < pe) {
+                c += 1;
+            }
+            let has_children = children.get(c).is_some_and(|(x, _)| x == pe);
             if !simple(&group[at..]) {
                 others.push(format!("{text}{}", &group[at..]));
                 group.truncate(before);
-            } else if group[at..].contains('\0') {
-                let escaped = esc(&group[at..]).into_owned();
-                group.truncate(at);
-                group.push_str(&escaped);
+            } else if has_children {
+                // Held by its own level.
+                group.truncate(before);
+            } else {
+                held = true;
+                if group[at..].contains('\0') {
+                    let escaped = esc(&group[at..]).into_owned();
+                    group.truncate(at);
+                    group.push_str(&escaped);
+                }
             }
         }
         others.sort_unstable();
-        Level { group: group.into_bytes(), others }
+        Level { group: held.then(|| group.into_bytes()), others }
     }
 
-    fn level_diff(&self, text: &str, old: &[PathElement], new: &[PathElement], ops: &mut Vec<Op>) {
-        let empty = || Level { group: Vec::new(), others: Vec::new() };
-        let old = if old.is_empty() { empty() } else { Self::level(text, old) };
-        let new = if new.is_empty() { empty() } else { Self::level(text, new) };
+    fn level_diff(&self, text: &str, old: Node<'_>, new: Node<'_>, ops: &mut Vec<Op>) {
+        let (old, new) = (Self::level(text, old), Self::level(text, new));
         let path = esc(text);
         if old.group != new.group {
             let key = path_key(b'G', self.type_id, &path, self.manager, self.object_prefix);
-            ops.push(if new.group.is_empty() {
-                Op::Delete { cf: CF_OWNERS, key }
-            } else {
-                Op::Put { cf: CF_OWNERS, key, value: new.group }
+            ops.push(match new.group {
+                None => Op::Delete { cf: CF_OWNERS, key },
+                Some(value) => Op::Put { cf: CF_OWNERS, key, value },
             });
         }
         let key = |p: &str| path_key(b'P', self.type_id, &esc(p), self.manager, self.object_prefix);

@@ -181,7 +181,7 @@ impl Store {
         let kv = &self.core().kv;
         let mut found: Vec<Owner> = Vec::new();
         // Adds the owners one index key names: the path (`P`) or the paths of `elements` below
-        // it (`G`).
+        // it (`G`; the empty element is the path itself).
         let mut add = |path: &[u8], rest: &[u8], elements: Option<&[u8]>| -> Result<()> {
             let (m, prefix) = split_nul(rest).ok_or_else(corrupt)?;
             let (_, namespace, name) = keys::parse_object_prefix(prefix)?;
@@ -215,7 +215,9 @@ impl Store {
                 Ok(Flow::Continue)
             })?;
         }
-        // The path itself, when its last element is in its parent's level.
+        // The path itself, when it is a member without children (its parent's level holds its
+        // last element; a member with children is the empty element of its own level, read
+        // above).
         if let Some(at) = path.rfind(['.', '[']) {
             let (parent, element) = path.split_at(at);
             let mut start = vec![b'G'];
@@ -230,10 +232,13 @@ impl Store {
                 Ok(Flow::Continue)
             })?;
         }
-        // In path, manager, object order. Each path comes from one key kind and one level (its
-        // last element is simple or not; the level is the path without it), whose keys were
-        // scanned in manager, object order: a stable sort by path keeps that order.
-        found.sort_by(|a, b| a.path.cmp(&b.path));
+        // In path, manager, object order (namespace, then name: the order of object prefixes).
+        // Each level's keys were scanned in manager, object order, so runs are sorted already
+        // (which the merge sort finds).
+        fn order(o: &Owner) -> (&str, &str, &str, &str) {
+            (&o.path, &o.manager, &o.namespace, &o.name)
+        }
+        found.sort_by(|a, b| order(a).cmp(&order(b)));
         Ok(found)
     }
 
