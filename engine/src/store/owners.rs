@@ -233,12 +233,18 @@ impl Store {
             })?;
         }
         // In path, manager, object order (namespace, then name: the order of object prefixes).
-        // Each level's keys were scanned in manager, object order, so runs are sorted already
-        // (which the merge sort finds).
-        fn order(o: &Owner) -> (&str, &str, &str, &str) {
-            (&o.path, &o.manager, &o.namespace, &o.name)
+        // A stable sort by path keeps the order of the scans within a path, which is manager,
+        // object order unless the path came from two levels (a member with children for some
+        // managers and objects, without for others): those runs are sorted again.
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        fn order(o: &Owner) -> (&str, &str, &str) {
+            (&o.manager, &o.namespace, &o.name)
         }
-        found.sort_by(|a, b| order(a).cmp(&order(b)));
+        for run in found.chunk_by_mut(|a, b| a.path == b.path) {
+            if !run.is_sorted_by(|a, b| order(a) <= order(b)) {
+                run.sort_by(|a, b| order(a).cmp(&order(b)));
+            }
+        }
         Ok(found)
     }
 
