@@ -3,9 +3,11 @@
 //!
 //! Keys (column family `owners`, see `engine/STORAGE.md`):
 //! - `M ‖ manager ‖ 0x00 ‖ object prefix` → [`Owned`] (the manager's entries and fields there);
-//! - `G ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → the members of the manager's
-//!   field set directly below `path` whose element is [`simple`], each printed, separated by
-//!   0x00: one key per level of the set instead of one per member;
+//! - `G ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → a *level* of the manager's
+//!   field set: the members directly below `path` without children, whose element is
+//!   [`simple`], each printed, and the empty element when `path` itself is a member (a member
+//!   with children is held by its own level), separated by 0x00: one key per level of the set
+//!   instead of one per member;
 //! - `P ‖ type id ‖ path ‖ 0x00 ‖ manager ‖ 0x00 ‖ object prefix` → empty, one per member whose
 //!   last element is not simple (a field name or key value holding `.` or `[`).
 //!
