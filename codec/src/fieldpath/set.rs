@@ -132,6 +132,18 @@ impl Set {
         }
     }
 
+    /// The set's top-level parts (as [`Set::members`] and [`Set::children`] give them), moved
+    /// out when this set holds its node alone, copied when the node is shared.
+    pub fn into_parts(self) -> (Vec<PathElement>, Vec<(PathElement, Set)>) {
+        match self.node {
+            Some(node) => {
+                let Node { members, children } = Arc::unwrap_or_clone(node);
+                (members, children)
+            }
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
     /// Whether the set holds no path at all.
     pub fn is_empty(&self) -> bool {
         self.members().is_empty() && self.children().iter().all(|(_, c)| c.is_empty())

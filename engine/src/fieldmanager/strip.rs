@@ -1,7 +1,7 @@
 //! Fields never tracked in managedFields (the apiserver's `stripMetaManager`).
 
 use crate::merge::{ManagedFields, ManagerKey};
-use fieldstore_codec::{Path, PathElement, Set};
+use fieldstore_codec::{Path, Set};
 
 /// The paths taken out of a writer's set before it is stored: the type meta, `metadata` itself,
 /// and the metadata the server owns.
@@ -33,26 +33,21 @@ pub(crate) fn strip_set() -> Set {
 
 /// `set` without the strip set: a plain difference (`metadata.labels.x` stays though `metadata`
 /// goes), computed without copying the parts of `set` the strip set does not reach.
-pub(crate) fn stripped(mut set: Set, strip: &Set) -> Set {
+pub(crate) fn stripped(set: Set, strip: &Set) -> Set {
     // (No test for an empty intersection first: every write's set has some of the stripped
-    // metadata, and the walk below moves what the strip set does not reach.)
-    let members: Vec<PathElement> = set.members().iter().filter(|m| !strip.has_member(m)).cloned().collect();
-    let names: Vec<PathElement> = set.children().iter().map(|(pe, _)| pe.clone()).collect();
-    let mut children = Vec::with_capacity(names.len());
-    for pe in names {
-        // Moved out, not copied: `spec` with its ten thousand items costs nothing here.
-        let child = std::mem::take(set.descend(&pe));
-        match strip.child(&pe) {
-            Some(s) => {
-                let d = child.difference(s);
-                if !d.is_empty() {
-                    children.push((pe, d));
-                }
-            }
-            None => children.push((pe, child)),
-        }
-    }
-    Set::from_parts(members, children)
+    // metadata, and the parts the strip set does not reach are moved, not copied: `spec` with
+    // its ten thousand items costs nothing here.)
+    let (mut members, children) = set.into_parts();
+    members.retain(|m| !strip.has_member(m));
+    let children = children
+        .into_iter()
+        .filter_map(|(pe, child)| match strip.child(&pe) {
+            Some(s) => Some(child.difference(s)).filter(|d| !d.is_empty()).map(|d| (pe, d)),
+            None => Some((pe, child)),
+        })
+        .collect();
+    // Still in order: parts were only taken out.
+    Set::from_sorted_parts(members, children)
 }
 
 /// Strips `manager`'s set, dropping the manager when nothing is left.
