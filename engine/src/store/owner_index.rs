@@ -293,8 +293,10 @@ pub(super) fn relayout(kv: &dyn Kv) -> Result<()> {
         Some(v) => return Err(Error::Corrupt(format!("owner index layout {v:?}, this version reads {LAYOUT}"))),
         None => {}
     }
+    // On its own: a transaction on etcd may not delete a range and put a key inside it.
     let mut batch = Batch::default();
-    batch.ops.push(Op::DeleteRange { cf: CF_OWNERS, from: b"P".to_vec(), to: b"Q".to_vec() });
+    batch.delete_range(CF_OWNERS, b"P".to_vec(), b"Q".to_vec());
+    kv.write(std::mem::take(&mut batch), true)?;
     kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
         let bad = || Error::Corrupt("malformed owner index entry".into());
         let sep = k.iter().position(|&b| b == 0).ok_or_else(bad)?;
