@@ -624,7 +624,7 @@ fn leaf_pointers(v: &Value, at: String, out: &mut Vec<String>) {
 }
 
 #[test]
-fn a_check_of_the_changed_fields_answers_as_the_whole_encoding() {
+fn a_check_of_the_changed_fields_or_of_a_new_object_answers_as_the_whole_encoding() {
     // Every leaf of every fixture replaced, one at a time, by values of other kinds (most of
     // them invalid there) and by a valid-looking change: the check given the fixture as the old
     // version accepts and rejects exactly what encoding the whole new version does, with the
@@ -635,6 +635,7 @@ fn a_check_of_the_changed_fields_answers_as_the_whole_encoding() {
         let old: Value = serde_json::from_slice(&f.json).unwrap();
         let message = f.message();
         message.check_changed(&old, &old).map_err(|e| format!("unchanged: {e}"))?;
+        message.check(&old).map_err(|e| format!("checked alone: {e}"))?;
         let mut leaves = Vec::new();
         leaf_pointers(&old, String::new(), &mut leaves);
         for pointer in leaves.iter().filter(|p| !p.is_empty()) {
@@ -646,6 +647,10 @@ fn a_check_of_the_changed_fields_answers_as_the_whole_encoding() {
                 if whole != changed {
                     return Err(format!("{pointer} = {replacement}: whole {whole:?}, changed only {changed:?}"));
                 }
+                let alone = message.check(&new).map_err(|e| e.to_string());
+                if whole != alone {
+                    return Err(format!("{pointer} = {replacement}: whole {whole:?}, checked alone {alone:?}"));
+                }
                 checked.set(checked.get() + 1);
             }
         }
@@ -656,8 +661,9 @@ fn a_check_of_the_changed_fields_answers_as_the_whole_encoding() {
             *new.pointer_mut(b).unwrap() = json!({"a": 1});
             let whole = message.from_value(&new).map(drop).map_err(|e| e.to_string());
             let changed = message.check_changed(&new, &old).map_err(|e| e.to_string());
-            if whole != changed {
-                return Err(format!("{a} and {b}: whole {whole:?}, changed only {changed:?}"));
+            let alone = message.check(&new).map_err(|e| e.to_string());
+            if whole != changed || whole != alone {
+                return Err(format!("{a} and {b}: whole {whole:?}, changed only {changed:?}, checked alone {alone:?}"));
             }
         }
         Ok(())

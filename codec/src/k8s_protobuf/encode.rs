@@ -82,8 +82,14 @@ impl Encoder {
         depth: usize,
     ) -> Result<(), PathError> {
         let (json, old) = (non_null(json), non_null(old));
-        let (Some(object @ serde_json::Value::Object(members)), Some(serde_json::Value::Object(old_members))) = (json, old) else {
-            return if json == old { Ok(()) } else { self.message(message, json, depth) };
+        let none = serde_json::Map::new();
+        let (object, members, old_members) = match (json, old) {
+            (Some(object @ serde_json::Value::Object(members)), Some(serde_json::Value::Object(old_members))) => {
+                (object, members, old_members)
+            }
+            // Absent before (or a create's check): as an empty object, every member is new.
+            (Some(object @ serde_json::Value::Object(members)), None) => (object, members, &none),
+            _ => return if json == old { Ok(()) } else { self.message(message, json, depth) },
         };
         // An inline struct reads the whole object: such messages are encoded whole.
         if message.special != Special::None || depth >= MAX_DEPTH || message.has_inline {
@@ -106,7 +112,11 @@ impl Encoder {
             let result = match (field.card, field.ty) {
                 (Card::Single, Ty::Message(sub)) => self.message_changed(self.schema.message(sub), Some(value), was, depth + 1),
                 (Card::Repeated, Ty::Message(sub)) => match (value, was) {
-                    (serde_json::Value::Array(items), Some(serde_json::Value::Array(old_items))) => {
+                    (serde_json::Value::Array(items), None | Some(serde_json::Value::Array(_))) => {
+                        let old_items = match was {
+                            Some(serde_json::Value::Array(old_items)) => old_items.as_slice(),
+                            _ => &[],
+                        };
                         let sub = self.schema.message(sub);
                         items.iter().enumerate().try_for_each(|(i, item)| {
                             self.message_changed(sub, Some(item), old_items.get(i), depth + 1).map_err(|e| e.at(Seg::Index(i)))

@@ -188,6 +188,19 @@ impl MessageType {
         encoder.message_changed(schema.message(self.0), Some(json), Some(old), 0).map_err(|e| self.json_error(e))
     }
 
+    /// Whether `json` encodes as this message, as [`from_value`](Self::from_value) would say,
+    /// looking only at the fields present (an absent one takes its zero value, which always
+    /// encodes) and writing no encoding: a new object's check.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_value`](Self::from_value).
+    pub fn check(self, json: &Value) -> Result<()> {
+        let schema = Schema::get();
+        let mut encoder = encode::Encoder::new(schema, 256);
+        encoder.message_changed(schema.message(self.0), Some(json), None, 0).map_err(|e| self.json_error(e))
+    }
+
     fn encode<J: json_in::JsonIn>(self, json: &J) -> Result<Vec<u8>> {
         let schema = Schema::get();
         let message = schema.message(self.0);

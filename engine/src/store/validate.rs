@@ -266,7 +266,7 @@ pub(crate) fn encodable(t: &super::types::Registered, object: &mut Value, live: 
     let kept = if managed_fields { None } else { crate::fieldmanager::take_managed_fields(object) };
     let checked = match live {
         Some(live) => message.check_changed(object, live),
-        None => message.from_value(object).map(drop),
+        None => message.check(object),
     };
     if let (Some(mf), Some(Value::Object(meta))) = (kept, object.get_mut("metadata")) {
         meta.insert("managedFields".into(), mf);
