@@ -175,30 +175,19 @@ impl MessageType {
         self.encode(json)
     }
 
-    /// Whether `json` encodes as this message, given that `old` (another version of the same
-    /// object, which encoded) did: only the fields that differ from `old`'s are encoded. The
-    /// error is [`from_value`](Self::from_value)'s for those fields.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_value`](Self::from_value), for the changed fields.
-    pub fn check_changed(self, json: &Value, old: &Value) -> Result<()> {
-        let schema = Schema::get();
-        let mut encoder = encode::Encoder::new(schema, 256);
-        encoder.message_changed(schema.message(self.0), Some(json), Some(old), 0).map_err(|e| self.json_error(e))
-    }
-
     /// Whether `json` encodes as this message, as [`from_value`](Self::from_value) would say,
-    /// looking only at the fields present (an absent one takes its zero value, which always
-    /// encodes) and writing no encoding: a new object's check.
+    /// looking only at the fields present and, given `old` (another version of the same object,
+    /// which encoded), only at those that differ from `old`'s. An absent field takes its zero
+    /// value, which always encodes; what is looked at is encoded into a scratch buffer, not
+    /// kept. The error is [`from_value`](Self::from_value)'s for those fields.
     ///
     /// # Errors
     ///
-    /// As [`from_value`](Self::from_value).
-    pub fn check(self, json: &Value) -> Result<()> {
+    /// As [`from_value`](Self::from_value), for the fields looked at.
+    pub fn check(self, json: &Value, old: Option<&Value>) -> Result<()> {
         let schema = Schema::get();
         let mut encoder = encode::Encoder::new(schema, 256);
-        encoder.message_changed(schema.message(self.0), Some(json), None, 0).map_err(|e| self.json_error(e))
+        encoder.message_changed(schema.message(self.0), Some(json), old, 0).map_err(|e| self.json_error(e))
     }
 
     fn encode<J: json_in::JsonIn>(self, json: &J) -> Result<Vec<u8>> {

@@ -280,6 +280,18 @@ pub(super) fn index_ops(type_id: u32, object_prefix: &[u8], old: &[EntryFields],
     Ok(ops)
 }
 
+/// An `M` entry read back: its manager and object (as the keys of its set's levels name them)
+/// and the union of the manager's sets there.
+fn manager_entry<'k>(key: &'k [u8], value: &[u8]) -> Result<(Levels<'k>, Set)> {
+    let bad = || Error::Corrupt("malformed owner index entry".into());
+    let sep = key.iter().position(|&b| b == 0).ok_or_else(bad)?;
+    let manager = key.get(1..sep).and_then(|m| std::str::from_utf8(m).ok()).ok_or_else(bad)?;
+    let object_prefix = &key[sep + 1..];
+    let (type_id, _, _) = keys::parse_object_prefix(object_prefix)?;
+    let owned: Owned = bincode::deserialize(value).map_err(|_| bad())?;
+    Ok((Levels { type_id, manager, object_prefix }, fields_binary::decode(&owned.set)?))
+}
+
 /// Brings the owner index of a store written with an earlier layout (no [`META_LAYOUT`] key:
 /// a `P` key per member) to [`LAYOUT`]: every `P` key goes, and each `M` entry's set is written
 /// again as levels. Repeatable: a crash before the layout key is written redoes it on the next
@@ -298,14 +310,8 @@ pub(super) fn relayout(kv: &dyn Kv) -> Result<()> {
     batch.delete_range(CF_OWNERS, b"P".to_vec(), b"Q".to_vec());
     kv.write(std::mem::take(&mut batch), true)?;
     kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
-        let bad = || Error::Corrupt("malformed owner index entry".into());
-        let sep = k.iter().position(|&b| b == 0).ok_or_else(bad)?;
-        let manager = std::str::from_utf8(&k[1..sep]).map_err(|_| bad())?;
-        let object_prefix = &k[sep + 1..];
-        let (type_id, _, _) = keys::parse_object_prefix(object_prefix)?;
-        let owned: Owned = bincode::deserialize(v).map_err(|_| bad())?;
-        let set = fields_binary::decode(&owned.set)?;
-        Levels { type_id, manager, object_prefix }.diff(&Set::new(), &set, &mut batch.ops);
+        let (levels, set) = manager_entry(k, v)?;
+        levels.diff(&Set::new(), &set, &mut batch.ops);
         if batch.ops.len() >= 1000 {
             kv.write(std::mem::take(&mut batch), false)?;
         }
@@ -336,12 +342,8 @@ mod tests {
         batch.delete_range(CF_OWNERS, b"P".to_vec(), b"Q".to_vec());
         batch.delete(CF_META, META_LAYOUT.to_vec());
         kv.scan(CF_OWNERS, b"M", Some(b"N"), &mut |k, v| {
-            let sep = k.iter().position(|&b| b == 0).unwrap_or_default();
-            let (manager, prefix) = (std::str::from_utf8(&k[1..sep]).unwrap_or_default(), &k[sep + 1..]);
-            let (type_id, _, _) = keys::parse_object_prefix(prefix)?;
-            let owned: Owned = bincode::deserialize(v).map_err(|e| Error::Corrupt(e.to_string()))?;
-            fields_binary::decode(&owned.set)?
-                .iterate_printed(|p| batch.put(CF_OWNERS, path_key(b'P', type_id, &esc(p), manager, prefix), Vec::new()));
+            let (l, set) = manager_entry(k, v)?;
+            set.iterate_printed(|p| batch.put(CF_OWNERS, path_key(b'P', l.type_id, &esc(p), l.manager, l.object_prefix), Vec::new()));
             Ok(Flow::Continue)
         })?;
         kv.write(batch, true)

@@ -264,10 +264,7 @@ fn config_key(k: &str) -> Vec<String> {
 pub(crate) fn encodable(t: &super::types::Registered, object: &mut Value, live: Option<&Value>, managed_fields: bool) -> Result<()> {
     let Some(message) = t.protobuf() else { return Ok(()) };
     let kept = if managed_fields { None } else { crate::fieldmanager::take_managed_fields(object) };
-    let checked = match live {
-        Some(live) => message.check_changed(object, live),
-        None => message.check(object),
-    };
+    let checked = message.check(object, live);
     if let (Some(mf), Some(Value::Object(meta))) = (kept, object.get_mut("metadata")) {
         meta.insert("managedFields".into(), mf);
     }
