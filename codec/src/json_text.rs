@@ -25,13 +25,40 @@ const fn has_special(w: u64) -> bool {
     (below_space | quote | backslash) & !w & HIGHS != 0
 }
 
+/// Whether any byte of the eight in `w` is one Go's `encoding/json` escapes in a string: those of
+/// [`has_special`], `<`, `>`, `&`, and 0xE2 (the first byte of U+2028 and U+2029).
+const fn has_go_special(w: u64) -> bool {
+    let ascii = (w.wrapping_sub(ONES * 0x20)
+        | (w ^ (ONES * 0x22)).wrapping_sub(ONES)
+        | (w ^ (ONES * 0x5c)).wrapping_sub(ONES)
+        | (w ^ (ONES * 0x3c)).wrapping_sub(ONES)
+        | (w ^ (ONES * 0x3e)).wrapping_sub(ONES)
+        | (w ^ (ONES * 0x26)).wrapping_sub(ONES))
+        & !w;
+    // A byte equal to 0xE2 is zero after `^`; its high bit is then clear, so its own mask.
+    let x = w ^ (ONES * 0xe2);
+    let e2 = x.wrapping_sub(ONES) & !x;
+    (ascii | e2) & HIGHS != 0
+}
+
 /// How many bytes at the start of `bytes`, in whole words of eight, need no escape.
-fn plain_words(bytes: &[u8]) -> usize {
+pub(crate) fn plain_words(bytes: &[u8]) -> usize {
+    words_without(bytes, has_special)
+}
+
+/// How many bytes at the start of `bytes`, in whole words of eight, need no escape in Go's
+/// `encoding/json` string form.
+pub(crate) fn go_plain_words(bytes: &[u8]) -> usize {
+    words_without(bytes, has_go_special)
+}
+
+#[inline(always)]
+fn words_without(bytes: &[u8], special: impl Fn(u64) -> bool) -> usize {
     let mut n = 0;
     for chunk in bytes.chunks_exact(8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        if has_special(u64::from_le_bytes(word)) {
+        if special(u64::from_le_bytes(word)) {
             break;
         }
         n += 8;
@@ -196,6 +223,20 @@ mod tests {
         }
         for plain in (0x20u8..=0xff).filter(|b| !matches!(b, b'"' | b'\\')) {
             assert!(!has_special(u64::from_le_bytes([plain; 8])), "{plain:#x}");
+        }
+    }
+
+    #[test]
+    fn go_word_scan_finds_each_byte_go_escapes_and_no_other() {
+        let go_special = |b: u8| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2);
+        for b in 0u8..=0xff {
+            for at in 0..8 {
+                for fill in [b'a', 0x7f, 0x80, 0xe1, 0xe3, 0xff] {
+                    let mut word = [fill; 8];
+                    word[at] = b;
+                    assert_eq!(has_go_special(u64::from_le_bytes(word)), go_special(b), "{b:#x} at {at} among {fill:#x}");
+                }
+            }
         }
     }
 }

@@ -193,30 +193,41 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
 /// characters other than `\n`, `\r`, `\t` as `\u00XX`.
 pub fn write_go_string(out: &mut String, s: &str) {
     out.push('"');
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let esc: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '<' => Some("\\u003c"),
-            '>' => Some("\\u003e"),
-            '&' => Some("\\u0026"),
-            '\u{2028}' => Some("\\u2028"),
-            '\u{2029}' => Some("\\u2029"),
-            c if (c as u32) < 0x20 => None,
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        i += crate::json_text::go_plain_words(&bytes[i..]);
+        // The word with a byte to escape (or the short tail), a byte at a time; every byte
+        // escaped starts a character, so the text is cut at character boundaries.
+        let end = bytes.len().min(i + 8);
+        while i < end {
+            let (esc, len): (Option<&str>, usize) = match bytes[i] {
+                b'"' => (Some("\\\""), 1),
+                b'\\' => (Some("\\\\"), 1),
+                b'\n' => (Some("\\n"), 1),
+                b'\r' => (Some("\\r"), 1),
+                b'\t' => (Some("\\t"), 1),
+                b'<' => (Some("\\u003c"), 1),
+                b'>' => (Some("\\u003e"), 1),
+                b'&' => (Some("\\u0026"), 1),
+                0xe2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xa8) => (Some("\\u2028"), 3),
+                0xe2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xa9) => (Some("\\u2029"), 3),
+                b if b < 0x20 => (None, 1),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.push_str(&s[start..i]);
+            match esc {
+                Some(e) => out.push_str(e),
+                None => {
+                    let _ = write!(out, "\\u{:04x}", bytes[i]);
+                }
             }
+            i += len;
+            start = i;
         }
-        start = i + c.len_utf8();
     }
     out.push_str(&s[start..]);
     out.push('"');
@@ -458,6 +469,42 @@ mod tests {
         let mut s = String::new();
         write_go_json(&mut s, &json!({"b": "<&>\u{2028}\u{1}", "a": [1.5, 1e-7, 1e21, 2.0, 100]}));
         assert_eq!(s, r#"{"a":[1.5,1e-07,1e+21,2,100],"b":"\u003c\u0026\u003e\u2028\u0001"}"#);
+    }
+
+    /// Go's escaping one character at a time, as `encoding/json` states it.
+    fn go_string_by_char(s: &str, html: bool) -> String {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn go_strings_and_keys_escape_each_character_as_go_does(pieces in proptest::collection::vec(0usize..16, 0..40)) {
+            // Runs long enough to fill words, and every kind of byte the scans look for, among
+            // characters that share their first byte with U+2028 (€ is E2 82 AC, ‧ is E2 80 A7).
+            const PALETTE: [&str; 16] = ["abcdefghij", "x", "\"", "\\", "\n", "\u{1}", "\u{1f}", "<", ">", "&",
+                "\u{2028}", "\u{2029}", "€", "\u{2027}", "é", "\u{7f}"];
+            let s: String = pieces.iter().map(|&i| PALETTE[i]).collect();
+            let mut out = String::new();
+            write_go_string(&mut out, &s);
+            proptest::prop_assert_eq!(&out, &go_string_by_char(&s, true));
+            out.clear();
+            write_go_key(&mut out, &s);
+            proptest::prop_assert_eq!(&out, &go_string_by_char(&s, false));
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use fieldstore_codec::{fields_v1, Path, PathElement, Set};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::{mpsc, Arc};
 
 /// A scenario could not be replayed at all (bad JSON, bad schema, unknown root type, invalid
 /// initial object); the oracle prints this as one `{"fatal":…}` line.
@@ -36,37 +37,75 @@ pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
 /// the answers are handed on as they are written, never held whole (a whole-process replay of
 /// large scenarios peaks at a few times the scenario, not at every op's object and answer).
 ///
+/// Two threads share the work: this one parses and runs the ops, a writer writes each op's line
+/// (the whole object and every manager's set) and drops the object it replaced while the next
+/// op runs on the same object (read by both, changed by neither). At most one line waits for
+/// the writer, so memory stays as without it.
+///
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable (before any output).
-pub fn replay_each(input: &str, mut write: impl FnMut(&[u8])) -> Result<(), Fatal> {
-    let sc = Document::parse(input)?;
+pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(), Fatal> {
+    let mut sc = Document::parse(input)?;
     let schema_text = sc.text("schema");
     let schema = parse_smd_yaml(&schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
     let type_name = sc.text("type");
     let root = schema.named(&type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
     // Each op's object is validated within its merge or comparison (one walk, not two).
     let updater = Updater::new(&schema, &root).validating();
-    let mut live = match sc.value("live") {
+    let mut live = Arc::new(match sc.value("live") {
         Some(v) => {
             updater.validate(&v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
             v
         }
         None => json!({}),
-    };
+    });
     let mut managers = ManagedFields::new();
-    let mut out = Pieces { buf: Vec::with_capacity(Pieces::SIZE + 4096), write: &mut write };
-    for (i, op) in sc.ops().enumerate() {
-        run_op(&mut out, i, &updater, &mut live, &mut managers, op);
-        out.bytes(b"\n");
-    }
-    out.hand_on();
+    std::thread::scope(|scope| {
+        let (lines, to_write) = mpsc::sync_channel::<Line>(1);
+        scope.spawn(move || {
+            let mut out = Pieces { buf: Vec::with_capacity(Pieces::SIZE + 4096), write: &mut write, fields: String::new() };
+            for line in to_write {
+                line.write(&mut out);
+                out.bytes(b"\n");
+            }
+            out.hand_on();
+        });
+        for (i, op) in sc.ops().enumerate() {
+            // The writer ends only when this loop does.
+            let _ = lines.send(run_op(i, &updater, &mut live, &mut managers, op));
+        }
+    });
     Ok(())
+}
+
+/// One op's line, handed to the writer thread.
+enum Line {
+    /// The line of an op that failed, written.
+    Failed(Vec<u8>),
+    /// An op that succeeded: what its line shows, and the object it replaced (dropped by the
+    /// writer).
+    Done { i: usize, changed: Option<bool>, object: Arc<Value>, managers: ManagedFields, replaced: Option<Arc<Value>> },
+}
+
+impl Line {
+    fn write(self, out: &mut Pieces<'_>) {
+        match self {
+            Line::Failed(text) => out.bytes(&text),
+            Line::Done { i, changed, object, managers, replaced } => {
+                drop(replaced);
+                success_line(out, i, changed, &object, &managers);
+            }
+        }
+    }
 }
 
 /// The output, handed on in pieces of about [`Pieces::SIZE`] bytes as it is written.
 struct Pieces<'f> {
     buf: Vec<u8>,
     write: &'f mut dyn FnMut(&[u8]),
+    /// Where a manager's FieldsV1 text is written before it is handed on, kept from line to
+    /// line (a large set's text is not grown again for each).
+    fields: String,
 }
 
 impl Pieces<'_> {
@@ -104,14 +143,19 @@ impl std::io::Write for Pieces<'_> {
 }
 
 /// A scenario's top-level members, each still its JSON text in the input, and its ops each as
-/// their own text: the input is read through once, each op parsed when its turn comes.
+/// their own text: the input is read through once, each op parsed when its turn comes (the
+/// first one as the input is read, when it parses).
 #[derive(Default)]
 struct Document<'a> {
     /// The members of an object (the last of a repeated one wins, as in a parsed tree), but `ops`.
     members: BTreeMap<String, &'a RawValue>,
-    /// The elements of an array.
+    /// The elements of an array (the first one parsed into `first` instead, when asked).
     elements: Vec<&'a RawValue>,
-    /// The elements of the member `ops`; none when it is absent or not an array.
+    /// The first element of the array, parsed as it was read.
+    first: Option<Value>,
+    /// The first element of the member `ops`, parsed as the input was read.
+    first_op: Option<Value>,
+    /// The other elements of the member `ops`; none when it is absent or not an array.
     ops: Vec<&'a RawValue>,
 }
 
@@ -119,7 +163,16 @@ impl<'a> Document<'a> {
     /// The members of `input`'s object; none when it is valid JSON of another kind (whose
     /// members then read as absent, as they would from a parsed tree).
     fn parse(input: &'a str) -> Result<Self, Fatal> {
-        serde_json::from_str(input).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))
+        // The first op is parsed as the input is read (its text is not read twice). An op that
+        // does not parse as a value (nested deeper than the parser allows) fails the whole read,
+        // so the input is then read again with every op as text, as it always was: an op that
+        // does not parse is that op's error line, not the scenario's.
+        let read = |parse_first| {
+            let mut de = serde_json::Deserializer::from_str(input);
+            let doc = serde::de::DeserializeSeed::deserialize(Reader { parse_first, _input: std::marker::PhantomData }, &mut de)?;
+            de.end().map(|()| doc)
+        };
+        read(true).or_else(|_| read(false)).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))
     }
 
     fn value(&self, key: &str) -> Option<Value> {
@@ -132,62 +185,80 @@ impl<'a> Document<'a> {
     }
 
     /// The ops, each parsed when its turn comes.
-    fn ops(&self) -> impl Iterator<Item = Value> + '_ {
-        self.ops.iter().map(|op| serde_json::from_str(op.get()).unwrap_or(Value::Null))
+    fn ops(&mut self) -> impl Iterator<Item = Value> + '_ {
+        self.first_op.take().into_iter().chain(self.ops.iter().map(|op| serde_json::from_str(op.get()).unwrap_or(Value::Null)))
     }
 }
 
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Document<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Any<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Any<'a> {
-            type Value = Document<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Document<'a>, M::Error> {
-                let mut doc = Document::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "ops" {
-                        doc.ops = map.next_value::<Document<'de>>()?.elements;
-                    } else {
-                        doc.members.insert(key, map.next_value::<&'de RawValue>()?);
-                    }
-                }
-                Ok(doc)
-            }
-            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Document<'a>, S::Error> {
-                let mut doc = Document::default();
-                while let Some(e) = seq.next_element::<&'de RawValue>()? {
-                    doc.elements.push(e);
-                }
-                Ok(doc)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Document<'a>, E> {
-                Ok(Document::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Document<'a>, E> {
-                Ok(Document::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Document<'a>, E> {
-                Ok(Document::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Document<'a>, E> {
-                Ok(Document::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Document<'a>, E> {
-                Ok(Document::default())
-            }
-            fn visit_unit<E>(self) -> Result<Document<'a>, E> {
-                Ok(Document::default())
+/// Reads a [`Document`]; `parse_first`: whether an array's first element is parsed as it is read.
+#[derive(Clone, Copy)]
+struct Reader<'a> {
+    parse_first: bool,
+    _input: std::marker::PhantomData<&'a ()>,
+}
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for Reader<'a> {
+    type Value = Document<'a>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Document<'a>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Reader<'a> {
+    type Value = Document<'a>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Document<'a>, M::Error> {
+        let mut doc = Document::default();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "ops" {
+                let ops = map.next_value_seed(self)?;
+                (doc.first_op, doc.ops) = (ops.first, ops.elements);
+            } else {
+                doc.members.insert(key, map.next_value::<&'de RawValue>()?);
             }
         }
-        d.deserialize_any(Any(std::marker::PhantomData))
+        Ok(doc)
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Document<'a>, S::Error> {
+        let mut doc = Document::default();
+        if self.parse_first {
+            doc.first = seq.next_element::<Value>()?;
+        }
+        while let Some(e) = seq.next_element::<&'de RawValue>()? {
+            doc.elements.push(e);
+        }
+        Ok(doc)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Document<'a>, E> {
+        Ok(Document::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Document<'a>, E> {
+        Ok(Document::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Document<'a>, E> {
+        Ok(Document::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Document<'a>, E> {
+        Ok(Document::default())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Document<'a>, E> {
+        Ok(Document::default())
+    }
+    fn visit_unit<E>(self) -> Result<Document<'a>, E> {
+        Ok(Document::default())
     }
 }
 
-fn error_line(out: &mut Pieces<'_>, i: usize, msg: &str) {
-    write_json(out, &json!({"op": i, "ok": false, "error": msg}));
+fn error_line(i: usize, msg: &str) -> Line {
+    failed_line(&json!({"op": i, "ok": false, "error": msg}))
+}
+
+fn failed_line(v: &Value) -> Line {
+    // Writing JSON values into a vector cannot fail: map keys are strings.
+    Line::Failed(serde_json::to_vec(v).unwrap_or_default())
 }
 
 fn write_json(out: &mut Pieces<'_>, v: &(impl serde::Serialize + ?Sized)) {
@@ -196,14 +267,14 @@ fn write_json(out: &mut Pieces<'_>, v: &(impl serde::Serialize + ?Sized)) {
     let _ = serde_json::to_writer(out, v);
 }
 
-/// Runs one op, writing its line to `out`.
-fn run_op(out: &mut Pieces<'_>, i: usize, updater: &Updater<'_>, live: &mut Value, managers: &mut ManagedFields, mut op: Value) {
+/// Runs one op on `live` and `managers`, answering its line.
+fn run_op(i: usize, updater: &Updater<'_>, live: &mut Arc<Value>, managers: &mut ManagedFields, mut op: Value) -> Line {
     let text = |key: &str| op.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or_else(|| "v1".to_string());
     let (manager, kind) = (text("manager"), text("op"));
     let force = op.get("force").and_then(Value::as_bool).unwrap_or(false);
     let Some(object) = op.as_object_mut().and_then(|m| m.remove("object")) else {
-        return error_line(out, i, "bad object JSON: EOF");
+        return error_line(i, "bad object JSON: EOF");
     };
     let (new_object, new_managers, changed) = match kind.as_str() {
         "apply" => {
@@ -212,26 +283,25 @@ fn run_op(out: &mut Pieces<'_>, i: usize, updater: &Updater<'_>, live: &mut Valu
             // request body does.
             match updater.apply_owned(live, object, &version, managers.clone(), &key, force) {
                 Ok(a) => (a.object, a.managers, Some(a.changed)),
-                Err(e) => return failure(out, i, e),
+                Err(e) => return failure(i, e),
             }
         }
         "update" => {
             let key = ManagerKey::update(&manager, &version);
             match updater.update(live, &object, &version, managers.clone(), &key) {
                 Ok(m) => (Some(object), m, None),
-                Err(e) => return failure(out, i, e),
+                Err(e) => return failure(i, e),
             }
         }
-        other => return error_line(out, i, &format!("unknown op {other:?}")),
+        other => return error_line(i, &format!("unknown op {other:?}")),
     };
-    if let Some(object) = new_object {
-        *live = object;
-    }
+    let replaced = new_object.map(|object| std::mem::replace(live, Arc::new(object)));
+    drop(replaced);
     *managers = new_managers;
-    success_line(out, i, changed, live, managers);
+    Line::Done { i, changed, object: Arc::clone(live), managers: managers.clone(), replaced: None }
 }
 
-fn failure(out: &mut Pieces<'_>, i: usize, e: Error) {
+fn failure(i: usize, e: Error) -> Line {
     match e {
         Error::Conflict(c) => {
             // Regroup the conflicts into one set per manager, then list each set's paths the way
@@ -248,10 +318,10 @@ fn failure(out: &mut Pieces<'_>, i: usize, e: Error) {
             }
             list.sort();
             let conflicts: Vec<Value> = list.into_iter().map(|(m, o, p)| json!({"manager": m, "operation": o, "path": p})).collect();
-            write_json(out, &json!({"op": i, "ok": false, "conflicts": conflicts}));
+            failed_line(&json!({"op": i, "ok": false, "conflicts": conflicts}))
         }
-        Error::Invalid(e) => error_line(out, i, &format!("invalid object: {e}")),
-        other => error_line(out, i, &other.to_string()),
+        Error::Invalid(e) => error_line(i, &format!("invalid object: {e}")),
+        other => error_line(i, &other.to_string()),
     }
 }
 
@@ -268,7 +338,7 @@ fn success_line(out: &mut Pieces<'_>, i: usize, changed: Option<bool>, object: &
     out.bytes(b",\"object\":");
     write_json(out, object);
     out.bytes(b",\"managedFields\":[");
-    let mut fields = String::new();
+    let mut fields = std::mem::take(&mut out.fields);
     for (n, (m, o, v, set)) in entries.iter().enumerate() {
         if n > 0 {
             out.bytes(b",");
@@ -283,6 +353,7 @@ fn success_line(out: &mut Pieces<'_>, i: usize, changed: Option<bool>, object: &
         out.bytes(fields.as_bytes());
         out.bytes(b"}");
     }
+    out.fields = fields;
     out.bytes(b"]}");
 }
 
@@ -354,7 +425,7 @@ mod tests {
         let schema = Value::String(SCHEMA.into());
         let text =
             format!(r#"{{"ops":[{}],"type":"root","schema":{schema},"ops":[{},{}]}}"#, apply("m", "x"), apply("m", "y"), apply("n", "z"));
-        let doc = Document::parse(&text).unwrap();
+        let mut doc = Document::parse(&text).unwrap();
         assert_eq!(doc.text("schema"), SCHEMA);
         assert_eq!(doc.text("type"), "root");
         assert_eq!(doc.ops().collect::<Vec<_>>(), [apply("m", "y"), apply("n", "z")]);
@@ -362,6 +433,21 @@ mod tests {
         assert_eq!(Document::parse(r#"{"ops":{"a":1},"type":"root"}"#).unwrap().ops().count(), 0);
         assert_eq!(Document::parse("[1,2]").unwrap().text("type"), "");
         assert!(Document::parse(r#"{"ops":[1,"#).err().unwrap().0.starts_with("bad scenario JSON: "));
+    }
+
+    #[test]
+    fn an_op_too_deep_to_parse_is_its_own_error_wherever_it_stands() {
+        // Deeper than `serde_json` parses a value: the document still reads (its ops as text),
+        // and that op answers an error line, first or not.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let schema = Value::String(SCHEMA.into());
+        for (ops, bad) in [(format!("[{deep},{}]", apply("m", "x")), 0), (format!("[{},{deep}]", apply("m", "x")), 1)] {
+            let text = format!(r#"{{"schema":{schema},"type":"root","ops":{ops}}}"#);
+            let lines: Vec<Value> = replay(&text).unwrap().iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+            assert_eq!(lines.len(), 2);
+            assert_eq!(lines[bad], json!({"op": bad, "ok": false, "error": "bad object JSON: EOF"}));
+            assert_eq!(lines[1 - bad]["object"], json!({"a": "x"}));
+        }
     }
 
     #[test]

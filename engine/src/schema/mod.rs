@@ -115,14 +115,27 @@ pub struct Map {
 }
 
 impl Map {
+    /// Up to this many fields, a field is found by looking at each (no index).
+    const SCANNED: usize = 8;
+
     /// A map type from its parts.
     pub fn new(fields: Vec<StructField>, element_type: TypeRef, relationship: ElementRelationship) -> Self {
-        let field_index = fields.iter().enumerate().map(|(i, f)| (f.name.to_string(), i)).collect();
+        let field_index = if fields.len() <= Self::SCANNED {
+            HashMap::default()
+        } else {
+            fields.iter().enumerate().map(|(i, f)| (f.name.to_string(), i)).collect()
+        };
         Map { fields, field_index, element_type, relationship }
     }
 
     /// The declared field of this name.
     pub fn find_field(&self, name: &str) -> Option<&StructField> {
+        if self.fields.len() <= Self::SCANNED {
+            // A few fields: compared by length and first byte before their text, which costs
+            // less than hashing the name. The last of repeated names, as in the index.
+            let (len, first) = (name.len(), name.as_bytes().first());
+            return self.fields.iter().rev().find(|f| f.name.len() == len && f.name.as_bytes().first() == first && *f.name == *name);
+        }
         self.field_index.get(name).map(|&i| &self.fields[i])
     }
 

@@ -32,10 +32,17 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(bool, Set), Validat
             let mut children: Vec<(PathElement, Set)> = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let pe = list_item_pe(schema, list, i, item).map_err(|e| ValidationErrors::one(format!("element {i}: {e}")))?;
+                // Items owning the same fields share one node (less memory, and FieldsV1 written
+                // once for them all); an item owning those of the item before it is found so
+                // without building its set.
+                let previous = children.last().map(|(_, p)| p).filter(|p| same_node(schema, &list.element_type, item, p) == Some(false));
+                if let Some(previous) = previous {
+                    children.push((pe.clone(), previous.clone()));
+                    members.push(pe);
+                    continue;
+                }
                 let (_, mut child) = node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?;
                 if !child.is_empty() {
-                    // Items owning the same fields share one node (less memory, and FieldsV1
-                    // written once for them all).
                     if let Some((_, previous)) = children.last().filter(|(_, p)| *p == child) {
                         child = previous.clone();
                     }

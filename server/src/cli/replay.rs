@@ -10,14 +10,15 @@ use std::io::{self, Write};
 pub fn run() -> Result<()> {
     let input = read_stdin()?;
     let text = String::from_utf8(input).map_err(|e| CliError::ReplayFatal(format!("bad scenario JSON: not UTF-8: {e}")))?;
-    let mut stdout = io::stdout().lock();
+    // The replay writes from a thread of its own: stdout is locked for each piece there.
+    let stdout = io::stdout();
     // The first write error ends the output; the replay's remaining output is not written.
     let mut written: io::Result<()> = Ok(());
     fieldstore_engine::replay::replay_each(&text, |piece| {
         if written.is_ok() {
-            written = stdout.write_all(piece);
+            written = stdout.lock().write_all(piece);
         }
     })
     .map_err(|f| CliError::ReplayFatal(f.0))?;
-    written.and_then(|()| stdout.flush()).map_err(CliError::WriteOutput)
+    written.and_then(|()| stdout.lock().flush()).map_err(CliError::WriteOutput)
 }
