@@ -5,11 +5,13 @@
 //! This runs at the level the oracle runs: structured-merge-diff only, without the apiserver's
 //! rules (no stripped metadata, no `ancient-changes`, no timestamps).
 
+mod document;
+
 use crate::merge::{ManagedFields, ManagerKey, Operation, Updater};
-use crate::schema::parse_smd_yaml;
+use crate::schema::{parse_smd_yaml, Schema, TypeRef};
 use crate::Error;
+use document::{Ahead, Document};
 use fieldstore_codec::{fields_v1, Path, PathElement, Set};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc};
@@ -37,32 +39,30 @@ pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
 /// the answers are handed on as they are written, never held whole (a whole-process replay of
 /// large scenarios peaks at a few times the scenario, not at every op's object and answer).
 ///
-/// Two threads share the work: this one parses and runs the ops, a writer writes each op's line
-/// (the whole object and every manager's set) and drops the object it replaced while the next
-/// op runs on the same object (read by both, changed by neither). At most one line waits for
-/// the writer, so memory stays as without it.
+/// Two threads share the work. The second reads the document through (checking it is JSON
+/// before anything is written, and finding each op's text), handing the first op on as soon as
+/// it has read it; then it writes each op's line (the whole object and every manager's set)
+/// while the next op runs on the same object (read by both, changed by neither). This one runs
+/// the ops: the first while the document is still being read, its line sent once the whole
+/// document has read well and nothing after the first op changed what it ran with (else the
+/// ops run again from the start, before anything is written). At most one line waits for the
+/// writer, so memory stays as with one thread.
 ///
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable (before any output).
 pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(), Fatal> {
-    let mut sc = Document::parse(input)?;
-    let schema_text = sc.text("schema");
-    let schema = parse_smd_yaml(&schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
-    let type_name = sc.text("type");
-    let root = schema.named(&type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
-    // Each op's object is validated within its merge or comparison (one walk, not two).
-    let updater = Updater::new(&schema, &root).validating();
-    let mut live = Arc::new(match sc.value("live") {
-        Some(v) => {
-            updater.validate(&v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
-            v
-        }
-        None => json!({}),
-    });
-    let mut managers = ManagedFields::new();
     std::thread::scope(|scope| {
+        let (ahead_to, ahead) = mpsc::channel::<Ahead<'_>>();
+        let (read_to, read) = mpsc::channel::<Result<Document<'_>, Fatal>>();
         let (lines, to_write) = mpsc::sync_channel::<Line>(1);
         scope.spawn(move || {
+            let doc = Document::read(input, Some(&ahead_to));
+            drop(ahead_to);
+            let good = doc.is_ok();
+            let _ = read_to.send(doc);
+            if !good {
+                return;
+            }
             let mut out = Pieces { buf: Vec::with_capacity(Pieces::SIZE + 4096), write: &mut write, fields: String::new() };
             for line in to_write {
                 line.write(&mut out);
@@ -70,12 +70,91 @@ pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(
             }
             out.hand_on();
         });
-        for (i, op) in sc.ops().enumerate() {
-            // The writer ends only when this loop does.
-            let _ = lines.send(run_op(i, &updater, &mut live, &mut managers, op));
-        }
+        let read = || read.recv().unwrap_or_else(|_| Err(Fatal("the scenario's reader stopped".into())));
+        run(ahead.recv().ok(), read, &lines)
+    })
+}
+
+/// Runs the ops, sending each line to the writer: the first one from `ahead` (when the reader
+/// handed it on) while the reader reads on, then, once `read` answers, the others, or all of them
+/// again when what the first ran with did not stand.
+fn run<'a>(
+    ahead: Option<Ahead<'a>>,
+    read: impl FnOnce() -> Result<Document<'a>, Fatal>,
+    lines: &mpsc::SyncSender<Line>,
+) -> Result<(), Fatal> {
+    let Some(ahead) = ahead else { return run_all(&read()?, lines) };
+    let mut setup = Setup::new(&document::text(ahead.schema), &document::text(ahead.type_name), ahead.live.and_then(document::parse));
+    let first = setup.as_mut().ok().map(|setup| {
+        let mut state = State::new(setup);
+        let line = state.run_op(0, document::parse(ahead.op).unwrap_or(Value::Null));
+        (state, line)
     });
+    // The document's own errors come first (the oracle reads it whole before anything else).
+    let doc = read()?;
+    if !doc.ahead_stands {
+        drop(first);
+        return run_all(&doc, lines);
+    }
+    let Some((mut state, line)) = first else { return setup.map(|_| ()) };
+    // The writer ends only when the ops do.
+    let _ = lines.send(line);
+    for (i, op) in doc.ops(1) {
+        let _ = lines.send(state.run_op(i, op));
+    }
     Ok(())
+}
+
+/// Runs every op of `doc`.
+fn run_all(doc: &Document<'_>, lines: &mpsc::SyncSender<Line>) -> Result<(), Fatal> {
+    let mut setup = Setup::new(&doc.text("schema"), &doc.text("type"), doc.value("live"))?;
+    let mut state = State::new(&mut setup);
+    for (i, op) in doc.ops(0) {
+        let _ = lines.send(state.run_op(i, op));
+    }
+    Ok(())
+}
+
+/// What a scenario's ops run with: its schema, root type and initial object.
+struct Setup {
+    schema: Schema,
+    root: TypeRef,
+    live: Value,
+}
+
+impl Setup {
+    fn new(schema_text: &str, type_name: &str, live: Option<Value>) -> Result<Setup, Fatal> {
+        let schema = parse_smd_yaml(schema_text).map_err(|e| Fatal(format!("bad schema: {e}")))?;
+        let root = schema.named(type_name).ok_or_else(|| Fatal(format!("unknown root type {type_name:?}")))?;
+        let live = match live {
+            Some(v) => {
+                Updater::new(&schema, &root).validate(&v).map_err(|e| Fatal(format!("invalid initial live object: {e}")))?;
+                v
+            }
+            None => json!({}),
+        };
+        Ok(Setup { schema, root, live })
+    }
+}
+
+/// The ops' state between ops: the object and its managers.
+struct State<'s> {
+    /// Each op's object is validated within its merge or comparison (one walk, not two).
+    updater: Updater<'s>,
+    live: Arc<Value>,
+    managers: ManagedFields,
+}
+
+impl<'s> State<'s> {
+    /// The state before the first op: `setup`'s initial object (taken) and no managers.
+    fn new(setup: &'s mut Setup) -> Self {
+        let Setup { schema, root, live } = setup;
+        State { updater: Updater::new(schema, root).validating(), live: Arc::new(std::mem::take(live)), managers: ManagedFields::new() }
+    }
+
+    fn run_op(&mut self, i: usize, op: Value) -> Line {
+        run_op(i, &self.updater, &mut self.live, &mut self.managers, op)
+    }
 }
 
 /// One op's line, handed to the writer thread.
@@ -139,116 +218,6 @@ impl std::io::Write for Pieces<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// A scenario's top-level members, each still its JSON text in the input, and its ops each as
-/// their own text: the input is read through once, each op parsed when its turn comes (the
-/// first one as the input is read, when it parses).
-#[derive(Default)]
-struct Document<'a> {
-    /// The members of an object (the last of a repeated one wins, as in a parsed tree), but `ops`.
-    members: BTreeMap<String, &'a RawValue>,
-    /// The elements of an array (the first one parsed into `first` instead, when asked).
-    elements: Vec<&'a RawValue>,
-    /// The first element of the array, parsed as it was read.
-    first: Option<Value>,
-    /// The first element of the member `ops`, parsed as the input was read.
-    first_op: Option<Value>,
-    /// The other elements of the member `ops`; none when it is absent or not an array.
-    ops: Vec<&'a RawValue>,
-}
-
-impl<'a> Document<'a> {
-    /// The members of `input`'s object; none when it is valid JSON of another kind (whose
-    /// members then read as absent, as they would from a parsed tree).
-    fn parse(input: &'a str) -> Result<Self, Fatal> {
-        // The first op is parsed as the input is read (its text is not read twice). An op that
-        // does not parse as a value (nested deeper than the parser allows) fails the whole read,
-        // so the input is then read again with every op as text, as it always was: an op that
-        // does not parse is that op's error line, not the scenario's.
-        let read = |parse_first| {
-            let mut de = serde_json::Deserializer::from_str(input);
-            let doc = serde::de::DeserializeSeed::deserialize(Reader { parse_first, _input: std::marker::PhantomData }, &mut de)?;
-            de.end().map(|()| doc)
-        };
-        read(true).or_else(|_| read(false)).map_err(|e| Fatal(format!("bad scenario JSON: {e}")))
-    }
-
-    fn value(&self, key: &str) -> Option<Value> {
-        self.members.get(key).and_then(|raw| serde_json::from_str(raw.get()).ok())
-    }
-
-    /// A string member; empty when absent or not a string.
-    fn text(&self, key: &str) -> String {
-        self.members.get(key).and_then(|raw| serde_json::from_str::<String>(raw.get()).ok()).unwrap_or_default()
-    }
-
-    /// The ops, each parsed when its turn comes.
-    fn ops(&mut self) -> impl Iterator<Item = Value> + '_ {
-        self.first_op.take().into_iter().chain(self.ops.iter().map(|op| serde_json::from_str(op.get()).unwrap_or(Value::Null)))
-    }
-}
-
-/// Reads a [`Document`]; `parse_first`: whether an array's first element is parsed as it is read.
-#[derive(Clone, Copy)]
-struct Reader<'a> {
-    parse_first: bool,
-    _input: std::marker::PhantomData<&'a ()>,
-}
-
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for Reader<'a> {
-    type Value = Document<'a>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Document<'a>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de: 'a, 'a> serde::de::Visitor<'de> for Reader<'a> {
-    type Value = Document<'a>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Document<'a>, M::Error> {
-        let mut doc = Document::default();
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "ops" {
-                let ops = map.next_value_seed(self)?;
-                (doc.first_op, doc.ops) = (ops.first, ops.elements);
-            } else {
-                doc.members.insert(key, map.next_value::<&'de RawValue>()?);
-            }
-        }
-        Ok(doc)
-    }
-    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Document<'a>, S::Error> {
-        let mut doc = Document::default();
-        if self.parse_first {
-            doc.first = seq.next_element::<Value>()?;
-        }
-        while let Some(e) = seq.next_element::<&'de RawValue>()? {
-            doc.elements.push(e);
-        }
-        Ok(doc)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Document<'a>, E> {
-        Ok(Document::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Document<'a>, E> {
-        Ok(Document::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Document<'a>, E> {
-        Ok(Document::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Document<'a>, E> {
-        Ok(Document::default())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Document<'a>, E> {
-        Ok(Document::default())
-    }
-    fn visit_unit<E>(self) -> Result<Document<'a>, E> {
-        Ok(Document::default())
     }
 }
 
@@ -425,14 +394,51 @@ mod tests {
         let schema = Value::String(SCHEMA.into());
         let text =
             format!(r#"{{"ops":[{}],"type":"root","schema":{schema},"ops":[{},{}]}}"#, apply("m", "x"), apply("m", "y"), apply("n", "z"));
-        let mut doc = Document::parse(&text).unwrap();
+        let doc = Document::read(&text, None).unwrap();
         assert_eq!(doc.text("schema"), SCHEMA);
         assert_eq!(doc.text("type"), "root");
-        assert_eq!(doc.ops().collect::<Vec<_>>(), [apply("m", "y"), apply("n", "z")]);
+        assert_eq!(doc.ops(0).collect::<Vec<_>>(), [(0, apply("m", "y")), (1, apply("n", "z"))]);
+        assert_eq!(doc.ops(1).collect::<Vec<_>>(), [(1, apply("n", "z"))]);
         // `ops` of another kind is no ops; valid JSON of another kind has no members.
-        assert_eq!(Document::parse(r#"{"ops":{"a":1},"type":"root"}"#).unwrap().ops().count(), 0);
-        assert_eq!(Document::parse("[1,2]").unwrap().text("type"), "");
-        assert!(Document::parse(r#"{"ops":[1,"#).err().unwrap().0.starts_with("bad scenario JSON: "));
+        assert_eq!(Document::read(r#"{"ops":{"a":1},"type":"root"}"#, None).unwrap().ops(0).count(), 0);
+        assert_eq!(Document::read("[1,2]", None).unwrap().text("type"), "");
+        assert!(Document::read(r#"{"ops":[1,"#, None).err().unwrap().0.starts_with("bad scenario JSON: "));
+    }
+
+    /// The replay's lines, or its fatal error, and whether anything was written before it.
+    fn lines_or_fatal(text: &str) -> (Result<Vec<Value>, Fatal>, bool) {
+        let mut written = Vec::new();
+        let r = replay_each(text, |piece| written.extend_from_slice(piece));
+        let lines = r.map(|()| String::from_utf8(written.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect());
+        (lines, !written.is_empty())
+    }
+
+    #[test]
+    fn the_first_op_runs_ahead_only_on_members_that_stand() {
+        let schema = Value::String(SCHEMA.into());
+        let (x, y) = (apply("m", "x"), apply("n", "y"));
+        // Members before the ops: the first op ran ahead, and the lines are those of its run.
+        let (lines, _) = lines_or_fatal(&format!(r#"{{"schema":{schema},"type":"root","ops":[{x},{y}]}}"#));
+        let lines = lines.unwrap();
+        assert_eq!((lines[0]["changed"].clone(), lines[1]["conflicts"][0]["path"].clone()), (json!(true), json!(".a")));
+        // An initial object after the ops: the first op runs again on it (nothing changes).
+        let (lines, _) = lines_or_fatal(&format!(r#"{{"schema":{schema},"type":"root","ops":[{x}],"live":{{"a":"x"}}}}"#));
+        assert_eq!(lines.unwrap()[0]["changed"], json!(false));
+        // A type after the ops that is not in the schema: the scenario's error, nothing written.
+        let (lines, written) = lines_or_fatal(&format!(r#"{{"schema":{schema},"type":"root","ops":[{x}],"type":"nope"}}"#));
+        assert_eq!((lines.err(), written), (Some(Fatal("unknown root type \"nope\"".into())), false));
+        // A schema that does not parse, then one that does: the ops run on the last.
+        let (lines, _) = lines_or_fatal(&format!(r#"{{"schema":"- [","type":"root","ops":[{x}],"schema":{schema}}}"#));
+        assert_eq!(lines.unwrap()[0]["object"], json!({"a": "x"}));
+        // A schema that does not parse, standing: the scenario's error.
+        let (lines, written) = lines_or_fatal(&format!(r#"{{"schema":"- [","type":"root","ops":[{x}]}}"#));
+        assert!(lines.err().unwrap().0.starts_with("bad schema: ") && !written);
+        // Ops repeated: the last ones run.
+        let (lines, _) = lines_or_fatal(&format!(r#"{{"schema":{schema},"type":"root","ops":[{x}],"ops":[{y}]}}"#));
+        assert_eq!(lines.unwrap()[0]["managedFields"][0]["manager"], json!("n"));
+        // A document that is not JSON after the first op: its error, nothing written.
+        let (lines, written) = lines_or_fatal(&format!(r#"{{"schema":{schema},"type":"root","ops":[{x},{y}],"#));
+        assert!(lines.err().unwrap().0.starts_with("bad scenario JSON: ") && !written);
     }
 
     #[test]
