@@ -55,6 +55,7 @@ pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(
         let (ahead_to, ahead) = mpsc::channel::<Ahead<'_>>();
         let (read_to, read) = mpsc::channel::<Result<Document<'_>, Fatal>>();
         let (lines, to_write) = mpsc::sync_channel::<Line>(1);
+        let (written_to, written) = mpsc::channel::<Line>();
         scope.spawn(move || {
             let doc = Document::read(input, Some(&ahead_to));
             drop(ahead_to);
@@ -67,27 +68,25 @@ pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(
             for line in to_write {
                 line.write(&mut out);
                 out.bytes(b"\n");
+                // Handed back to be dropped where it was made (see `Lines`).
+                let _ = written_to.send(line);
             }
             out.hand_on();
         });
         let read = || read.recv().unwrap_or_else(|_| Err(Fatal("the scenario's reader stopped".into())));
-        run(ahead.recv().ok(), read, &lines)
+        run(ahead.recv().ok(), read, &mut Lines { to_write: &lines, written: &written, pending: 0 })
     })
 }
 
 /// Runs the ops, sending each line to the writer: the first one from `ahead` (when the reader
 /// handed it on) while the reader reads on, then, once `read` answers, the others, or all of them
 /// again when what the first ran with did not stand.
-fn run<'a>(
-    ahead: Option<Ahead<'a>>,
-    read: impl FnOnce() -> Result<Document<'a>, Fatal>,
-    lines: &mpsc::SyncSender<Line>,
-) -> Result<(), Fatal> {
+fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>, Fatal>, lines: &mut Lines<'_>) -> Result<(), Fatal> {
     let Some(ahead) = ahead else { return run_all(&read()?, lines) };
     let mut setup = Setup::new(&document::text(ahead.schema), &document::text(ahead.type_name), ahead.live.and_then(document::parse));
     let first = setup.as_mut().ok().map(|setup| {
         let mut state = State::new(setup);
-        let line = state.run_op(0, document::parse(ahead.op).unwrap_or(Value::Null));
+        let line = state.run_op(0, document::parse(ahead.op).unwrap_or(Value::Null), lines);
         (state, line)
     });
     // The document's own errors come first (the oracle reads it whole before anything else).
@@ -97,22 +96,55 @@ fn run<'a>(
         return run_all(&doc, lines);
     }
     let Some((mut state, line)) = first else { return setup.map(|_| ()) };
-    // The writer ends only when the ops do.
-    let _ = lines.send(line);
+    lines.send(line);
     for (i, op) in doc.ops(1) {
-        let _ = lines.send(state.run_op(i, op));
+        let line = state.run_op(i, op, lines);
+        lines.send(line);
     }
+    lines.wait();
     Ok(())
 }
 
 /// Runs every op of `doc`.
-fn run_all(doc: &Document<'_>, lines: &mpsc::SyncSender<Line>) -> Result<(), Fatal> {
+fn run_all(doc: &Document<'_>, lines: &mut Lines<'_>) -> Result<(), Fatal> {
     let mut setup = Setup::new(&doc.text("schema"), &doc.text("type"), doc.value("live"))?;
     let mut state = State::new(&mut setup);
     for (i, op) in doc.ops(0) {
-        let _ = lines.send(state.run_op(i, op));
+        let line = state.run_op(i, op, lines);
+        lines.send(line);
     }
+    lines.wait();
     Ok(())
+}
+
+/// The writer as the ops see it: where lines go, and each line back once written.
+///
+/// A line comes back to be dropped here, on the thread that made it: memory freed from another
+/// thread goes back to its pages only lazily (mimalloc abandons a page a foreign thread frees
+/// into rather than reclaiming it), so each line's few small blocks (its managers' names) freed
+/// by the writer kept whole pages of this thread's objects from being reused, and a 10,000-item
+/// replay in random order peaked 16 MiB higher.
+struct Lines<'c> {
+    to_write: &'c mpsc::SyncSender<Line>,
+    written: &'c mpsc::Receiver<Line>,
+    /// Lines sent and not yet back.
+    pending: usize,
+}
+
+impl Lines<'_> {
+    fn send(&mut self, line: Line) {
+        // The writer stops only when the ops do.
+        if self.to_write.send(line).is_ok() {
+            self.pending += 1;
+        }
+    }
+
+    /// Waits until every line sent is back (written), dropping them.
+    fn wait(&mut self) {
+        while self.pending > 0 && self.written.recv().is_ok() {
+            self.pending -= 1;
+        }
+    }
 }
 
 /// What a scenario's ops run with: its schema, root type and initial object.
@@ -152,8 +184,17 @@ impl<'s> State<'s> {
         State { updater: Updater::new(schema, root).validating(), live: Arc::new(std::mem::take(live)), managers: ManagedFields::new() }
     }
 
-    fn run_op(&mut self, i: usize, op: Value) -> Line {
-        run_op(i, &self.updater, &mut self.live, &mut self.managers, op)
+    /// Runs op `i`. The object it replaces is dropped here once the writer has let go of it
+    /// (its line written): the next op's parse then reuses that memory, where the writer's
+    /// dropping it would have left it to this thread's allocator only later, and the next op
+    /// would have taken fresh pages instead (+17 MiB over a 10,000-item scenario in random order).
+    fn run_op(&mut self, i: usize, op: Value, lines: &mut Lines<'_>) -> Line {
+        let (line, replaced) = run_op(i, &self.updater, &mut self.live, &mut self.managers, op);
+        if replaced.is_some() {
+            lines.wait();
+        }
+        drop(replaced);
+        line
     }
 }
 
@@ -161,18 +202,16 @@ impl<'s> State<'s> {
 enum Line {
     /// The line of an op that failed, written.
     Failed(Vec<u8>),
-    /// An op that succeeded: what its line shows, and the object it replaced (dropped by the
-    /// writer).
-    Done { i: usize, changed: Option<bool>, object: Arc<Value>, managers: ManagedFields, replaced: Option<Arc<Value>> },
+    /// An op that succeeded: what its line shows.
+    Done { i: usize, changed: Option<bool>, object: Arc<Value>, managers: ManagedFields },
 }
 
 impl Line {
-    fn write(self, out: &mut Pieces<'_>) {
+    fn write(&self, out: &mut Pieces<'_>) {
         match self {
-            Line::Failed(text) => out.bytes(&text),
-            Line::Done { i, changed, object, managers, replaced } => {
-                drop(replaced);
-                success_line(out, i, changed, &object, &managers);
+            Line::Failed(text) => out.bytes(text),
+            Line::Done { i, changed, object, managers } => {
+                success_line(out, *i, *changed, object, managers);
             }
         }
     }
@@ -236,14 +275,20 @@ fn write_json(out: &mut Pieces<'_>, v: &(impl serde::Serialize + ?Sized)) {
     let _ = serde_json::to_writer(out, v);
 }
 
-/// Runs one op on `live` and `managers`, answering its line.
-fn run_op(i: usize, updater: &Updater<'_>, live: &mut Arc<Value>, managers: &mut ManagedFields, mut op: Value) -> Line {
+/// Runs one op on `live` and `managers`, answering its line and the object it replaced.
+fn run_op(
+    i: usize,
+    updater: &Updater<'_>,
+    live: &mut Arc<Value>,
+    managers: &mut ManagedFields,
+    mut op: Value,
+) -> (Line, Option<Arc<Value>>) {
     let text = |key: &str| op.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let version = Some(text("apiVersion")).filter(|v| !v.is_empty()).unwrap_or_else(|| "v1".to_string());
     let (manager, kind) = (text("manager"), text("op"));
     let force = op.get("force").and_then(Value::as_bool).unwrap_or(false);
     let Some(object) = op.as_object_mut().and_then(|m| m.remove("object")) else {
-        return error_line(i, "bad object JSON: EOF");
+        return (error_line(i, "bad object JSON: EOF"), None);
     };
     let (new_object, new_managers, changed) = match kind.as_str() {
         "apply" => {
@@ -252,22 +297,21 @@ fn run_op(i: usize, updater: &Updater<'_>, live: &mut Arc<Value>, managers: &mut
             // request body does.
             match updater.apply_owned(live, object, &version, managers.clone(), &key, force) {
                 Ok(a) => (a.object, a.managers, Some(a.changed)),
-                Err(e) => return failure(i, e),
+                Err(e) => return (failure(i, e), None),
             }
         }
         "update" => {
             let key = ManagerKey::update(&manager, &version);
             match updater.update(live, &object, &version, managers.clone(), &key) {
                 Ok(m) => (Some(object), m, None),
-                Err(e) => return failure(i, e),
+                Err(e) => return (failure(i, e), None),
             }
         }
-        other => return error_line(i, &format!("unknown op {other:?}")),
+        other => return (error_line(i, &format!("unknown op {other:?}")), None),
     };
     let replaced = new_object.map(|object| std::mem::replace(live, Arc::new(object)));
-    drop(replaced);
     *managers = new_managers;
-    Line::Done { i, changed, object: Arc::clone(live), managers: managers.clone(), replaced: None }
+    (Line::Done { i, changed, object: Arc::clone(live), managers: managers.clone() }, replaced)
 }
 
 fn failure(i: usize, e: Error) -> Line {
