@@ -28,10 +28,32 @@ pub fn to_json_string(set: &Set) -> String {
 
 /// Appends [`to_json_string`]'s text to `out` (a buffer the caller reuses).
 pub fn write_json_string(set: &Set, out: &mut String) {
-    let mut key = String::new();
-    out.push('{');
-    emit(set, false, out, &mut key);
-    out.push('}');
+    write_json_string_in_pieces(set, out, usize::MAX, &mut |_| {});
+}
+
+/// Appends [`to_json_string`]'s text to `out` as [`write_json_string`] does, handing the text
+/// written so far to `hand_on` whenever `out` holds `piece` bytes or more after an entry: a large
+/// set's text is written in pieces of about that size rather than held whole. `hand_on` is given
+/// a prefix of `out`, which is then removed from it.
+pub fn write_json_string_in_pieces(set: &Set, out: &mut String, piece: usize, hand_on: &mut dyn FnMut(&str)) {
+    let mut e = Emitter { out, key: String::new(), handed: 0, kept: Vec::new(), piece, hand_on };
+    e.out.push('{');
+    e.emit(set, false);
+    e.out.push('}');
+}
+
+/// Writes FieldsV1 text into `out`, handing it on in pieces when asked.
+struct Emitter<'o, 'h> {
+    out: &'o mut String,
+    /// Where each entry's key is written before it is escaped.
+    key: String,
+    /// How many bytes were handed on: the text's offset of `out[0]`.
+    handed: usize,
+    /// For each node being written, where the text of its last child starts (text offset), while
+    /// later children may copy it: what must stay in `out` when the rest is handed on.
+    kept: Vec<Option<usize>>,
+    piece: usize,
+    hand_on: &'h mut dyn FnMut(&str),
 }
 
 /// The FieldsV1 document of a set as a JSON value: the value [`to_json_string`]'s text parses
@@ -119,43 +141,72 @@ fn each_entry<'s>(set: &'s Set, mut f: impl FnMut(&'s PathElement, Option<(&'s S
     }
 }
 
-/// Writes one node's entries (without the surrounding braces), as structured-merge-diff's
-/// `emitContentsV1` does: members and children merged in element order.
-fn emit(set: &Set, include_self: bool, out: &mut String, key: &mut String) {
-    let mut first = true;
-    let mut sep = |out: &mut String| {
-        if !std::mem::take(&mut first) {
-            out.push(',');
+impl Emitter<'_, '_> {
+    /// Writes one node's entries (without the surrounding braces), as structured-merge-diff's
+    /// `emitContentsV1` does: members and children merged in element order.
+    fn emit(&mut self, set: &Set, include_self: bool) {
+        let mut first = true;
+        if include_self && !(set.members().is_empty() && set.children().is_empty()) {
+            first = false;
+            self.out.push_str("\".\":{}");
         }
-    };
-    if include_self && !(set.members().is_empty() && set.children().is_empty()) {
-        sep(out);
-        out.push_str("\".\":{}");
-    }
-    // The text of the last child written: list items owning the same fields share one node, so
-    // 10,000 items' fields are written once and copied.
-    let mut last: Option<(&Set, bool, std::ops::Range<usize>)> = None;
-    each_entry(set, |pe, child| {
-        sep(out);
-        key.clear();
-        serialize_element(key, pe);
-        value::write_go_key(out, key);
-        match child {
-            Some((child, is_member)) => {
-                out.push_str(":{");
-                match &last {
-                    Some((node, member, text)) if *member == is_member && node.is_same_node(child) => out.extend_from_within(text.clone()),
-                    _ => {
-                        let start = out.len();
-                        emit(child, is_member, out, key);
-                        last = Some((child, is_member, start..out.len()));
-                    }
-                }
-                out.push('}');
+        // The text of the last child written (its start and end in the text): list items owning
+        // the same fields share one node, so 10,000 items' fields are written once and copied.
+        let mut last: Option<(&Set, bool, std::ops::Range<usize>)> = None;
+        self.kept.push(None);
+        each_entry(set, |pe, child| {
+            if !std::mem::take(&mut first) {
+                self.out.push(',');
             }
-            None => out.push_str(":{}"),
+            self.key.clear();
+            serialize_element(&mut self.key, pe);
+            value::write_go_key(self.out, &self.key);
+            match child {
+                Some((child, is_member)) => {
+                    self.out.push_str(":{");
+                    let start = self.handed + self.out.len();
+                    match &last {
+                        Some((node, member, text)) if *member == is_member && node.is_same_node(child) => {
+                            self.out.extend_from_within(text.start - self.handed..text.end - self.handed);
+                        }
+                        _ => {
+                            // This child's text is what later ones may copy: kept from its start
+                            // while it is written (the previous child's is no longer needed).
+                            if let Some(kept) = self.kept.last_mut() {
+                                *kept = Some(start);
+                            }
+                            self.emit(child, is_member);
+                        }
+                    }
+                    // The copy just written stands for the node from now on (what is kept moves
+                    // along with the items).
+                    let end = self.handed + self.out.len();
+                    last = Some((child, is_member, start..end));
+                    if let Some(kept) = self.kept.last_mut() {
+                        *kept = Some(start);
+                    }
+                    self.out.push('}');
+                }
+                None => self.out.push_str(":{}"),
+            }
+            if self.out.len() >= self.piece {
+                self.hand_on_some();
+            }
+        });
+        self.kept.pop();
+    }
+
+    /// Hands on the text before the earliest child text a node may still copy.
+    fn hand_on_some(&mut self) {
+        let end = self.handed + self.out.len();
+        let keep = self.kept.iter().flatten().copied().min().unwrap_or(end);
+        let n = keep - self.handed;
+        if n > 0 {
+            (self.hand_on)(&self.out[..n]);
+            self.out.drain(..n);
+            self.handed = keep;
         }
-    });
+    }
 }
 
 /// Appends the FieldsV1 key form of one path element (before it is itself escaped as a JSON key).
@@ -383,6 +434,27 @@ mod tests {
             to_json_string(&set),
             r#"{"k:{\"name\":\"a\"}":{"f:image":{},"f:name":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{},"f:name":{}},"k:{\"name\":\"c\"}":{"f:image":{},"f:name":{}},"k:{\"name\":\"d\"}":{"f:image":{},"f:name":{}}}"#
         );
+    }
+
+    #[test]
+    fn a_set_written_in_pieces_is_the_text_written_whole() {
+        // Items sharing nodes (the copies must survive what is handed on), nested below fields,
+        // members among them, and a sibling after the list.
+        let item = |n: usize| PathElement::Key(vec![(Name::from("name"), Value::String(format!("item-{n}")))].into());
+        let field = |f: &str| PathElement::FieldName(Name::from(f));
+        let owned = Set::from_parts(vec![field("image"), field("name")], Vec::new());
+        let other = Set::from_parts(vec![field("name")], vec![(field("ports"), Set::from_parts(vec![field("a")], Vec::new()))]);
+        let items: Vec<(PathElement, Set)> = (0..40).map(|n| (item(n), if n % 7 == 3 { other.clone() } else { owned.clone() })).collect();
+        let list = Set::from_parts((0..40).filter(|n| n % 5 == 0).map(item).collect(), items);
+        let spec = Set::from_parts(vec![field("replicas")], vec![(field("items"), list.clone()), (field("more"), list)]);
+        let set = Set::from_parts(vec![field("kind")], vec![(field("spec"), spec)]);
+        let whole = to_json_string(&set);
+        for piece in [1, 2, 7, 64, 1000, usize::MAX] {
+            let (mut handed, mut out) = (String::new(), String::from("prefix"));
+            write_json_string_in_pieces(&set, &mut out, piece, &mut |p| handed.push_str(p));
+            handed.push_str(&out);
+            assert_eq!(handed, format!("prefix{whole}"), "pieces of {piece}");
+        }
     }
 
     /// The element JSON's own parser reads from a key (the only reading before plain keys got

@@ -221,8 +221,8 @@ impl Line {
 struct Pieces<'f> {
     buf: Vec<u8>,
     write: &'f mut dyn FnMut(&[u8]),
-    /// Where a manager's FieldsV1 text is written before it is handed on, kept from line to
-    /// line (a large set's text is not grown again for each).
+    /// Where a manager's FieldsV1 text is written before it is handed on (a piece at a time),
+    /// kept from line to line.
     fields: String,
 }
 
@@ -362,7 +362,8 @@ fn success_line(out: &mut Pieces<'_>, i: usize, changed: Option<bool>, object: &
         write_json(out, *v);
         out.bytes(b",\"fieldsV1\":");
         fields.clear();
-        fields_v1::write_json_string(set, &mut fields);
+        // A large set's text is handed on in pieces too, as it is written.
+        fields_v1::write_json_string_in_pieces(set, &mut fields, Pieces::SIZE, &mut |piece| out.bytes(piece.as_bytes()));
         out.bytes(fields.as_bytes());
         out.bytes(b"}");
     }
