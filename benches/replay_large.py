@@ -4,13 +4,14 @@
 (issue 36's "5-op 10k scenario"), with each process's wall time, CPU and peak RSS.
 
     python3 benches/replay_large.py --fieldstore target/release/fieldstore \
-        --oracle /tmp/smdo/smd-oracle [--n 10000] [--shape list|listrand] [--rounds 3]
+        [--fieldstore OTHER_BINARY ...] --oracle /tmp/smdo/smd-oracle [--n 10000] \
+        [--shape list|listrand] [--rounds 3]
 
 The oracle is built by `sh ../shared/oracle/smd/build.sh OUT` (copy the folder first). The
 scenario mirrors `smd-oracle bench`'s list cells, in one document: (1) A applies N items,
 (2) A applies them again (no change), (3) A applies them with one value changed, (4) B applies
 one more item, (5) C updates the whole object with one item's image changed. Runs alternate
-between the two programs; every fieldstore answer is checked against the oracle's with the
+between the programs (several fieldstore binaries: before and after, side by side); every fieldstore answer is checked against the oracle's with the
 oracle's `compare.py` before anything is timed. Peak RSS is the child's `ru_maxrss`.
 """
 
@@ -105,9 +106,14 @@ def run(cmd, scenario_path, out_path):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fieldstore", required=True)
+    ap.add_argument("--fieldstore", required=True, action="append",
+                    help="a fieldstore binary; give several (before, after) to run them side by side")
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--compare", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                        "..", "..", "shared", "oracle", "smd", "compare.py"))
@@ -123,23 +129,29 @@ def main():
         size = os.path.getsize(path)
         want, got = os.path.join(tmp, "want.jsonl"), os.path.join(tmp, "got.jsonl")
         run(args.oracle, path, want)
-        run(args.fieldstore, path, got)
-        if subprocess.run([sys.executable, args.compare, want, got]).returncode != 0:
-            sys.exit("fieldstore's answers differ from the oracle's")
+        programs = [("smd", args.oracle, want)]
+        for i, binary in enumerate(args.fieldstore):
+            run(binary, path, got)
+            if subprocess.run([sys.executable, args.compare, want, got]).returncode != 0:
+                sys.exit(f"{binary}'s answers differ from the oracle's")
+            name = "fieldstore" if len(args.fieldstore) == 1 else f"fieldstore {i + 1}"
+            programs.append((name, binary, got))
         print(f"scenario: {args.shape}, {args.n} items, 5 operations, {size / 1e6:.2f} MB; answers agree")
         print("| round | program | wall s | CPU s | peak RSS MiB | peak RSS / scenario |")
         print("|---|---|---|---|---|---|")
-        rows = {"smd": [], "fieldstore": []}
+        rows = {name: [] for name, _, _ in programs}
         for r in range(1, args.rounds + 1):
-            for name, cmd, out in (("smd", args.oracle, want), ("fieldstore", args.fieldstore, got)):
+            for name, cmd, out in programs:
                 wall, cpu, rss = run(cmd, path, out)
                 rows[name].append((wall, cpu, rss))
                 print(f"| {r} | {name} | {wall:.3f} | {cpu:.3f} | {rss:.1f} | {rss * 1048576 / size:.1f}× |")
-        smd_wall = sorted(w for w, _, _ in rows["smd"])[len(rows["smd"]) // 2]
-        fs_wall = sorted(w for w, _, _ in rows["fieldstore"])[len(rows["fieldstore"]) // 2]
-        fs_rss = max(m for _, _, m in rows["fieldstore"])
-        print(f"median wall: smd {smd_wall:.3f} s, fieldstore {fs_wall:.3f} s: {smd_wall / fs_wall:.1f}× faster; "
-              f"fieldstore's peak RSS {fs_rss:.1f} MiB = {fs_rss * 1048576 / size:.1f}× the scenario")
+        smd_wall, smd_cpu = median([w for w, _, _ in rows["smd"]]), median([c for _, c, _ in rows["smd"]])
+        for name, binary, _ in programs[1:]:
+            fs_wall, fs_cpu = median([w for w, _, _ in rows[name]]), median([c for _, c, _ in rows[name]])
+            fs_rss = max(m for _, _, m in rows[name])
+            print(f"{name} ({binary}): median wall smd {smd_wall:.3f} s, fieldstore {fs_wall:.3f} s: "
+                  f"{smd_wall / fs_wall:.1f}× faster (CPU {smd_cpu / fs_cpu:.1f}×); "
+                  f"peak RSS {fs_rss:.1f} MiB = {fs_rss * 1048576 / size:.1f}× the scenario")
 
 
 if __name__ == "__main__":
