@@ -46,7 +46,7 @@ pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
 /// the ops: the first while the document is still being read, its line sent once the whole
 /// document has read well and nothing after the first op changed what it ran with (else the
 /// ops run again from the start, before anything is written). At most one line waits for the
-/// writer, so memory stays as with one thread.
+/// writer (`benches/STORE_RESULTS.md`, "Session 32": what the second thread costs in memory).
 ///
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable (before any output).
@@ -184,10 +184,9 @@ impl<'s> State<'s> {
         State { updater: Updater::new(schema, root).validating(), live: Arc::new(std::mem::take(live)), managers: ManagedFields::new() }
     }
 
-    /// Runs op `i`. The object it replaces is dropped here once the writer has let go of it
-    /// (its line written): the next op's parse then reuses that memory, where the writer's
-    /// dropping it would have left it to this thread's allocator only later, and the next op
-    /// would have taken fresh pages instead (+17 MiB over a 10,000-item scenario in random order).
+    /// Runs op `i`. The object it replaces is dropped here, once the lines showing it have come
+    /// back from the writer: its memory goes back to this thread's allocator before the next op
+    /// is parsed (see [`Lines`]), not whenever the writer lets go of it.
     fn run_op(&mut self, i: usize, op: Value, lines: &mut Lines<'_>) -> Line {
         let (line, replaced) = run_op(i, &self.updater, &mut self.live, &mut self.managers, op);
         if replaced.is_some() {
