@@ -240,9 +240,10 @@ pub fn run(location: &Location, args: &ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Turns transparent huge pages off for this process. The allocator (mimalloc) advises huge pages
-/// for its arenas and hands memory back to the kernel after a second unused; a list or watch
-/// burst that touches that memory again faults in 2 MiB pages, each zeroed whole. Measured in
+/// Turns transparent huge pages off for this process. Memory handed back to the kernel and
+/// touched again by a list or watch burst was faulted in 2 MiB pages, each zeroed whole, when the
+/// allocator (mimalloc) still advised huge pages for its arenas (it is built with `no_thp` now;
+/// this covers every other mapping, and kernels set to use them always). Measured in
 /// `benches/SERVED_RESULTS.md` (session 15): 37 % of the server's CPU during a paged list went to
 /// zeroing huge pages, and the server's CPU per listed object fell by a third without them. A
 /// failure (another kernel) only leaves the default. Every command of the CLI starts with it (a

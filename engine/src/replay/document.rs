@@ -3,7 +3,7 @@
 //! as soon as it has been read, so that it can run while the rest is read.
 
 use super::Fatal;
-use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -172,8 +172,9 @@ impl<'de: 'a, 'a> Visitor<'de> for Ops<'_, 'a> {
         }
         Ok((elements, sent))
     }
-    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
-        Reader { ahead: None }.visit_map(map).map(|_| (Vec::new(), false))
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((Vec::new(), false))
     }
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
         Ok((Vec::new(), false))

@@ -33,19 +33,14 @@ fn node(schema: &Schema, tr: &TypeRef, v: &Value) -> Result<(bool, Set), Validat
             for (i, item) in items.iter().enumerate() {
                 let pe = list_item_pe(schema, list, i, item).map_err(|e| ValidationErrors::one(format!("element {i}: {e}")))?;
                 // Items owning the same fields share one node (less memory, and FieldsV1 written
-                // once for them all); an item owning those of the item before it is found so
-                // without building its set.
-                let previous = children.last().map(|(_, p)| p).filter(|p| same_node(schema, &list.element_type, item, p) == Some(false));
-                if let Some(previous) = previous {
-                    children.push((pe.clone(), previous.clone()));
-                    members.push(pe);
-                    continue;
-                }
-                let (_, mut child) = node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?;
+                // once for them all): an item owning exactly those of the item before it is
+                // found so without building its set.
+                let child = match children.last().map(|(_, p)| p).filter(|p| same_node(schema, &list.element_type, item, p) == Some(false))
+                {
+                    Some(previous) => previous.clone(),
+                    None => node(schema, &list.element_type, item).map_err(|e| e.prefixed(&pe))?.1,
+                };
                 if !child.is_empty() {
-                    if let Some((_, previous)) = children.last().filter(|(_, p)| *p == child) {
-                        child = previous.clone();
-                    }
                     children.push((pe.clone(), child));
                 }
                 members.push(pe);
@@ -307,5 +302,31 @@ pub(super) fn same_node(schema: &Schema, tr: &TypeRef, v: &Value, set: &Set) -> 
             (mi == members.len() && ci == children.len()).then_some(false)
         }
         Kind::Invalid => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::parse_smd_yaml;
+    use serde_json::json;
+
+    #[test]
+    fn list_items_owning_the_fields_of_the_item_before_share_its_node() {
+        let schema = parse_smd_yaml(
+            "types:\n- name: root\n  map:\n    fields:\n    - name: items\n      type:\n        list:\n          elementType:\n            namedType: item\n          elementRelationship: associative\n          keys:\n          - name\n- name: item\n  map:\n    fields:\n    - name: name\n      type:\n        scalar: string\n    - name: image\n      type:\n        scalar: string\n",
+        )
+        .unwrap();
+        let root = schema.named("root").unwrap();
+        let v = json!({"items": [
+            {"name": "a", "image": "x"}, {"name": "b", "image": "y"}, {"name": "c"}, {"name": "d", "image": "z"}, {"name": "e", "image": "z"},
+        ]});
+        let set = to_field_set(&schema, &root, &v).unwrap();
+        let items = set.children()[0].1.children();
+        assert_eq!(items.len(), 5);
+        assert!(items[1].1.is_same_node(&items[0].1));
+        assert!(!items[2].1.is_same_node(&items[1].1) && items[2].1 != items[1].1);
+        assert!(!items[3].1.is_same_node(&items[2].1) && items[3].1 == items[0].1);
+        assert!(items[4].1.is_same_node(&items[3].1));
     }
 }
