@@ -13,6 +13,14 @@ scenario mirrors `smd-oracle bench`'s list cells, in one document: (1) A applies
 one more item, (5) C updates the whole object with one item's image changed. Runs alternate
 between the programs (several fieldstore binaries: before and after, side by side); every fieldstore answer is checked against the oracle's with the
 oracle's `compare.py` before anything is timed. Peak RSS is the child's `ru_maxrss`.
+
+Peak RSS counts the program's file pages too: the executable's code and read-only data, mapped
+from the page cache and shared with every process running it. `fieldstore` maps ~20 MiB of them
+in any run (`--help` included): RocksDB's C++ static constructors alone touch ~8 MiB before
+`main`, the kernel mapping 64 KiB around each page touched (`benches/STORE_RESULTS.md`,
+"Session 33"). A last, untimed run per program samples `/proc/PID/status` every millisecond and
+splits the peak into `RssAnon` (the process's own memory: heap, stacks, relocated data) and
+`RssFile` (those file pages).
 """
 
 import argparse
@@ -106,6 +114,24 @@ def run(cmd, scenario_path, out_path):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def memory(cmd, scenario_path):
+    """Runs `cmd replay` once, sampling its status every ms: (peak RssAnon, peak RssFile) MiB."""
+    peak = {"RssAnon": 0, "RssFile": 0}
+    with open(scenario_path, "rb") as inp:
+        proc = subprocess.Popen([cmd, "replay"], stdin=inp, stdout=subprocess.DEVNULL)
+        while proc.poll() is None:
+            try:
+                with open(f"/proc/{proc.pid}/status") as status:
+                    for line in status:
+                        key = line.split(":")[0]
+                        if key in peak:
+                            peak[key] = max(peak[key], int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.001)
+    return peak["RssAnon"] / 1024, peak["RssFile"] / 1024
+
+
 def median(xs):
     return sorted(xs)[len(xs) // 2]
 
@@ -152,6 +178,11 @@ def main():
             print(f"{name} ({binary}): median wall smd {smd_wall:.3f} s, fieldstore {fs_wall:.3f} s: "
                   f"{smd_wall / fs_wall:.1f}× faster (CPU {smd_cpu / fs_cpu:.1f}×); "
                   f"peak RSS {fs_rss:.1f} MiB = {fs_rss * 1048576 / size:.1f}× the scenario")
+        print("| program | peak RssAnon MiB | RssAnon / scenario | peak RssFile MiB |")
+        print("|---|---|---|---|")
+        for name, cmd, _ in programs:
+            anon, file = memory(cmd, path)
+            print(f"| {name} | {anon:.1f} | {anon * 1048576 / size:.1f}× | {file:.1f} |")
 
 
 if __name__ == "__main__":

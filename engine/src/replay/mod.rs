@@ -27,7 +27,7 @@ pub struct Fatal(pub String);
 /// [`Fatal`] when the scenario itself is unusable.
 pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
     let mut text = Vec::new();
-    replay_each(input, |piece| text.extend_from_slice(piece))?;
+    drop(replay_each(input, |piece| text.extend_from_slice(piece))?);
     // Lines end with a newline and hold none (JSON escapes them).
     Ok(text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| String::from_utf8_lossy(l).into_owned()).collect())
 }
@@ -48,9 +48,12 @@ pub fn replay(input: &str) -> Result<Vec<String>, Fatal> {
 /// ops run again from the start, before anything is written). At most one line waits for the
 /// writer (`benches/STORE_RESULTS.md`, "Session 32": what the second thread costs in memory).
 ///
+/// What the ops ended with comes back as [`Finished`], for the caller to drop or to leave to
+/// the process's exit.
+///
 /// # Errors
 /// [`Fatal`] when the scenario itself is unusable (before any output).
-pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(), Fatal> {
+pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<Finished, Fatal> {
     std::thread::scope(|scope| {
         let (ahead_to, ahead) = mpsc::channel::<Ahead<'_>>();
         let (read_to, read) = mpsc::channel::<Result<Document<'_>, Fatal>>();
@@ -78,15 +81,27 @@ pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<(
     })
 }
 
+/// What a replay's ops ended with: the last object, its managers and the schema.
+///
+/// Dropping it frees them, which for a large object is a share of the replay's time (a
+/// 10,000-item object: a few milliseconds, `benches/STORE_RESULTS.md`, "Session 33"); a process
+/// that exits next may leave that to the exit instead (`std::mem::forget`), as `fieldstore
+/// replay` does.
+pub struct Finished {
+    _setup: Setup,
+    _live: Arc<Value>,
+    _managers: ManagedFields,
+}
+
 /// Runs the ops, sending each line to the writer: the first one from `ahead` (when the reader
 /// handed it on) while the reader reads on, then, once `read` answers, the others, or all of them
 /// again when what the first ran with did not stand.
-fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>, Fatal>, lines: &mut Lines<'_>) -> Result<(), Fatal> {
+fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>, Fatal>, lines: &mut Lines<'_>) -> Result<Finished, Fatal> {
     let Some(ahead) = ahead else { return run_all(&read()?, lines) };
     let mut setup = Setup::new(&document::text(ahead.schema), &document::text(ahead.type_name), ahead.live.and_then(document::parse));
     let first = setup.as_mut().ok().map(|setup| {
         let mut state = State::new(setup);
-        let line = state.run_op(0, document::parse(ahead.op).unwrap_or(Value::Null), lines);
+        let line = state.run_first(document::parse(ahead.op).unwrap_or(Value::Null));
         (state, line)
     });
     // The document's own errors come first (the oracle reads it whole before anything else).
@@ -95,26 +110,26 @@ fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>,
         drop(first);
         return run_all(&doc, lines);
     }
-    let Some((mut state, line)) = first else { return setup.map(|_| ()) };
+    let Some((mut state, line)) = first else { return Err(setup.err().unwrap_or_else(|| Fatal("the first op did not run".into()))) };
     lines.send(line);
     for (i, op) in doc.ops(1) {
-        let line = state.run_op(i, op, lines);
-        lines.send(line);
+        state.run_and_send(i, op, lines);
     }
     lines.wait();
-    Ok(())
+    let (live, managers) = state.end();
+    Ok(Finished { _setup: setup?, _live: live, _managers: managers })
 }
 
 /// Runs every op of `doc`.
-fn run_all(doc: &Document<'_>, lines: &mut Lines<'_>) -> Result<(), Fatal> {
+fn run_all(doc: &Document<'_>, lines: &mut Lines<'_>) -> Result<Finished, Fatal> {
     let mut setup = Setup::new(&doc.text("schema"), &doc.text("type"), doc.value("live"))?;
     let mut state = State::new(&mut setup);
     for (i, op) in doc.ops(0) {
-        let line = state.run_op(i, op, lines);
-        lines.send(line);
+        state.run_and_send(i, op, lines);
     }
     lines.wait();
-    Ok(())
+    let (live, managers) = state.end();
+    Ok(Finished { _setup: setup, _live: live, _managers: managers })
 }
 
 /// The writer as the ops see it: where lines go, and each line back once written.
@@ -141,7 +156,13 @@ impl Lines<'_> {
 
     /// Waits until every line sent is back (written), dropping them.
     fn wait(&mut self) {
-        while self.pending > 0 && self.written.recv().is_ok() {
+        self.wait_until(0);
+    }
+
+    /// Waits until at most `left` lines sent are not back, dropping those back (lines come back
+    /// in the order sent).
+    fn wait_until(&mut self, left: usize) {
+        while self.pending > left && self.written.recv().is_ok() {
             self.pending -= 1;
         }
     }
@@ -184,16 +205,28 @@ impl<'s> State<'s> {
         State { updater: Updater::new(schema, root).validating(), live: Arc::new(std::mem::take(live)), managers: ManagedFields::new() }
     }
 
-    /// Runs op `i`. The object it replaces is dropped here, once the lines showing it have come
-    /// back from the writer: its memory goes back to this thread's allocator before the next op
-    /// is parsed (see [`Lines`]), not whenever the writer lets go of it.
-    fn run_op(&mut self, i: usize, op: Value, lines: &mut Lines<'_>) -> Line {
+    /// Runs op `i` and sends its line. The object it replaced is dropped here, once the lines
+    /// before (the ones showing it) have come back from the writer, while this op's line is
+    /// written: its memory goes back to this thread's allocator before the next op is parsed
+    /// (see [`Lines`]), not whenever the writer lets go of it.
+    fn run_and_send(&mut self, i: usize, op: Value, lines: &mut Lines<'_>) {
         let (line, replaced) = run_op(i, &self.updater, &mut self.live, &mut self.managers, op);
+        lines.send(line);
         if replaced.is_some() {
-            lines.wait();
+            lines.wait_until(1);
         }
         drop(replaced);
-        line
+    }
+
+    /// Runs the first op, whose line is sent later (see [`run`]): no line shows the object it
+    /// replaces.
+    fn run_first(&mut self, op: Value) -> Line {
+        run_op(0, &self.updater, &mut self.live, &mut self.managers, op).0
+    }
+
+    /// The object and managers the ops ended with.
+    fn end(self) -> (Arc<Value>, ManagedFields) {
+        (self.live, self.managers)
     }
 }
 
@@ -453,7 +486,8 @@ mod tests {
     fn lines_or_fatal(text: &str) -> (Result<Vec<Value>, Fatal>, bool) {
         let mut written = Vec::new();
         let r = replay_each(text, |piece| written.extend_from_slice(piece));
-        let lines = r.map(|()| String::from_utf8(written.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect());
+        let lines =
+            r.map(|_finished| String::from_utf8(written.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect());
         (lines, !written.is_empty())
     }
 

@@ -14,11 +14,15 @@ pub fn run() -> Result<()> {
     let stdout = io::stdout();
     // The first write error ends the output; the replay's remaining output is not written.
     let mut written: io::Result<()> = Ok(());
-    fieldstore_engine::replay::replay_each(&text, |piece| {
+    let finished = fieldstore_engine::replay::replay_each(&text, |piece| {
         if written.is_ok() {
             written = stdout.lock().write_all(piece);
         }
     })
     .map_err(|f| CliError::ReplayFatal(f.0))?;
+    // The process exits next: freeing the last object and the scenario's text piece by piece
+    // would only delay that (`replay::Finished`).
+    std::mem::forget(finished);
+    std::mem::forget(text);
     written.and_then(|()| stdout.lock().flush()).map_err(CliError::WriteOutput)
 }
