@@ -7,7 +7,10 @@ by the same manager with one item changed, then by a second manager with one mor
 
 Each binary gets a fresh `fieldstore serve` on a temporary data directory (rounds alternate the
 binaries). The server's VmRSS is sampled every 5 ms; per apply it reports the RSS before it, the
-peak during it and the RSS after, and the growth (peak − before) as a multiple of the body.
+peak during it and the RSS after, and the growth (peak − before) as a multiple of the body; then
+the same growth of the server's own memory alone (`RssAnon`: heap, stacks), without the file
+pages of its binary's code that the apply runs for the first time (`RssFile`, shared with every
+process running the binary; `benches/STORE_RESULTS.md`, "Session 33").
 Python 3.11 standard library only.
 """
 
@@ -64,16 +67,30 @@ def widget(n, changed=-1, extra=()):
             "spec": {"items": items}}
 
 
+def anon_mib(pid):
+    """The process's own resident memory (RssAnon) in MiB; 0.0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def measured(pid, action):
-    """Runs `action` while sampling the RSS: (before, peak, after) MiB."""
+    """Runs `action` while sampling the RSS: (before, peak, after) MiB, and the growth of
+    RssAnon (peak − before) MiB."""
     time.sleep(0.5)
-    before = rss_mib(pid)
-    peak = [before]
+    before, anon_before = rss_mib(pid), anon_mib(pid)
+    peak = [before, anon_before]
     done = threading.Event()
 
     def sample():
         while not done.is_set():
             peak[0] = max(peak[0], rss_mib(pid))
+            peak[1] = max(peak[1], anon_mib(pid))
             time.sleep(0.005)
     t = threading.Thread(target=sample)
     t.start()
@@ -82,7 +99,7 @@ def measured(pid, action):
     t.join()
     time.sleep(0.5)
     after = rss_mib(pid)
-    return before, max(peak[0], after), after
+    return before, max(peak[0], after), after, max(peak[1], anon_mib(pid)) - anon_before
 
 
 def run(binary, n):
@@ -106,9 +123,9 @@ def run(binary, n):
         rows = []
         for name, manager, body in steps:
             size = len(json.dumps(body, separators=(",", ":")))
-            before, peak, after = measured(proc.pid, lambda: request(
+            before, peak, after, anon = measured(proc.pid, lambda: request(
                 port, "PATCH", f"{path}?fieldManager={manager}", body, apply))
-            rows.append((name, size, before, peak, after))
+            rows.append((name, size, before, peak, after, anon))
         return rows
     finally:
         stop(proc)
@@ -121,15 +138,17 @@ def main():
     ap.add_argument("--items", type=int, default=10000)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    print("| round | binary | apply | body MB | RSS before MiB | peak MiB | after MiB | growth MiB | growth / body |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| round | binary | apply | body MB | RSS before MiB | peak MiB | after MiB | growth MiB | growth / body "
+          "| RssAnon growth MiB | / body |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in range(1, args.rounds + 1):
         for b in args.binaries:
-            for name, size, before, peak, after in run(b, args.items):
+            for name, size, before, peak, after, anon in run(b, args.items):
                 growth = peak - before
                 ratio = f"{growth * 1048576 / size:.1f}×" if size >= 65536 else "—"
+                anon_ratio = f"{anon * 1048576 / size:.1f}×" if size >= 65536 else "—"
                 print(f"| {r} | {b} | {name} | {size / 1e6:.2f} | {before:.1f} | {peak:.1f} | {after:.1f} | "
-                      f"{growth:.1f} | {ratio} |", flush=True)
+                      f"{growth:.1f} | {ratio} | {anon:.1f} | {anon_ratio} |", flush=True)
 
 
 if __name__ == "__main__":
