@@ -83,8 +83,8 @@ pub fn replay_each(input: &str, mut write: impl FnMut(&[u8]) + Send) -> Result<F
 
 /// What a replay's ops ended with: the last object, its managers and the schema.
 ///
-/// Dropping it frees them, which for a large object is a share of the replay's time (a
-/// 10,000-item object: a few milliseconds, `benches/STORE_RESULTS.md`, "Session 33"); a process
+/// Dropping it frees them, which for a large object is a share of the replay's work (a
+/// 10,000-item object: ~10M instructions, `benches/STORE_RESULTS.md`, "Session 33"); a process
 /// that exits next may leave that to the exit instead (`std::mem::forget`), as `fieldstore
 /// replay` does.
 pub struct Finished {
@@ -99,7 +99,8 @@ pub struct Finished {
 fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>, Fatal>, lines: &mut Lines<'_>) -> Result<Finished, Fatal> {
     let Some(ahead) = ahead else { return run_all(&read()?, lines) };
     let mut setup = Setup::new(&document::text(ahead.schema), &document::text(ahead.type_name), ahead.live.and_then(document::parse));
-    let first = setup.as_mut().ok().map(|setup| {
+    // The setup's error waits for the document's.
+    let first = setup.as_mut().map_err(|e| e.clone()).map(|setup| {
         let mut state = State::new(setup);
         let line = state.run_first(document::parse(ahead.op).unwrap_or(Value::Null));
         (state, line)
@@ -110,7 +111,7 @@ fn run<'a>(ahead: Option<Ahead<'a>>, read: impl FnOnce() -> Result<Document<'a>,
         drop(first);
         return run_all(&doc, lines);
     }
-    let Some((mut state, line)) = first else { return Err(setup.err().unwrap_or_else(|| Fatal("the first op did not run".into()))) };
+    let (mut state, line) = first?;
     lines.send(line);
     for (i, op) in doc.ops(1) {
         state.run_and_send(i, op, lines);
