@@ -67,30 +67,18 @@ def widget(n, changed=-1, extra=()):
             "spec": {"items": items}}
 
 
-def anon_mib(pid):
-    """The process's own resident memory (RssAnon) in MiB; 0.0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def measured(pid, action):
     """Runs `action` while sampling the RSS: (before, peak, after) MiB, and the growth of
     RssAnon (peak − before) MiB."""
     time.sleep(0.5)
-    before, anon_before = rss_mib(pid), anon_mib(pid)
+    before, anon_before = rss_mib(pid), rss_mib(pid, "RssAnon")
     peak = [before, anon_before]
     done = threading.Event()
 
     def sample():
         while not done.is_set():
             peak[0] = max(peak[0], rss_mib(pid))
-            peak[1] = max(peak[1], anon_mib(pid))
+            peak[1] = max(peak[1], rss_mib(pid, "RssAnon"))
             time.sleep(0.005)
     t = threading.Thread(target=sample)
     t.start()
@@ -99,7 +87,7 @@ def measured(pid, action):
     t.join()
     time.sleep(0.5)
     after = rss_mib(pid)
-    return before, max(peak[0], after), after, max(peak[1], anon_mib(pid)) - anon_before
+    return before, max(peak[0], after), after, max(peak[1], rss_mib(pid, "RssAnon")) - anon_before
 
 
 def run(binary, n):

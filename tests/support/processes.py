@@ -29,12 +29,13 @@ def http_port(line):
     return int(line.split("kubernetes API http://", 1)[1].split(",")[0].split(")")[0].strip().rsplit(":", 1)[1])
 
 
-def rss_mib(pid):
-    """The process's resident memory (VmRSS) in MiB; 0.0 once it is gone."""
+def rss_mib(pid, field="VmRSS"):
+    """The process's resident memory (VmRSS; or another of its status's kB fields, such as
+    RssAnon, its own memory without file pages) in MiB; 0.0 once it is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
