@@ -12,7 +12,9 @@
 //! same revision), keeping the first [`PROTOBUF_KEPT_BYTES`] of them encoded, and the rest is
 //! encoded again as it is sent. An item whose object's encoding the API keeps
 //! ([`ObjectEncodings`]: the objects it answered reads and writes of) is copied from there, not
-//! encoded.
+//! encoded; past the kept items, one whose encoding's length is known there (of many more
+//! objects: every encoding made, a list's included) is not encoded to be sized, so that a list
+//! sized before is sized by reading its keys alone.
 //!
 //! # Errors
 //! An error before the first byte (the list's options, a record that does not decode in the
@@ -235,8 +237,29 @@ fn item_message(
     if let Some(kept) = objects.get(key, encoder.item_message(), listed.namespace(), listed.name(), listed.revision()) {
         return Ok(Some((kept, true)));
     }
+    let (namespace, name, revision) = (listed.namespace().to_owned(), listed.name().to_owned(), listed.revision());
     let Some(json) = listed.json()? else { return Ok(None) };
-    Ok(Some((encoder.encode_item(json, index).map_err(encoding)?.into(), false)))
+    let message: Encoding = encoder.encode_item(json, index).map_err(encoding)?.into();
+    objects.note_encoded_len(key, encoder.item_message(), &namespace, &name, revision, message.len());
+    Ok(Some((message, false)))
+}
+
+/// The length of a listed object's message (`None`: the list's selectors leave it out): as
+/// [`ObjectEncodings`] knows it, else from encoding it as [`item_message`] does.
+fn item_len(
+    encoder: &ListEncoder,
+    objects: &ObjectEncodings,
+    key: &mut Vec<u8>,
+    mut listed: Listed<'_>,
+    index: usize,
+) -> Result<Option<usize>> {
+    if listed.selected_by_reading() && listed.json()?.is_none() {
+        return Ok(None);
+    }
+    if let Some(len) = objects.encoded_len(key, encoder.item_message(), listed.namespace(), listed.name(), listed.revision()) {
+        return Ok(Some(len));
+    }
+    Ok(item_message(encoder, objects, key, listed, index)?.map(|(message, _)| message.len()))
 }
 
 impl ProtobufList {
@@ -265,17 +288,23 @@ impl ProtobufList {
                 rest = Some((sizing.clone(), index));
             }
             let meta = sizing.next_chunk_of(ListStream::CHUNK_BYTES, &mut |listed| {
-                let Some((message, shared)) = item_message(&encoder, &objects, &mut key, listed, index)? else {
-                    return Ok(None);
-                };
-                let size = encoder.item_size(message.len());
-                if keep {
+                let size = if keep {
+                    let Some((message, shared)) = item_message(&encoder, &objects, &mut key, listed, index)? else {
+                        return Ok(None);
+                    };
+                    let size = encoder.item_size(message.len());
                     *(if shared { &mut shared_bytes } else { &mut encoded_bytes }) += size;
                     kept_bytes += size as u64;
                     kept.push_back(message);
+                    size
                 } else {
+                    let Some(len) = item_len(&encoder, &objects, &mut key, listed, index)? else {
+                        return Ok(None);
+                    };
+                    let size = encoder.item_size(len);
                     rest_bytes += size as u64;
-                }
+                    size
+                };
                 index += 1;
                 Ok(Some(size))
             })?;
