@@ -36,6 +36,13 @@ pub(crate) fn take_managed_fields(obj: &mut Value) -> Option<Value> {
     }
 }
 
+/// Puts back into `obj` what [`take_managed_fields`] took out of it (nothing for `None`).
+pub(crate) fn put_managed_fields(obj: &mut Value, managed_fields: Option<Value>) {
+    if let (Some(Value::Object(meta)), Some(mf)) = (obj.get_mut("metadata"), managed_fields) {
+        meta.insert("managedFields".to_owned(), mf);
+    }
+}
+
 /// The managedFields of the version a write replaces, as a store read them (each FieldsV1
 /// document written from its set), and the managers decoded from them: an entry whose set the
 /// write leaves as it was keeps its document, moved or copied, rather than having it written

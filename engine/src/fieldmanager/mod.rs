@@ -28,7 +28,7 @@ mod time;
 
 pub use cap::{ANCIENT_CHANGES, DEFAULT_MAX_UPDATE_MANAGERS};
 #[cfg(feature = "store")]
-pub(crate) use entries::{fields_set, from_stored, take_managed_fields, Decoded, StoredEntry};
+pub(crate) use entries::{fields_set, from_stored, put_managed_fields, take_managed_fields, Decoded, StoredEntry};
 pub use reconcile::reconcile_managed_fields;
 pub use time::Time;
 
@@ -273,21 +273,25 @@ impl<'s> FieldManager<'s> {
     ///   resulting object's `metadata` is not an object (so managedFields cannot be stored);
     /// - [`Error::Conflict`]: other managers own fields the config changes, and `force` is off.
     pub fn apply(&self, live: Option<&Value>, config: &Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
-        self.apply_config(live, None, Cow::Borrowed(config), manager, force, now)
+        self.apply_config(Live::whole(live), None, Cow::Borrowed(config), manager, force, now)
     }
 
     /// [`apply`](Self::apply) where the caller knows `live`'s managers already (a store decodes
-    /// them from the binary sets it keeps, not from the managedFields JSON it shows).
+    /// them from the binary sets it keeps, not from the managedFields JSON it shows), and gives
+    /// `live` without its managedFields, which it took out of its own copy for the write:
+    /// `live_managed_fields` are those (`None`: it had none).
     #[cfg(feature = "store")]
     pub(crate) fn apply_known(
         &self,
-        live: Option<&Value>,
+        live: &Value,
+        live_managed_fields: Option<&Value>,
         known: Option<KnownManagers<'_>>,
         config: &Value,
         manager: &str,
         force: bool,
         now: &Time,
     ) -> Result<ApplyOutcome> {
+        let live = Live { view: Cow::Borrowed(live), managed_fields: live_managed_fields };
         self.apply_config(live, known, Cow::Borrowed(config), manager, force, now)
     }
 
@@ -298,12 +302,12 @@ impl<'s> FieldManager<'s> {
     /// # Errors
     /// Those of [`apply`](Self::apply).
     pub fn apply_owned(&self, live: Option<&Value>, config: Value, manager: &str, force: bool, now: &Time) -> Result<ApplyOutcome> {
-        self.apply_config(live, None, Cow::Owned(config), manager, force, now)
+        self.apply_config(Live::whole(live), None, Cow::Owned(config), manager, force, now)
     }
 
     fn apply_config(
         &self,
-        live: Option<&Value>,
+        live: Live<'_>,
         known: Option<KnownManagers<'_>>,
         mut config: Cow<'_, Value>,
         manager: &str,
@@ -311,7 +315,7 @@ impl<'s> FieldManager<'s> {
         now: &Time,
     ) -> Result<ApplyOutcome> {
         validate_manager(manager, true)?;
-        let live_managed_fields = live.and_then(entries::managed_fields_of);
+        let Live { view: live_view, managed_fields: live_managed_fields } = live;
         let decoded = match (live_managed_fields, known) {
             (Some(_), Some(known)) => known(),
             (Some(mf), None) => entries::decode(mf),
@@ -325,7 +329,6 @@ impl<'s> FieldManager<'s> {
 
         // A store's live managedFields are as it wrote them: their documents can be kept.
         let kept = live_managed_fields.filter(|_| known.is_some()).and_then(|mf| entries::Kept::new(Cow::Borrowed(mf), &decoded.managers));
-        let live_view = without_managed_fields(live);
         let entries::Decoded { mut managers, mut times, entries: entry_count } = decoded;
         let duplicates = entry_count != managers.len();
         let reconciled = reconcile::reconcile_with(self.schema, &self.atomic_index, self.root, &mut managers)?;
@@ -569,6 +572,20 @@ fn managed_fields_path() -> &'static Set {
 }
 
 /// `live` without its managedFields (an apply must not see them), or an empty object to create.
+/// The live object an apply merges into: without its managedFields (`view`), and those.
+struct Live<'a> {
+    view: Cow<'a, Value>,
+    managed_fields: Option<&'a Value>,
+}
+
+impl<'a> Live<'a> {
+    /// `live` as a whole object: its managedFields found in it, the view a copy without them
+    /// (none: an empty object).
+    fn whole(live: Option<&'a Value>) -> Self {
+        Live { view: without_managed_fields(live), managed_fields: live.and_then(entries::managed_fields_of) }
+    }
+}
+
 fn without_managed_fields(live: Option<&Value>) -> Cow<'_, Value> {
     let Some(live) = live else {
         return Cow::Owned(Value::Object(serde_json::Map::new()));

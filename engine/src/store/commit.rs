@@ -276,9 +276,9 @@ impl Store {
         name: &str,
         dry_run: bool,
         who: &Who,
-        plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
+        mut plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
     ) -> Result<Arc<Value>> {
-        super::wait::block_on(self.write_loop_async(t, ns, name, dry_run, who, plan))
+        super::wait::block_on(self.write_loop_async(t, ns, name, dry_run, who, |cur, known| plan(cur.map(|v| &*v), known)))
     }
 
     /// Reads the object, plans the write, commits it; retries when another writer committed to
@@ -286,6 +286,11 @@ impl Store {
     /// wait, for the committer's group to be synced, is an await (a server's request task waits
     /// there without holding a thread). The object written is the one the store's cache and
     /// watch events share: callers that answer with it encode it from there, not from a copy.
+    ///
+    /// `plan` gets the write's own copy of the live object: it may change it while it plans
+    /// (an apply takes its managedFields out rather than copy the rest without them), but must
+    /// leave it as it found it, since a plan that fails or changes nothing puts it back into the
+    /// object cache, and the commit compares it with the version it writes.
     pub(super) async fn write_loop_async(
         &self,
         t: &Registered,
@@ -293,7 +298,7 @@ impl Store {
         name: &str,
         dry_run: bool,
         who: &Who,
-        mut plan: impl FnMut(Option<&Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
+        mut plan: impl FnMut(Option<&mut Value>, Option<KnownManagers<'_>>) -> Result<Plan>,
     ) -> Result<Arc<Value>> {
         let prefix = keys::object_prefix(t.id, ns, name);
         for _ in 0..1000 {
@@ -311,7 +316,7 @@ impl Store {
             let planned = {
                 let known = || read.managers.decode();
                 let known: Option<KnownManagers<'_>> = if normalised.is_none() { Some(&known) } else { None };
-                plan(normalised.as_ref().or(read.live.as_ref()), known)
+                plan(normalised.as_mut().or(read.live.as_mut()), known)
             };
             let (mut object, event, tombstone, written) = match planned {
                 Ok(Plan::NoOp(v)) => {

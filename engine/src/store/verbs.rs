@@ -12,6 +12,7 @@ use super::selectors::parse_rv;
 use super::types::{Registered, SchemaSource, TypeSpec};
 use super::{compact, kv, object, strategy, unknown_fields, validate, Store};
 use crate::fieldmanager::FieldManager;
+use crate::fieldmanager::{put_managed_fields, take_managed_fields};
 use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
 use crate::{Error, Result};
@@ -445,7 +446,13 @@ impl Store {
                 Some(live) => {
                     created.store(false, std::sync::atomic::Ordering::Relaxed);
                     check_preconditions(&t, &name, live, config)?;
-                    let outcome = fm.apply_known(Some(live), known, config, &opts.manager, opts.force, &now)?;
+                    // The field manager merges into the live object without its managedFields:
+                    // taken out of the write's copy for it and put back, not copied around.
+                    let managed_fields = take_managed_fields(live);
+                    let outcome = fm.apply_known(live, managed_fields.as_ref(), known, config, &opts.manager, opts.force, &now);
+                    put_managed_fields(live, managed_fields);
+                    let outcome = outcome?;
+                    let live = &*live;
                     if outcome.is_noop() {
                         // The field manager's object is then the live one: the same fields, and
                         // managedFields rebuilt from unchanged entries, in the form the store writes
