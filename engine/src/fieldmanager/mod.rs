@@ -276,22 +276,19 @@ impl<'s> FieldManager<'s> {
         self.apply_config(Live::whole(live), None, Cow::Borrowed(config), manager, force, now)
     }
 
-    /// [`apply`](Self::apply) where the caller knows `live`'s managers already (a store decodes
-    /// them from the binary sets it keeps, not from the managedFields JSON it shows), and gives
-    /// `live` without its managedFields, which it took out of its own copy for the write:
-    /// `live_managed_fields` are those (`None`: it had none).
+    /// [`apply`](Self::apply) where the caller knows the live object's managers already (a
+    /// store decodes them from the binary sets it keeps, not from the managedFields JSON it
+    /// shows), and gives the live object in its parts ([`Live::parts`]).
     #[cfg(feature = "store")]
     pub(crate) fn apply_known(
         &self,
-        live: &Value,
-        live_managed_fields: Option<&Value>,
+        live: Live<'_>,
         known: Option<KnownManagers<'_>>,
         config: &Value,
         manager: &str,
         force: bool,
         now: &Time,
     ) -> Result<ApplyOutcome> {
-        let live = Live { view: Cow::Borrowed(live), managed_fields: live_managed_fields };
         self.apply_config(live, known, Cow::Borrowed(config), manager, force, now)
     }
 
@@ -573,12 +570,20 @@ fn managed_fields_path() -> &'static Set {
 
 /// `live` without its managedFields (an apply must not see them), or an empty object to create.
 /// The live object an apply merges into: without its managedFields (`view`), and those.
-struct Live<'a> {
+pub(crate) struct Live<'a> {
     view: Cow<'a, Value>,
     managed_fields: Option<&'a Value>,
 }
 
 impl<'a> Live<'a> {
+    /// A live object given without its managedFields (`view`: a store takes them out of its own
+    /// copy for the write and puts them back after, rather than copy the rest without them),
+    /// and those (`None`: it had none).
+    #[cfg(feature = "store")]
+    pub(crate) fn parts(view: &'a Value, managed_fields: Option<&'a Value>) -> Self {
+        Live { view: Cow::Borrowed(view), managed_fields }
+    }
+
     /// `live` as a whole object: its managedFields found in it, the view a copy without them
     /// (none: an empty object).
     fn whole(live: Option<&'a Value>) -> Self {

@@ -12,7 +12,7 @@ use super::selectors::parse_rv;
 use super::types::{Registered, SchemaSource, TypeSpec};
 use super::{compact, kv, object, strategy, unknown_fields, validate, Store};
 use crate::fieldmanager::FieldManager;
-use crate::fieldmanager::{put_managed_fields, take_managed_fields};
+use crate::fieldmanager::{put_managed_fields, take_managed_fields, Live};
 use crate::merge::Operation;
 use crate::patch::{PatchMeta, PatchType};
 use crate::{Error, Result};
@@ -449,7 +449,8 @@ impl Store {
                     // The field manager merges into the live object without its managedFields:
                     // taken out of the write's copy for it and put back, not copied around.
                     let managed_fields = take_managed_fields(live);
-                    let outcome = fm.apply_known(live, managed_fields.as_ref(), known, config, &opts.manager, opts.force, &now);
+                    let outcome =
+                        fm.apply_known(Live::parts(live, managed_fields.as_ref()), known, config, &opts.manager, opts.force, &now);
                     put_managed_fields(live, managed_fields);
                     let outcome = outcome?;
                     let live = &*live;

@@ -116,8 +116,11 @@ impl ObjectEncodings {
 #[derive(Default)]
 struct Sizes {
     hasher: ahash::RandomState,
-    generations: Mutex<[HashMap<u64, (u64, u32), ahash::RandomState>; 2]>,
+    generations: Mutex<[Generation; 2]>,
 }
+
+/// Lengths by revision: (the key's hash, the length).
+type Generation = HashMap<u64, (u64, u32), ahash::RandomState>;
 
 impl Sizes {
     /// Entries per generation: 7/8 of 2^17, the most a table of 2^17 slots holds before it
