@@ -568,7 +568,6 @@ fn managed_fields_path() -> &'static Set {
     PATH.get_or_init(|| Set::from_paths([&fieldstore_codec::Path::fields(["metadata", "managedFields"])]))
 }
 
-/// `live` without its managedFields (an apply must not see them), or an empty object to create.
 /// The live object an apply merges into: without its managedFields (`view`), and those.
 pub(crate) struct Live<'a> {
     view: Cow<'a, Value>,
@@ -591,6 +590,7 @@ impl<'a> Live<'a> {
     }
 }
 
+/// `live` without its managedFields (an apply must not see them), or an empty object to create.
 fn without_managed_fields(live: Option<&Value>) -> Cow<'_, Value> {
     let Some(live) = live else {
         return Cow::Owned(Value::Object(serde_json::Map::new()));

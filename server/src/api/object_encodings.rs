@@ -108,7 +108,7 @@ impl ObjectEncodings {
 }
 
 /// The lengths of encodings, by revision: a revision is one version of one object (the store's
-/// `changes` map each revision to the object it touched, `engine/STORAGE.md`), so the revision
+/// `changes` maps each revision to the object it touched, `engine/STORAGE.md`), so the revision
 /// alone finds the entry, which also holds a hash of the object's key (its message, namespace
 /// and name, hashed with a key chosen per process) that a lookup must match. Two generations of
 /// at most [`Sizes::PER_GENERATION`] entries: when the newer is full it becomes the older, and
