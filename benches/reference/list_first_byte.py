@@ -34,20 +34,12 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from list_stream import cpu  # noqa: E402
 from run import Fieldstore, Reference, build_loadgen, log, read  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
 PATH = "/api/v1/namespaces/load/configmaps"
 MEDIA = {"protobuf": "application/vnd.kubernetes.protobuf", "json": "application/json"}
-
-
-def cpu(pids):
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / TICK
 
 
 def address(server):
@@ -64,7 +56,7 @@ def list_once(server, certs, media):
     token = read(os.path.join(certs, "token"))
     conn = http.client.HTTPSConnection(host, port, context=ctx, timeout=600)
     conn.connect()
-    c0 = cpu(server.pids)
+    c0 = sum(map(cpu, server.pids))
     t0 = time.perf_counter()
     conn.request("GET", PATH, headers={"Authorization": f"Bearer {token}", "Accept": MEDIA[media]})
     resp = conn.getresponse()
@@ -75,7 +67,7 @@ def list_once(server, certs, media):
     while chunk := resp.read(1 << 20):
         size += len(chunk)
     t_end = time.perf_counter()
-    c1 = cpu(server.pids)
+    c1 = sum(map(cpu, server.pids))
     conn.close()
     if resp.status != 200:
         raise SystemExit(f"{server.__class__.__name__}: LIST answered {resp.status}")

@@ -288,16 +288,16 @@ pub struct Listed<'a> {
     written: bool,
 }
 
-impl Listed<'_> {
+impl<'a> Listed<'a> {
     /// The object's namespace (empty for a cluster-scoped object).
     #[must_use]
-    pub fn namespace(&self) -> &str {
+    pub fn namespace(&self) -> &'a str {
         self.key.namespace
     }
 
     /// The object's name.
     #[must_use]
-    pub fn name(&self) -> &str {
+    pub fn name(&self) -> &'a str {
         self.key.name
     }
 

@@ -237,15 +237,27 @@ fn item_message(
     if let Some(kept) = objects.get(key, encoder.item_message(), listed.namespace(), listed.name(), listed.revision()) {
         return Ok(Some((kept, true)));
     }
-    let (namespace, name, revision) = (listed.namespace().to_owned(), listed.name().to_owned(), listed.revision());
+    Ok(encode(encoder, objects, key, listed, index)?.map(|message| (message, false)))
+}
+
+/// A listed object's message encoded from its JSON (`None`: the list's selectors leave it out),
+/// its length noted in `objects` for the lists after this one.
+fn encode(
+    encoder: &ListEncoder,
+    objects: &ObjectEncodings,
+    key: &mut Vec<u8>,
+    mut listed: Listed<'_>,
+    index: usize,
+) -> Result<Option<Encoding>> {
+    let (namespace, name, revision) = (listed.namespace(), listed.name(), listed.revision());
     let Some(json) = listed.json()? else { return Ok(None) };
     let message: Encoding = encoder.encode_item(json, index).map_err(encoding)?.into();
-    objects.note_encoded_len(key, encoder.item_message(), &namespace, &name, revision, message.len());
-    Ok(Some((message, false)))
+    objects.note_encoded_len(key, encoder.item_message(), namespace, name, revision, message.len());
+    Ok(Some(message))
 }
 
 /// The length of a listed object's message (`None`: the list's selectors leave it out): as
-/// [`ObjectEncodings`] knows it, else from encoding it as [`item_message`] does.
+/// [`ObjectEncodings`] knows it (its kept encodings included), else from encoding it.
 fn item_len(
     encoder: &ListEncoder,
     objects: &ObjectEncodings,
@@ -259,7 +271,7 @@ fn item_len(
     if let Some(len) = objects.encoded_len(key, encoder.item_message(), listed.namespace(), listed.name(), listed.revision()) {
         return Ok(Some(len));
     }
-    Ok(item_message(encoder, objects, key, listed, index)?.map(|(message, _)| message.len()))
+    Ok(encode(encoder, objects, key, listed, index)?.map(|message| message.len()))
 }
 
 impl ProtobufList {
